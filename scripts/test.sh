@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Runs every test: the C++ suites (Release build), the same suites under AddressSanitizer +
+# UndefinedBehaviorSanitizer, and the Python tests against the installed package.
+# Assumes scripts/install.sh has run (the README's test command runs both).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=$(nproc 2>/dev/null || echo 2)
+
+echo "== C++ tests (Release)"
+cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build/release -j "$jobs"
+ctest --test-dir build/release --output-on-failure -j "$jobs"
+
+echo "== C++ tests (AddressSanitizer + UndefinedBehaviorSanitizer)"
+cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTRNSIM_SANITIZE=ON \
+      -DTRNSIM_BUILD_BENCH=OFF >/dev/null
+cmake --build build/asan -j "$jobs"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  ctest --test-dir build/asan --output-on-failure -j "$jobs"
+
+echo "== Python tests"
+python3 -m pytest -q tests/python

@@ -1,0 +1,7 @@
+#include "bindings/bindings.h"
+
+namespace trnsim::bindings {
+
+void bind_arch(nb::module_&) {}
+
+}  // namespace trnsim::bindings

@@ -1,0 +1,25 @@
+// The extension module `trnsim._core`: marshalling only, no simulation logic. Each layer's
+// bindings live in their own file and are registered here.
+#include "bindings/bindings.h"
+
+#include "base/error.h"
+
+NB_MODULE(_core, m) {
+  m.doc() = "trnsim C++ core (use the `trnsim` package, not this module directly)";
+  m.attr("__version__") = TRNSIM_VERSION;
+  // C++ input errors arrive in Python as ValueError with the same message.
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const trnsim::InputError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const trnsim::InternalError& e) {
+      PyErr_SetString(PyExc_AssertionError, e.what());
+    } catch (const trnsim::Error& e) {
+      PyErr_SetString(PyExc_RuntimeError, e.what());
+    }
+  });
+  trnsim::bindings::bind_numerics(m);
+  trnsim::bindings::bind_arch(m);
+  trnsim::bindings::bind_cli(m);
+}
