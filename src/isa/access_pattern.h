@@ -1,0 +1,53 @@
+// Operands: where an instruction reads or writes, as the hardware addresses it (HARDWARE.md s3).
+// On-chip (SBUF, PSUM): a run of contiguous partitions (no partition striding), and in every
+// active partition the same free-dim pattern of up to 4 dims, each a size and a stride in
+// ELEMENTS, starting at a BYTE offset within the partition. In HBM, the partition dim becomes
+// an outer row dim with its own element stride, from a byte address in device memory.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+#include "numerics/format.h"
+
+namespace trnsim::isa {
+
+enum class Space : uint8_t { kSbuf, kPsum, kHbm };
+
+constexpr std::string_view space_name(Space s) {
+  return s == Space::kSbuf ? "sbuf" : s == Space::kPsum ? "psum" : "hbm";
+}
+
+inline constexpr int kMaxFreeDims = 4;
+
+struct FreeDim {
+  int64_t stride = 1;  // elements (int16 in hardware: -32768..32767)
+  int64_t size = 1;    // elements (uint16 in hardware: 1..65535)
+  bool operator==(const FreeDim&) const = default;
+};
+
+struct AccessPattern {
+  Space space = Space::kSbuf;
+  num::Format dtype = num::fp32();
+  int32_t start_partition = 0;   // SBUF/PSUM: first partition; HBM: 0
+  int32_t num_partitions = 1;    // SBUF/PSUM: partitions; HBM: rows
+  int64_t partition_stride = 0;  // HBM only: elements from one row to the next
+  int64_t offset = 0;            // bytes: within each partition (SBUF/PSUM) or device address (HBM)
+  std::array<FreeDim, kMaxFreeDims> dims{};  // outermost first; dims[0..ndim)
+  int32_t ndim = 0;
+
+  bool operator==(const AccessPattern&) const = default;
+
+  // Elements per partition (product of free sizes; 1 when ndim == 0).
+  int64_t free_elements() const {
+    int64_t n = 1;
+    for (int i = 0; i < ndim; ++i) n *= dims[i].size;
+    return n;
+  }
+  int64_t elements() const { return free_elements() * num_partitions; }
+  // Whether the innermost dim is unit-stride (or there is at most one element per partition).
+  bool contiguous_inner() const { return ndim == 0 || dims[ndim - 1].stride == 1; }
+};
+
+}  // namespace trnsim::isa

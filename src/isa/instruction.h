@@ -1,0 +1,151 @@
+// One instruction of a NeuronCore program, as data. What each operand slot and parameter
+// means for a given opcode is declared once in the op table (isa/op_table.h); semantics
+// (values) and cost (time) are separate functions of the same instruction (ARCHITECTURE.md).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "isa/access_pattern.h"
+#include "isa/engine.h"
+#include "isa/opcode.h"
+#include "numerics/policy.h"
+
+namespace trnsim::isa {
+
+// ALU operations of the Vector/Scalar/GpSimd engines (HARDWARE.md s8, SHARED). Arithmetic is
+// FP32; bitwise ops and shifts treat the operand as an integer bit pattern.
+enum class AluOp : uint8_t {
+  kBypass,
+  kAdd,
+  kSubtract,
+  kMult,
+  kDivide,
+  kMax,
+  kMin,
+  kAbsMax,
+  kAbsMin,
+  kPow,
+  kMod,
+  kAverage,
+  kIsEqual,
+  kNotEqual,
+  kIsGe,
+  kIsGt,
+  kIsLe,
+  kIsLt,
+  kLogicalAnd,
+  kLogicalOr,
+  kLogicalXor,
+  kBitwiseAnd,
+  kBitwiseOr,
+  kBitwiseXor,
+  kBitwiseNot,
+  kShiftLeft,
+  kShiftRightLogical,
+  kRsqrt,
+  kAbs,
+};
+
+// ScalarE activation functions (HARDWARE.md s2.4, SHARED). Computed correctly rounded in FP32
+// (the hardware's polynomial tables are not public: HARDWARE.md s11 item 3).
+enum class ActFunc : uint8_t {
+  kCopy,
+  kSquare,
+  kSigmoid,
+  kRelu,
+  kPrelu,
+  kGelu,
+  kGeluDx,
+  kGeluApprxTanh,
+  kGeluApprxSigmoid,
+  kGeluApprxSigmoidDx,
+  kSilu,
+  kSiluDx,
+  kTanh,
+  kSoftplus,
+  kMish,
+  kErf,
+  kErfDx,
+  kExp,
+  kLog,
+  kSin,
+  kArctan,
+  kSqrt,
+  kRsqrt,
+  kReciprocal,
+  kSign,
+  kAbs,
+};
+
+// TensorE matmul accumulation group position (KLR MatmulGroupElement): the first write of a
+// group overwrites PSUM, later ones accumulate.
+enum class AccumulateFlag : uint8_t { kWhole, kFirst, kMiddle, kLast };
+
+enum class MatmulPerfMode : uint8_t { kNone, kDoubleRowFp8 };
+
+// A per-partition scalar operand: an immediate, or a [P, 1] column read from an operand slot.
+struct ScalarArg {
+  float imm = 0.0f;
+  int8_t operand = -1;  // >= 0: index into Instruction::operands
+};
+
+struct Params {
+  // Vector / GpSimd / Scalar ALU ops: out = (in op0 arg0) op1 arg1, reductions with reduce_op.
+  AluOp op0 = AluOp::kBypass, op1 = AluOp::kBypass, reduce_op = AluOp::kAdd;
+  ScalarArg arg0, arg1;
+  bool reverse0 = false, reverse1 = false;  // swap operand order of op0 / op1
+  int8_t reduce_axes = 0;                   // innermost free dims reduced (tensor_reduce)
+  // ScalarE activation: out = func(in * scale + bias); bias/scale may be [P,1] operands.
+  ActFunc func = ActFunc::kCopy;
+  ScalarArg scale{1.0f, -1}, bias{0.0f, -1};
+  float alpha = 0.0f;  // prelu slope and similar function parameters
+  // TensorE
+  AccumulateFlag acc = AccumulateFlag::kWhole;
+  MatmulPerfMode perf_mode = MatmulPerfMode::kNone;
+  int16_t tile_row = 0, tile_col = 0;        // PE tile position (multiples of 32)
+  int16_t tile_rows = 128, tile_cols = 128;  // PE tile size
+  bool transpose = false;                    // is_transpose (bit-exact from NC-v3)
+  // Constants: memset value, iota base / multipliers, affine_select predicate.
+  double value = 0.0;
+  int64_t iota_base = 0, channel_multiplier = 0;
+  // Output cast
+  num::Rounding rounding = num::Rounding::kNearestEven;
+  // DMA: which of the core's DMA queues runs the transfer (0..engines*queues-1).
+  int16_t dma_queue = 0;
+  bool dma_accumulate = false;  // NC-v4 SBUF read-add-write
+  // Control: scalar register operands and branch target.
+  int16_t reg_dst = -1, reg_a = -1, reg_b = -1;
+  int64_t reg_imm = 0;
+  int32_t branch_target = -1;  // instruction index in the same stream
+};
+
+// Semaphores are counters shared by all engines and DMA queues of a core (DRV: 256 per core).
+struct SemWait {
+  uint16_t sem = 0;
+  int64_t value = 0;  // proceed when the counter >= value
+  bool operator==(const SemWait&) const = default;
+};
+struct SemSignal {
+  uint16_t sem = 0;
+  int64_t delta = 1;  // added when the instruction (or its DMA transfer) completes
+  bool operator==(const SemSignal&) const = default;
+};
+
+inline constexpr int kMaxOperands = 6;
+
+struct Instruction {
+  Opcode op = Opcode::kNop;
+  Engine engine = Engine::kSync;
+  std::array<AccessPattern, kMaxOperands> operands{};  // roles per op table (dst first)
+  int8_t num_operands = 0;
+  Params p;
+  std::vector<SemWait> waits;      // all must hold before the instruction issues
+  std::vector<SemSignal> signals;  // applied when it completes
+  std::string name;                // optional label for traces and diagnostics
+  int32_t source_line = 0;         // line in the text program (0 if built by the kernel API)
+};
+
+}  // namespace trnsim::isa

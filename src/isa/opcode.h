@@ -1,0 +1,62 @@
+// Opcodes. The list is declared once here; everything else about an op (engines, operand
+// roles, dtypes, generation feature, text syntax) is in the op table (isa/op_table.h), and
+// its semantics and cost are registered per op family (a test checks none is missing).
+#pragma once
+
+#include <cstdint>
+
+namespace trnsim::isa {
+
+#define TRNSIM_OPCODES(X)                                                                      \
+  /* control and synchronisation (any engine) */                                               \
+  X(kNop, "nop")                                                                               \
+  X(kSemWait, "sem_wait")     /* wait until a semaphore reaches a value */                     \
+  X(kSemSignal, "sem_signal") /* add to a semaphore */                                         \
+  X(kRegSet, "reg_set")       /* scalar register = immediate */                                \
+  X(kRegAlu, "reg_alu")       /* scalar register ALU op */                                     \
+  X(kBranch, "branch")        /* conditional branch on scalar registers (loops) */             \
+  /* TensorE */                                                                                \
+  X(kLoadStationary, "load_stationary")                                                        \
+  X(kMultiplyMoving, "multiply_moving")                                                        \
+  X(kMatmulMx, "matmul_mx") /* NC-v4 MX matmul with fused dequantisation */                    \
+  X(kTransposePe, "transpose_pe")                                                              \
+  /* ScalarE */                                                                                \
+  X(kActivation, "activation") /* func(x*scale+bias), optional add-reduction */                \
+  X(kActivationReduce, "activation_reduce")                                                    \
+  /* VectorE / GpSimd element-wise and reductions */                                           \
+  X(kTensorTensor, "tensor_tensor")                                                            \
+  X(kTensorScalar, "tensor_scalar")                                                            \
+  X(kScalarTensorTensor, "scalar_tensor_tensor")                                               \
+  X(kTensorReduce, "tensor_reduce")                                                            \
+  X(kTensorCopy, "tensor_copy")                                                                \
+  X(kTensorTensorScan, "tensor_tensor_scan")                                                   \
+  X(kTensorScalarReduce, "tensor_scalar_reduce")                                               \
+  X(kMemset, "memset")                                                                         \
+  X(kIota, "iota")                                                                             \
+  X(kSelect, "select")                                                                         \
+  X(kAffineSelect, "affine_select")                                                            \
+  X(kBnStats, "bn_stats")                                                                      \
+  X(kBnAggr, "bn_aggr")                                                                        \
+  X(kReciprocal, "reciprocal")                                                                 \
+  X(kMax8, "max8")                                                                             \
+  X(kTransposeDve, "transpose_dve")       /* 32x32 VectorE transpose */                        \
+  X(kExponential, "exponential")          /* NC-v4 VectorE exp(x - m) with running sum */      \
+  X(kQuantizeMx, "quantize_mx")           /* NC-v4 VectorE BF16/FP16 -> MXFP8 + E8M0 scales */ \
+  X(kPartitionReduce, "partition_reduce") /* GpSimd cross-partition reduction */               \
+  /* DMA (started from a stream, runs on a DMA queue) */                                       \
+  X(kDmaCopy, "dma_copy")                                                                      \
+  X(kDmaTranspose, "dma_transpose")
+
+enum class Opcode : uint16_t {
+#define TRNSIM_OPCODE_ENUM(id, mnemonic) id,
+  TRNSIM_OPCODES(TRNSIM_OPCODE_ENUM)
+#undef TRNSIM_OPCODE_ENUM
+};
+
+inline constexpr int kNumOpcodes = 0
+#define TRNSIM_OPCODE_COUNT(id, mnemonic) +1
+    TRNSIM_OPCODES(TRNSIM_OPCODE_COUNT)
+#undef TRNSIM_OPCODE_COUNT
+    ;
+
+}  // namespace trnsim::isa
