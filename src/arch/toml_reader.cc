@@ -1,0 +1,101 @@
+#include "arch/toml_reader.h"
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "base/error.h"
+
+namespace trnsim::arch {
+
+std::string_view raw_kind_name(RawNode::Kind k) {
+  switch (k) {
+    case RawNode::Kind::kTable:
+      return "table";
+    case RawNode::Kind::kArray:
+      return "array";
+    case RawNode::Kind::kBool:
+      return "bool";
+    case RawNode::Kind::kInt:
+      return "integer";
+    case RawNode::Kind::kFloat:
+      return "float";
+    case RawNode::Kind::kString:
+      return "string";
+    case RawNode::Kind::kOther:
+      return "date/time";
+  }
+  return "?";
+}
+
+namespace {
+
+RawNode convert(const toml::node& n, std::string key) {
+  RawNode r;
+  r.key = std::move(key);
+  r.line = static_cast<int>(n.source().begin.line);
+  r.column = static_cast<int>(n.source().begin.column);
+  if (const auto* t = n.as_table()) {
+    r.kind = RawNode::Kind::kTable;
+    for (const auto& [k, v] : *t) r.children.push_back(convert(v, std::string(k.str())));
+  } else if (const auto* a = n.as_array()) {
+    r.kind = RawNode::Kind::kArray;
+    for (const auto& v : *a) r.children.push_back(convert(v, ""));
+  } else if (const auto* b = n.as_boolean()) {
+    r.kind = RawNode::Kind::kBool;
+    r.b = b->get();
+  } else if (const auto* i = n.as_integer()) {
+    r.kind = RawNode::Kind::kInt;
+    r.i = i->get();
+  } else if (const auto* f = n.as_floating_point()) {
+    r.kind = RawNode::Kind::kFloat;
+    r.d = f->get();
+  } else if (const auto* s = n.as_string()) {
+    r.kind = RawNode::Kind::kString;
+    r.s = s->get();
+  } else {
+    r.kind = RawNode::Kind::kOther;
+  }
+  return r;
+}
+
+}  // namespace
+
+RawNode read_toml_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path.string(), "", "cannot open the file");
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    const toml::table t = toml::parse(text.str(), path.string());
+    RawNode root = convert(t, "");
+    root.line = 1;
+    return root;
+  } catch (const toml::parse_error& e) {
+    const auto& b = e.source().begin;
+    throw InputError(fmt::format("{}:{}", path.string(), b.line), "",
+                     fmt::format("TOML syntax error at column {}: {}", b.column, e.description()));
+  }
+}
+
+RawNode parse_toml_value(std::string_view text, std::string_view where, std::string_view key) {
+  try {
+    const toml::table t = toml::parse(fmt::format("v = {}", text));
+    const toml::node* v = t.get("v");
+    if (v == nullptr || t.size() != 1) {
+      throw InputError(std::string(where), std::string(key),
+                       fmt::format("'{}' is not a single value", text));
+    }
+    RawNode r = convert(*v, "");
+    r.line = 0;
+    r.column = 0;
+    return r;
+  } catch (const toml::parse_error& e) {
+    throw InputError(std::string(where), std::string(key),
+                     fmt::format("'{}' is not a value: {}", text, e.description()));
+  }
+}
+
+}  // namespace trnsim::arch
