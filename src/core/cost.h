@@ -1,0 +1,61 @@
+// Cost functions: engine cycles of one instruction, from its shapes, dtypes and the core spec
+// (ARCHITECTURE.md: values and time are separate functions of one instruction). One function
+// per op family (cost_matmul.cc, cost_vector.cc, cost_scalar.cc, cost_gpsimd.cc,
+// cost_control.cc); instruction_cost() picks the family and composes the result.
+//
+// How the published figures combine (HARDWARE.md s8.1, s3):
+//  - `ii` (initiation interval) is the s8.1 table's cost: the cycles the engine's datapath is
+//    occupied, so back-to-back INDEPENDENT instructions start every `ii` cycles (pipelined).
+//  - `latency` = ii + fixed overhead: the cycles from issue until the results are written and
+//    the instruction's semaphore signals apply. The fixed overhead is the per-instruction static
+//    overhead (~100 cycles, AG2/PG) plus the SBUF/PSUM access setup (~60 cycles, AG2): hidden
+//    behind the next independent instruction, exposed to a DEPENDENT one (which waits for the
+//    signal). GpSimd's GPSIMD_START is its fixed cost and is already inside its `ii`.
+// Every constant comes from arch::CoreSpec; what the spec lacks is named in cost_constants.h.
+#pragma once
+
+#include <cstdint>
+
+#include "arch/core_spec.h"
+#include "isa/instruction.h"
+
+namespace trnsim::core {
+
+// Execution units inside one engine. TensorE loads the stationary matrix in the background
+// while the previous matmul streams (AG2, PG "background LS"); every other instruction runs on
+// the engine's main unit.
+enum class Unit : uint8_t { kMain, kBackground };
+inline constexpr int kNumUnits = 2;
+
+struct Cost {
+  uint64_t ii = 1;       // engine cycles the unit is occupied (>= 1)
+  uint64_t latency = 1;  // engine cycles from issue to completion (>= ii)
+  Unit unit = Unit::kMain;
+  // The instruction uses what the background unit produced (a matmul uses the loaded
+  // stationary), so it issues only once the background unit is idle.
+  bool waits_background = false;
+};
+
+// The cost of `ins` on the engine it names. Pure: depends only on the instruction and spec.
+Cost instruction_cost(const isa::Instruction& ins, const arch::CoreSpec& spec);
+
+// Datapath cycles (the s8.1 table entry, i.e. the `ii`) per family. Each is called only for
+// opcodes of its family on an engine that runs them.
+uint64_t tensor_cycles(const isa::Instruction& ins, const arch::CoreSpec& spec);
+uint64_t vector_cycles(const isa::Instruction& ins, const arch::CoreSpec& spec);
+uint64_t scalar_cycles(const isa::Instruction& ins, const arch::CoreSpec& spec);
+uint64_t gpsimd_cycles(const isa::Instruction& ins, const arch::CoreSpec& spec);
+// The VectorE table of s8.1 evaluated with `eng`'s datapath (VectorE, or GpSimd's 128 lanes).
+uint64_t elementwise_cycles(const isa::Instruction& ins, const arch::CoreSpec& spec,
+                            const arch::EngineSpec& eng);
+// Sequencer-only instructions (sem/reg/branch/nop) and DMA triggers, on any engine.
+uint64_t control_cycles(const isa::Instruction& ins, const arch::CoreSpec& spec);
+
+bool is_control(isa::Opcode op);
+bool is_dma(isa::Opcode op);
+
+// Multiply-accumulate FLOPs of a TensorE instruction (2 per MAC; 0 for other opcodes), for
+// utilisation reports: M x K x N from the PSUM destination and the moving operand.
+double tensor_flops(const isa::Instruction& ins, const arch::CoreSpec& spec);
+
+}  // namespace trnsim::core
