@@ -1,0 +1,87 @@
+// The core's DMA engines and queues (HARDWARE.md s4), timed:
+//  - A DMA instruction issued by a sequencer at t is split into pieces (dma_plan.h), each queued
+//    on its engine's queue `queue`. A piece can start at t + fixed_overhead_ns (DMA-BW: ~1300 ns
+//    "from semaphore to start" of the transfer), which is latency, not engine occupancy.
+//  - Each engine runs one piece at a time; pieces of a queue run in order; an idle engine picks
+//    the next ready head round-robin across its queues (DMA-OV, NC-v2/v3; NC-v4's QoS classes
+//    are not modelled: round-robin there too).
+//  - A running piece streams at the engine's practical bandwidth (DMA-OV/DMA-BW: 17 / 23 / 33
+//    B/ns, the sustained per-engine rate), times the transfer's throughput percentage (DMA
+//    transpose, legacy accumulate). Pieces that touch HBM share the core's HBM bandwidth, the
+//    chip's HBM bandwidth / cores, fairly: each gets min(engine rate, share / weight) where the
+//    weight counts HBM endpoints (a fluid model: rates are re-divided whenever a piece starts
+//    or ends, with exact integer arithmetic).
+//  - The instruction completes, and its semaphore signals apply, when its last piece ends.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "base/int128.h"
+#include "core/timing_context.h"
+
+namespace trnsim::core {
+
+class DmaEngines : public sim::Component {
+ public:
+  explicit DmaEngines(TimingContext& ctx);
+
+  // A DMA instruction issued at `t` by `trigger` (issue number `id`).
+  void submit(const isa::Instruction& ins, const DmaPlan& plan, isa::Engine trigger, uint64_t id,
+              Picoseconds t);
+  void handle(const sim::Event& e) override;
+
+  uint64_t engine_rate() const { return engine_rate_; }  // bytes per second, one engine
+  uint64_t hbm_share() const { return hbm_share_; }      // bytes per second, this core
+  Picoseconds fixed_overhead() const { return overhead_; }
+
+ private:
+  enum Kind : uint32_t { kWake = 0, kPieceDone = 1 };
+
+  struct Transfer {
+    const isa::Instruction* ins = nullptr;
+    const DmaPlan* plan = nullptr;
+    isa::Engine trigger = isa::Engine::kSync;
+    uint64_t id = 0;
+    int32_t pieces_left = 0;
+  };
+  struct Pending {
+    uint32_t transfer = 0;
+    uint32_t piece = 0;
+    Picoseconds ready;
+  };
+  struct Active {
+    bool busy = false;
+    uint32_t transfer = 0;
+    uint32_t piece = 0;
+    int32_t hbm_sides = 0;
+    int32_t percent = 100;
+    uint128 remaining = 0;  // bytes x 1e12 still to move (so that ps x B/s is exact)
+    uint64_t rate = 0;      // bytes per second
+    Picoseconds last;       // when `remaining` was last brought up to date
+    Picoseconds started;
+    uint64_t gen = 0;  // completion events of older rates are stale
+  };
+
+  void wake_engine(int engine, Picoseconds t);
+  void start_next(int engine, Picoseconds now);
+  void finish_piece(int engine, Picoseconds now);
+  void rebalance(Picoseconds now, int started);
+  uint32_t new_transfer();
+
+  TimingContext& ctx_;
+  const int engines_, queues_;
+  const uint64_t engine_rate_, hbm_share_;
+  const Picoseconds overhead_;
+
+  std::vector<Transfer> transfers_;
+  std::vector<uint32_t> free_transfers_;
+  std::vector<std::deque<Pending>> queues_by_engine_;  // engine * queues + queue
+  std::vector<Active> active_;
+  std::vector<int> round_robin_;
+  std::vector<Picoseconds> wake_at_;  // pending wake per engine (INT64_MAX: none)
+  std::vector<uint64_t> wake_gen_;
+};
+
+}  // namespace trnsim::core

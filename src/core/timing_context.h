@@ -1,0 +1,56 @@
+// What the components of one simulated NeuronCore share: the spec, the prepared program, the
+// event kernel, semaphores, shared ports, the optional value executor and trace, and the
+// statistics they add to. Components (the five sequencers, the DMA engines) talk only through
+// this state and timed events (STYLE.md 9), so a run is a pure function of its inputs.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "arch/chip_spec.h"
+#include "core/timing_executor.h"
+#include "core/timing_ports.h"
+#include "core/timing_program.h"
+#include "core/timing_result.h"
+#include "core/timing_semaphores.h"
+#include "mem/fault.h"
+#include "sim/simulator.h"
+
+namespace trnsim::core {
+
+class Sequencer;
+class DmaEngines;
+class TimingTrace;
+
+// Event priorities at equal time: state changes (completions, signals) before issue attempts,
+// so an instruction waiting for a signal applied at t issues at t ("legal at t").
+inline constexpr int32_t kPriorityComplete = 0;
+inline constexpr int32_t kPriorityIssue = 1;
+
+struct TimingContext {
+  TimingContext(const arch::ChipSpec& c, const TimingProgram& p)
+      : chip(c), spec(c.core), prog(p), sems(p.num_semaphores()) {}
+
+  const arch::ChipSpec& chip;
+  const arch::CoreSpec& spec;
+  const TimingProgram& prog;
+  sim::Simulator sim;
+  Semaphores sems;
+  SharedPorts ports;
+  InstructionExecutor* executor = nullptr;  // functional + timing mode only
+  TimingTrace* trace = nullptr;             // when profiling
+  std::array<Sequencer*, isa::kNumEngines> seq{};
+  DmaEngines* dma = nullptr;
+
+  TimingResult result;
+  uint64_t executed = 0;
+  uint64_t max_instructions = 0;
+  bool stopped = false;  // a fault ended the run (step limit)
+
+  // Applies an instruction's signals at `now` and wakes the sequencers that waited on them.
+  void apply_signals(const isa::Instruction& ins, Picoseconds now);
+  void fault(mem::FaultKind kind, const isa::Instruction& ins, isa::Engine e, uint64_t id,
+             std::string message);
+};
+
+}  // namespace trnsim::core

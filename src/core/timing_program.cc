@@ -1,0 +1,61 @@
+#include "core/timing_program.h"
+
+#include <algorithm>
+
+namespace trnsim::core {
+
+uint8_t shared_ports(const isa::Instruction& ins, const arch::PortSpec& ports) {
+  bool sbuf = false, psum = false;
+  for (int i = 0; i < ins.num_operands; ++i) {
+    sbuf |= ins.operands[i].space == isa::Space::kSbuf;
+    psum |= ins.operands[i].space == isa::Space::kPsum;
+  }
+  uint8_t mask = 0;
+  const bool vector = ins.engine == isa::Engine::kVector;
+  if (ports.vector_gpsimd_sbuf_conflict && sbuf && (vector || ins.engine == isa::Engine::kGpSimd))
+    mask |= kPortVectorGpSimdSbuf;
+  if (ports.vector_scalar_psum_conflict && psum && (vector || ins.engine == isa::Engine::kScalar))
+    mask |= kPortVectorScalarPsum;
+  return mask;
+}
+
+int64_t footprint_end(const isa::AccessPattern& ap) {
+  int64_t hi = 0;
+  for (int d = 0; d < ap.ndim; ++d)
+    if (ap.dims[d].stride > 0) hi += (ap.dims[d].size - 1) * ap.dims[d].stride;
+  return ap.offset + (hi + 1) * static_cast<int64_t>(ap.dtype.storage_bytes);
+}
+
+TimingProgram::TimingProgram(const isa::Program& program, const arch::CoreSpec& spec)
+    : program_(program) {
+  int max_sem = program.num_semaphores - 1;
+  for (isa::Engine e : isa::kAllEngines) {
+    const auto& stream = program.stream(e);
+    auto& info = info_[static_cast<size_t>(e)];
+    info.resize(stream.size());
+    int max_reg = -1;
+    for (size_t i = 0; i < stream.size(); ++i) {
+      const isa::Instruction& ins = stream[i];
+      InstrInfo& x = info[i];
+      x.cost = instruction_cost(ins, spec);
+      x.ports = is_control(ins.op) || is_dma(ins.op) ? 0 : shared_ports(ins, spec.ports);
+      x.flops = tensor_flops(ins, spec);
+      if (is_dma(ins.op)) {
+        x.dma_plan = static_cast<int32_t>(dma_plans_.size());
+        dma_plans_.push_back(plan_dma(ins, spec));
+      }
+      for (int k = 0; k < ins.num_operands; ++k) {
+        const isa::AccessPattern& ap = ins.operands[k];
+        if (ap.space == isa::Space::kSbuf) x.sbuf_end = std::max(x.sbuf_end, footprint_end(ap));
+        if (ap.space == isa::Space::kPsum) x.psum_end = std::max(x.psum_end, footprint_end(ap));
+      }
+      for (const auto& w : ins.waits) max_sem = std::max<int>(max_sem, w.sem);
+      for (const auto& s : ins.signals) max_sem = std::max<int>(max_sem, s.sem);
+      max_reg = std::max({max_reg, int{ins.p.reg_dst}, int{ins.p.reg_a}, int{ins.p.reg_b}});
+    }
+    num_registers_[static_cast<size_t>(e)] = max_reg + 1;
+  }
+  num_semaphores_ = max_sem + 1;
+}
+
+}  // namespace trnsim::core

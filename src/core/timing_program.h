@@ -1,0 +1,60 @@
+// A program prepared for the timing model: every static instruction's cost, shared-port use,
+// DMA plan, FLOPs and on-chip footprint, computed once (cost functions are pure), so that a
+// loop body executed a million times costs a table lookup per instruction, not a re-derivation.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "arch/core_spec.h"
+#include "core/cost.h"
+#include "core/dma_plan.h"
+#include "isa/program.h"
+
+namespace trnsim::core {
+
+// Shared SBUF/PSUM ports that generations without enough ports arbitrate (HARDWARE.md s3):
+// bits of InstrInfo::ports.
+enum PortBit : uint8_t {
+  kPortVectorGpSimdSbuf = 1u << 0,  // NC-v2: Vector and GpSimd cannot access SBUF at once
+  kPortVectorScalarPsum = 1u << 1,  // NC-v2: Vector and Scalar cannot access PSUM at once
+};
+inline constexpr int kNumSharedPorts = 2;
+
+struct InstrInfo {
+  Cost cost;
+  uint8_t ports = 0;      // PortBit mask held while the instruction streams (its ii)
+  int32_t dma_plan = -1;  // index into TimingProgram::dma_plans for DMA instructions
+  double flops = 0;       // TensorE multiply-accumulate FLOPs
+  int64_t sbuf_end = 0;   // one past the highest SBUF byte touched in a partition
+  int64_t psum_end = 0;   // the same for PSUM
+};
+
+class TimingProgram {
+ public:
+  TimingProgram(const isa::Program& program, const arch::CoreSpec& spec);
+
+  const isa::Program& program() const { return program_; }
+  const std::vector<isa::Instruction>& stream(isa::Engine e) const { return program_.stream(e); }
+  const std::vector<InstrInfo>& info(isa::Engine e) const { return info_[static_cast<size_t>(e)]; }
+  const DmaPlan& dma_plan(int32_t i) const { return dma_plans_[static_cast<size_t>(i)]; }
+  int num_semaphores() const { return num_semaphores_; }
+  int num_registers(isa::Engine e) const { return num_registers_[static_cast<size_t>(e)]; }
+
+ private:
+  const isa::Program& program_;
+  std::array<std::vector<InstrInfo>, isa::kNumEngines> info_;
+  std::vector<DmaPlan> dma_plans_;
+  int num_semaphores_ = 0;
+  std::array<int, isa::kNumEngines> num_registers_{};
+};
+
+// Which shared ports `ins` holds on its engine under `ports` (none when the spec has no
+// conflict: the rule is data, not a generation check).
+uint8_t shared_ports(const isa::Instruction& ins, const arch::PortSpec& ports);
+
+// One past the highest byte of `ap` within a partition (SBUF/PSUM) from its offset and pattern.
+int64_t footprint_end(const isa::AccessPattern& ap);
+
+}  // namespace trnsim::core

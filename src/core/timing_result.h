@@ -1,0 +1,58 @@
+// What a timed run of one NeuronCore reports (its figures are derived from integer-picosecond
+// times; rates are computed here, at the edge, never stored as time).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/units.h"
+#include "isa/engine.h"
+#include "isa/opcode.h"
+#include "mem/fault.h"
+
+namespace trnsim::core {
+
+struct EngineStats {
+  uint64_t instructions = 0;
+  Picoseconds busy;             // sum of datapath occupancy (ii) of its instructions
+  Picoseconds background_busy;  // TensorE: LoadStationary on the background unit
+  Picoseconds finish;           // latest completion of its instructions
+  std::array<uint64_t, isa::kNumOpcodes> by_opcode{};
+};
+
+struct DmaStats {
+  uint64_t transfers = 0;  // DMA instructions completed
+  uint64_t pieces = 0;     // per-engine parts of them
+  int64_t bytes = 0;       // bytes streamed by the DMA engines
+  int64_t hbm_read_bytes = 0;
+  int64_t hbm_write_bytes = 0;
+  std::vector<Picoseconds> engine_busy;  // per DMA engine
+  Picoseconds finish;
+};
+
+struct TimingResult {
+  Picoseconds total;  // when the last instruction or transfer completed
+  std::array<EngineStats, isa::kNumEngines> engines{};
+  DmaStats dma;
+  double tensor_flops = 0;       // multiply-accumulate FLOPs done by TensorE (2 per MAC)
+  double tensor_peak_flops = 0;  // per-core BF16 peak, FLOP/s (arch derive: core.tflops.bf16)
+  int64_t sbuf_high_water = 0;   // bytes per partition: one past the highest SBUF byte touched
+  int64_t psum_high_water = 0;
+  uint64_t instructions = 0;
+  uint64_t events = 0;    // discrete events handled (a cost figure of the simulator itself)
+  mem::FaultList faults;  // deadlock, step limit, register faults, executor faults
+
+  bool ok() const { return faults.empty(); }
+  double busy_percent(isa::Engine e) const;
+  // FLOPs done / (total time x BF16 peak): the "HW FLOPs utilisation" of VALIDATION.md s2.
+  double tensor_utilisation() const;
+  // HBM bytes (read + write) / total time, in GB/s.
+  double hbm_gbps() const;
+  // A text report: time, per-engine busy and instruction counts, TensorE utilisation, DMA and
+  // HBM figures, high-water marks and faults.
+  std::string summary() const;
+};
+
+}  // namespace trnsim::core

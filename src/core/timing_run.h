@@ -1,0 +1,55 @@
+// Running a program on one NeuronCore with time (ARCHITECTURE.md: three run modes).
+//  - run_timing(): the cycle-approximate model alone. Timing-only when no executor is given
+//    (shapes without data: nothing is allocated for HBM or SBUF contents); functional + timing
+//    when one is (values computed at each instruction's completion time).
+//  - CoreRunner: the convenient form. It owns the functional runner's HBM and executor for the
+//    modes that compute values (host tensor I/O through functional()), delegates
+//    functional-only runs to FunctionalRunner, and times the others.
+// Same program, spec and options give identical times, results and traces.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "arch/chip_spec.h"
+#include "core/functional_runner.h"
+#include "core/timing_executor.h"
+#include "core/timing_result.h"
+#include "isa/program.h"
+#include "profile/trace.h"
+
+namespace trnsim::core {
+
+struct TimingOptions {
+  InstructionExecutor* executor = nullptr;        // null: timing only
+  profile::Trace* trace = nullptr;                // null: no per-instruction trace
+  uint64_t max_instructions = uint64_t{1} << 40;  // a kStepLimit fault beyond this
+  int core_index = 0;                             // names the trace's tracks ("core0")
+};
+
+TimingResult run_timing(const arch::ChipSpec& chip, const isa::Program& program,
+                        const TimingOptions& options = {});
+
+class CoreRunner {
+ public:
+  CoreRunner(const arch::ChipSpec& chip, const isa::Program& program,
+             RunMode mode = RunMode::kFunctionalTiming);
+  ~CoreRunner();
+
+  RunMode mode() const { return mode_; }
+  // HBM tensors and the executor's state, for the modes that compute values. Throws
+  // InputError in timing-only mode (there is no data).
+  FunctionalRunner& functional();
+
+  // Runs the program once. Functional-only: the result carries instruction counts and faults,
+  // no time.
+  TimingResult run(profile::Trace* trace = nullptr);
+
+ private:
+  const arch::ChipSpec& chip_;
+  const isa::Program& program_;
+  RunMode mode_;
+  std::unique_ptr<FunctionalRunner> functional_;
+};
+
+}  // namespace trnsim::core

@@ -1,0 +1,174 @@
+#include "core/timing_sequencer.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "core/alu.h"
+#include "core/dma_engines.h"
+#include "core/timing_trace.h"
+
+namespace trnsim::core {
+
+namespace {
+// One instruction issues per sequencer cycle (assumption: HARDWARE.md s11 item 1).
+constexpr uint64_t kIssueCycles = 1;
+constexpr uint64_t kLow32 = 0xFFFF'FFFFull;
+
+void wake_engines(TimingContext& ctx, uint8_t mask, Picoseconds t) {
+  for (int e = 0; e < isa::kNumEngines; ++e)
+    if (mask & (1u << e)) ctx.seq[static_cast<size_t>(e)]->wake(t);
+}
+}  // namespace
+
+Sequencer::Sequencer(TimingContext& ctx, isa::Engine engine, double clock_ghz)
+    : ctx_(ctx),
+      engine_(engine),
+      index_(static_cast<int>(engine)),
+      clock_(sim::Clock::from_ghz(clock_ghz)),
+      stream_(ctx.prog.stream(engine)),
+      info_(ctx.prog.info(engine)),
+      stats_(ctx.result.engines[static_cast<size_t>(engine)]) {}
+
+void Sequencer::wake(Picoseconds t) { schedule_try(clock_.next_edge(t)); }
+
+void Sequencer::schedule_try(Picoseconds t) {
+  if (finished() || ctx_.stopped) return;
+  if (try_pending_ && try_time_ <= t) return;
+  try_pending_ = true;
+  try_time_ = t;
+  ctx_.sim.schedule(t, this, kTry, ++try_gen_, kPriorityIssue);
+}
+
+void Sequencer::handle(const sim::Event& e) {
+  if (e.kind == kComplete) {
+    complete(e.payload);
+    return;
+  }
+  if (e.payload != try_gen_) return;  // superseded by an earlier attempt
+  try_pending_ = false;
+  try_issue();
+}
+
+void Sequencer::try_issue() {
+  const Picoseconds now = ctx_.sim.now();
+  uint64_t cycle = clock_.ps_to_cycles(now);
+  if (clock_.cycles_to_ps(cycle) < now) ++cycle;
+  while (!finished() && !ctx_.stopped) {
+    const isa::Instruction& ins = stream_[pc_];
+    const InstrInfo& info = info_[pc_];
+    uint64_t ready = std::max(next_issue_cycle_, unit_free_[static_cast<size_t>(info.cost.unit)]);
+    if (info.cost.waits_background)
+      ready = std::max(ready, unit_free_[static_cast<size_t>(Unit::kBackground)]);
+    if (ready > cycle) {
+      schedule_try(clock_.cycles_to_ps(ready));
+      return;
+    }
+    if (const isa::SemWait* w = ctx_.sems.first_unmet(ins.waits)) {
+      ctx_.sems.add_waiter(w->sem, index_);  // woken by the signal
+      wake_engines(ctx_, ctx_.ports.withdraw(index_), now);
+      return;
+    }
+    if (info.ports != 0) {
+      Picoseconds retry;
+      if (!ctx_.ports.available(info.ports, index_, now, retry)) {
+        if (retry.v != INT64_MAX) schedule_try(clock_.next_edge(retry));
+        return;  // else woken when the engine ahead of it takes or leaves the port
+      }
+    }
+    if (ctx_.max_instructions != 0 && ctx_.executed >= ctx_.max_instructions) {
+      ctx_.fault(mem::FaultKind::kStepLimit, ins, engine_, issued_,
+                 fmt::format("instruction budget of {} exhausted", ctx_.max_instructions));
+      ctx_.stopped = true;
+      return;
+    }
+    issue(ins, info, cycle);
+  }
+}
+
+void Sequencer::issue(const isa::Instruction& ins, const InstrInfo& info, uint64_t cycle) {
+  const uint64_t id = issued_++;
+  const size_t index = pc_;
+  ++ctx_.executed;
+  ++ctx_.result.instructions;
+  const Cost& c = info.cost;
+  const Picoseconds t0 = clock_.cycles_to_ps(cycle);
+  const Picoseconds t_free = clock_.cycles_to_ps(cycle + c.ii);
+  const Picoseconds t_done = clock_.cycles_to_ps(cycle + c.latency);
+  unit_free_[static_cast<size_t>(c.unit)] = cycle + c.ii;
+  next_issue_cycle_ = cycle + kIssueCycles;
+  if (info.ports != 0) wake_engines(ctx_, ctx_.ports.acquire(info.ports, index_, t_free), t_free);
+
+  ++stats_.instructions;
+  ++stats_.by_opcode[static_cast<size_t>(ins.op)];
+  (c.unit == Unit::kMain ? stats_.busy : stats_.background_busy) += t_free - t0;
+  stats_.finish = std::max(stats_.finish, t_done);
+  ctx_.result.tensor_flops += info.flops;
+  ctx_.result.sbuf_high_water = std::max(ctx_.result.sbuf_high_water, info.sbuf_end);
+  ctx_.result.psum_high_water = std::max(ctx_.result.psum_high_water, info.psum_end);
+  if (ctx_.trace) ctx_.trace->on_issue(engine_, c.unit, index, t0, t_free);
+
+  const bool control = is_control(ins.op);
+  pc_ = control ? run_control(ins, id) : pc_ + 1;
+  if (is_dma(ins.op)) {
+    ctx_.dma->submit(ins, ctx_.prog.dma_plan(info.dma_plan), engine_, id, t0);
+  } else if (!ins.signals.empty() || (ctx_.executor != nullptr && !control)) {
+    ctx_.sim.schedule(t_done, this, kComplete, index | ((id & kLow32) << 32), kPriorityComplete);
+  }
+}
+
+void Sequencer::complete(uint64_t payload) {
+  const size_t index = payload & kLow32;
+  // The issue number from its low 32 bits: the latest one handed out that matches.
+  const uint64_t last = issued_ - 1;
+  const uint64_t id = last - ((last - (payload >> 32)) & kLow32);
+  const isa::Instruction& ins = stream_[index];
+  if (ctx_.executor != nullptr && !is_control(ins.op)) ctx_.executor->execute(ins, engine_, id);
+  ctx_.apply_signals(ins, ctx_.sim.now());
+}
+
+size_t Sequencer::run_control(const isa::Instruction& ins, uint64_t id) {
+  // Semantics as exec_control.cc (the functional executor's): 32-bit registers, rhs is
+  // r[reg_b] when reg_b >= 0 else reg_imm, branch when op0 == bypass or (ra op0 rhs) != 0.
+  const isa::Params& p = ins.p;
+  const auto bad = [&](std::string msg) {
+    ctx_.fault(mem::FaultKind::kRegister, ins, engine_, id, std::move(msg));
+    return pc_ + 1;
+  };
+  const auto rhs = [&](int32_t& out) {
+    if (p.reg_b < 0) {
+      out = static_cast<int32_t>(static_cast<uint32_t>(p.reg_imm));
+      return true;
+    }
+    if (!regs_.valid(p.reg_b)) return false;
+    out = regs_.get(p.reg_b);
+    return true;
+  };
+  int32_t b = 0, out = 0;
+  switch (ins.op) {
+    case isa::Opcode::kRegSet:
+      if (!regs_.valid(p.reg_dst)) return bad("bad destination register");
+      regs_.set(p.reg_dst, static_cast<int32_t>(static_cast<uint32_t>(p.reg_imm)));
+      return pc_ + 1;
+    case isa::Opcode::kRegAlu:
+      if (!regs_.valid(p.reg_dst) || !regs_.valid(p.reg_a) || !rhs(b)) return bad("bad register");
+      if (!alu_reg(p.op0, regs_.get(p.reg_a), b, out)) return bad("undefined register op");
+      regs_.set(p.reg_dst, out);
+      return pc_ + 1;
+    case isa::Opcode::kBranch: {
+      const auto target = static_cast<size_t>(std::max(p.branch_target, 0));
+      if (p.branch_target < 0 || target > stream_.size()) return bad("bad branch target");
+      if (p.op0 == isa::AluOp::kBypass) return target;
+      if (!regs_.valid(p.reg_a) || !rhs(b)) return bad("bad register");
+      if (!is_comparison(p.op0) && p.op0 != isa::AluOp::kLogicalAnd &&
+          p.op0 != isa::AluOp::kLogicalOr)
+        return bad("branch condition must be a comparison or logical op");
+      alu_reg(p.op0, regs_.get(p.reg_a), b, out);
+      return out != 0 ? target : pc_ + 1;
+    }
+    default:  // nop, sem_wait, sem_signal: their waits and signals are the whole effect
+      return pc_ + 1;
+  }
+}
+
+}  // namespace trnsim::core

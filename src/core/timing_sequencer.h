@@ -1,0 +1,62 @@
+// One engine's sequencer (HARDWARE.md s2): its own clock, its own in-order instruction stream,
+// scalar registers for loops. At each of its clock edges it issues the next instruction when
+//  - the unit the instruction runs on is free (back-to-back independent instructions are
+//    pipelined at their initiation interval, cost.h), and at most one instruction issues per
+//    cycle;
+//  - every semaphore wait holds (checked at issue; signals apply at completion);
+//  - the shared SBUF/PSUM ports it needs are free (timing_ports.h).
+// The five engines differ only in data (clock, costs, units), so one class serves them all.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "core/register_file.h"
+#include "core/timing_context.h"
+#include "sim/clock.h"
+
+namespace trnsim::core {
+
+class Sequencer : public sim::Component {
+ public:
+  Sequencer(TimingContext& ctx, isa::Engine engine, double clock_ghz);
+
+  // Schedules an issue attempt at the first clock edge at or after `t`.
+  void wake(Picoseconds t);
+  void handle(const sim::Event& e) override;
+
+  bool finished() const { return pc_ >= stream_.size(); }
+  isa::Engine engine() const { return engine_; }
+  size_t pc() const { return pc_; }
+  const sim::Clock& clock() const { return clock_; }
+
+ private:
+  enum Kind : uint32_t { kTry = 0, kComplete = 1 };
+
+  void try_issue();
+  void issue(const isa::Instruction& ins, const InstrInfo& info, uint64_t cycle);
+  // Resolves a control instruction; returns the next pc (or the current one after a fault).
+  size_t run_control(const isa::Instruction& ins, uint64_t id);
+  void complete(uint64_t payload);
+  void schedule_try(Picoseconds t);
+
+  TimingContext& ctx_;
+  const isa::Engine engine_;
+  const int index_;
+  const sim::Clock clock_;
+  const std::vector<isa::Instruction>& stream_;
+  const std::vector<InstrInfo>& info_;
+  EngineStats& stats_;
+
+  size_t pc_ = 0;
+  uint64_t issued_ = 0;                          // issue numbers handed out
+  uint64_t next_issue_cycle_ = 0;                // one issue per cycle
+  std::array<uint64_t, kNumUnits> unit_free_{};  // cycle each unit is free again
+  RegisterFile regs_;
+
+  bool try_pending_ = false;
+  Picoseconds try_time_;
+  uint64_t try_gen_ = 0;
+};
+
+}  // namespace trnsim::core
