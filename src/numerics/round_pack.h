@@ -13,8 +13,10 @@ namespace trnsim::num {
 
 // Rounds (-1)^negative * (sig + s) * 2^exp to `f`, where s = 0 if !sticky and 0 < s < 1 (bits
 // below sig's last bit that are not zero) otherwise. `sig` may have any width; a caller with
-// sticky bits must give at least f.man_bits + 2 significant bits in `sig`. Returns the code
-// shifted by f.code_shift. Finite inputs only; sig == 0 (with !sticky) is a signed zero.
+// sticky bits must give `sig` down to the round bit, the bit below the result's last one (for a
+// normal float result: at least f.man_bits + 2 significant bits; for an integer: exp <= -1).
+// Returns the code shifted by f.code_shift. Finite inputs only; sig == 0 (with !sticky) is a
+// signed zero.
 //
 // Rounding (mode on the magnitude):
 //  - kNearestEven: ties to the even significand (for E8M0, whose significand is the implicit

@@ -12,6 +12,7 @@
 #include "numerics/convert.h"
 #include "numerics/format.h"
 #include "numerics/mx.h"
+#include "numerics/round_pack.h"
 
 namespace trnsim::num {
 namespace {
@@ -41,6 +42,13 @@ TEST(NumericsSmoke, KnownCodes) {
   EXPECT_EQ(rne(tf32(), 1.0 + std::ldexp(1, -11)), 0x3F800000u);
   EXPECT_EQ(rne(tf32(), 1.0 + std::ldexp(3, -11)), 0x3F804000u);
   EXPECT_EQ(decode(tf32(), 0x3F802000u), 1.0 + std::ldexp(1, -10));
+}
+
+TEST(NumericsSmoke, RoundPackSticky) {
+  // 0x101 * 2^-8 = 1 + 2^-8 is a bf16 tie: even goes down; any sticky bit below goes up.
+  EXPECT_EQ(round_pack(bf16(), false, -8, 0x101, false, Rounding::kNearestEven, 0, {}), 0x3F80u);
+  EXPECT_EQ(round_pack(bf16(), false, -8, 0x101, true, Rounding::kNearestEven, 0, {}), 0x3F81u);
+  EXPECT_EQ(round_pack(bf16(), true, -8, 0x101, true, Rounding::kTowardZero, 0, {}), 0xBF80u);
 }
 
 TEST(NumericsSmoke, Limits) {
