@@ -1,0 +1,209 @@
+// The op table. One entry per opcode, in opcode.h order (checked at compile time below).
+// Engines follow HARDWARE.md s8 (the ISA list, engine in brackets) and s2; operand spaces
+// follow s2.1 (TensorE reads SBUF, writes PSUM), s2.2 (GpSimd has no PSUM: validation applies
+// that per engine) and s4/s8 (DMA endpoints are SBUF and HBM; PSUM goes through SBUF).
+#include "isa/op_table.h"
+
+#include "base/error.h"
+
+namespace trnsim::isa {
+
+namespace {
+
+using enum Opcode;
+using enum ParamKey;
+using S = Space;
+
+constexpr EngineSet kAnyEngine{Engine::kTensor, Engine::kVector, Engine::kScalar, Engine::kGpSimd,
+                               Engine::kSync};
+constexpr EngineSet kPe{Engine::kTensor};
+constexpr EngineSet kDve{Engine::kVector};
+constexpr EngineSet kAct{Engine::kScalar};
+constexpr EngineSet kPool{Engine::kGpSimd};
+constexpr EngineSet kDvePool{Engine::kVector, Engine::kGpSimd};
+constexpr EngineSet kDveActPool{Engine::kVector, Engine::kScalar, Engine::kGpSimd};
+
+constexpr SpaceSet kSbuf{S::kSbuf};
+constexpr SpaceSet kPsum{S::kPsum};
+constexpr SpaceSet kOnChip{S::kSbuf, S::kPsum};
+constexpr SpaceSet kDmaEnd{S::kSbuf, S::kHbm};
+
+constexpr OperandRole W(std::string_view name, SpaceSet s = kOnChip,
+                        DtypeRule d = DtypeRule::kAny) {
+  return {name, s, Access::kWrite, d};
+}
+constexpr OperandRole R(std::string_view name, SpaceSet s = kOnChip,
+                        DtypeRule d = DtypeRule::kAny) {
+  return {name, s, Access::kRead, d};
+}
+
+constexpr ParamKeySet kTile{kTileRow, kTileCol, kTileRows, kTileCols};
+constexpr ParamKeySet kActParams{kFunc, kScale, kBias, kAlpha, kRounding};
+
+constexpr OpInfo op(Opcode o, EngineSet e, std::initializer_list<OperandRole> roles,
+                    ParamKeySet params, ShapeRule shape, std::string_view doc,
+                    Feature feature = Feature::kNone) {
+  OpInfo info;
+  info.op = o;
+  info.engines = e;
+  for (const OperandRole& r : roles) info.roles[static_cast<size_t>(info.num_roles++)] = r;
+  info.params = params;
+  info.feature = feature;
+  info.shape = shape;
+  info.doc = doc;
+  return info;
+}
+
+using SR = ShapeRule;
+using D = DtypeRule;
+
+constexpr std::array<OpInfo, kNumOpcodes> kTable{
+    // Control and synchronisation: any sequencer.
+    op(kNop, kAnyEngine, {}, {}, SR::kNone, "does nothing; carries waits and signals"),
+    op(kSemWait, kAnyEngine, {}, {}, SR::kNone,
+       "stalls the stream until every wait= holds (semaphore >= value)"),
+    op(kSemSignal, kAnyEngine, {}, {}, SR::kNone, "adds every signal= delta to its semaphore"),
+    op(kRegSet, kAnyEngine, {}, {kRd, kImm}, SR::kNone, "scalar register rd = imm"),
+    op(kRegAlu, kAnyEngine, {}, {kRd, kRa, kRb, kImm, kOp0}, SR::kNone,
+       "rd = ra op0 rb (op0 imm when rb is unset)"),
+    op(kBranch, kAnyEngine, {}, {kTarget, kRa, kRb, kImm, kOp0}, SR::kNone,
+       "jump to target when (ra op0 rb-or-imm) != 0; op0=bypass jumps always"),
+    // TensorE (s2.1): SBUF in, PSUM out.
+    op(kLoadStationary, kPe, {R("stationary", kSbuf, D::kMatmulIn)}, ParamKeySet{kPerfMode} | kTile,
+       SR::kLoadStationary,
+       "caches stationary [K partitions, M] in the PE array (LS of nc_matmul)"),
+    op(kMultiplyMoving, kPe, {W("dst", kPsum, D::kPsumOut), R("moving", kSbuf, D::kMatmulIn)},
+       ParamKeySet{kAcc, kPerfMode, kRounding} | kTile, SR::kMultiplyMoving,
+       "dst[M, N] (+)= stationary.T @ moving[K, N] in fp32, per acc (MM of nc_matmul)"),
+    op(kMatmulMx, kPe,
+       {W("dst", kPsum, D::kPsumOut), R("stationary", kSbuf, D::kMxData),
+        R("moving", kSbuf, D::kMxData), R("stationary_scale", kSbuf, D::kMxScale),
+        R("moving_scale", kSbuf, D::kMxScale)},
+       {kAcc, kRounding, kTileRow, kTileRows}, SR::kMatmulMx,
+       "MX matmul: dst[M, N] (+)= dequant(stationary).T @ dequant(moving), K = 4 x partitions",
+       Feature::kMxMatmul),
+    op(kTransposePe, kPe, {W("dst", kPsum), R("src", kSbuf)}, {kTranspose}, SR::kTransposePe,
+       "dst[F, P] = src[P, F] through the PE array (identity matmul)"),
+    // ScalarE (s2.4).
+    op(kActivation, kAct, {W("dst"), R("src")}, kActParams, SR::kElementwise,
+       "dst = func(src * scale + bias)"),
+    op(kActivationReduce, kAct, {W("dst"), W("reduce_dst"), R("src")}, kActParams, SR::kReduceAccum,
+       "dst = func(src * scale + bias); reduce_dst[P, 1] = sum of dst over the free dims"),
+    // VectorE / GpSimd element-wise ops and reductions (s2.3, s2.5, s8).
+    op(kTensorTensor, kDvePool, {W("dst"), R("in0"), R("in1")}, {kOp0, kRounding}, SR::kElementwise,
+       "dst = in0 op0 in1"),
+    op(kTensorScalar, kDveActPool, {W("dst"), R("src")},
+       {kOp0, kArg0, kReverse0, kOp1, kArg1, kReverse1, kRounding}, SR::kElementwise,
+       "dst = (src op0 arg0) op1 arg1"),
+    op(kScalarTensorTensor, kDve, {W("dst"), R("in0"), R("in1")},
+       {kOp0, kArg0, kReverse0, kOp1, kReverse1, kRounding}, SR::kElementwise,
+       "dst = (in0 op0 arg0) op1 in1"),
+    op(kTensorReduce, kDve, {W("dst"), R("src")}, {kReduceOp, kReduceAxes, kRounding},
+       SR::kReduceFree, "dst = reduce_op over the innermost reduce_axes free dims of src"),
+    op(kTensorCopy, kDveActPool, {W("dst"), R("src")}, {kRounding}, SR::kElementwise,
+       "dst = src, cast to dst's dtype"),
+    op(kTensorTensorScan, kDve, {W("dst"), R("in0"), R("in1")}, {kOp0, kOp1, kArg0, kRounding},
+       SR::kElementwise, "r[i] = (in0[i] op0 r[i-1]) op1 in1[i] along the free dims, r[-1] = arg0"),
+    op(kTensorScalarReduce, kDve, {W("dst"), W("reduce_dst"), R("src")},
+       {kOp0, kArg0, kReverse0, kReduceOp, kRounding}, SR::kReduceAccum,
+       "dst = src op0 arg0; reduce_dst[P, 1] = reduce_op of dst over the free dims"),
+    op(kMemset, kDvePool, {W("dst")}, {kValue}, SR::kNone, "dst = value"),
+    op(kIota, kPool, {W("dst")}, {kIotaBase, kChannelMultiplier}, SR::kNone,
+       "dst[p, i] = iota_base + channel_multiplier * p + i (i: flat free index)"),
+    op(kSelect, kDve, {W("dst"), R("predicate"), R("on_true"), R("on_false")}, {kRounding},
+       SR::kElementwise, "dst = predicate != 0 ? on_true : on_false"),
+    op(kAffineSelect, kPool, {W("dst"), R("src")}, {kOp0, kIotaBase, kChannelMultiplier, kValue},
+       SR::kElementwise, "dst = (iota_base + channel_multiplier * p + i) op0 0 ? src : value"),
+    op(kBnStats, kDve, {W("dst"), R("src")}, {}, SR::kBnStats,
+       "dst[P, 6] = count, mean, var * count of the even and odd elements of src[P, <= 512]"),
+    op(kBnAggr, kDve, {W("dst"), R("src")}, {}, SR::kBnAggr,
+       "dst[P, 2] = mean, variance combined from bn_stats groups src[P, 6k]"),
+    op(kReciprocal, kDve, {W("dst"), R("src")}, {kRounding}, SR::kElementwise, "dst = 1 / src"),
+    op(kMax8, kDve, {W("dst"), R("src")}, {}, SR::kMax8,
+       "dst[P, 8] = the 8 largest values of each partition of src[P, 8 .. 16384]"),
+    op(kTransposeDve, kDve, {W("dst"), R("src")}, {}, SR::kTransposeDve,
+       "dst[F, P] = src[P, F] within one 32-partition reshape bank (P, F <= 32)"),
+    op(kExponential, kDve, {W("dst"), R("src")}, {kArg0, kRounding}, SR::kElementwise,
+       "dst = exp(src - arg0); running sum in the VectorE accumulator registers",
+       Feature::kFastExponential),
+    op(kQuantizeMx, kDve,
+       {W("dst", kSbuf, D::kMxFp8), W("scale", kSbuf, D::kMxScale),
+        R("src", kOnChip, D::kBf16Fp16)},
+       {}, SR::kQuantizeMx, "dst = MXFP8 of src, scale[P, F/4] = E8M0 block scales (block 8 x 4)",
+       Feature::kQuantizeMx),
+    op(kPartitionReduce, kPool, {W("dst", kSbuf), R("src", kSbuf)}, {kReduceOp, kRounding},
+       SR::kPartitionReduce, "dst[1, F] = reduce_op of src[P, F] across partitions"),
+    // DMA (s4): started by a stream, runs on the core's DMA queue `queue`.
+    op(kDmaCopy, kAnyEngine, {W("dst", kDmaEnd), R("src", kDmaEnd)},
+       {kQueue, kAccumulate, kRounding}, SR::kDmaCopy,
+       "dst = src (cast through fp32), or dst += src with accumulate"),
+    op(kDmaTranspose, kAnyEngine, {W("dst", kSbuf), R("src", kDmaEnd)}, {kQueue}, SR::kDmaTranspose,
+       "dst[F, P] = src[P, F] during the copy (2- and 4-byte dtypes)", Feature::kDmaTranspose),
+};
+
+constexpr bool table_in_opcode_order() {
+  for (size_t i = 0; i < kTable.size(); ++i)
+    if (static_cast<size_t>(kTable[i].op) != i) return false;
+  return true;
+}
+static_assert(table_in_opcode_order(), "op table entries must follow opcode.h order");
+
+constexpr std::array<std::string_view, kNumOpcodes> kMnemonics{
+#define TRNSIM_OPCODE_MNEMONIC(id, mnem) mnem,
+    TRNSIM_OPCODES(TRNSIM_OPCODE_MNEMONIC)
+#undef TRNSIM_OPCODE_MNEMONIC
+};
+
+}  // namespace
+
+std::span<const OpInfo> op_table() { return kTable; }
+
+const OpInfo& op_info(Opcode o) {
+  const auto i = static_cast<size_t>(o);
+  TRNSIM_ASSERT(i < kTable.size());
+  return kTable[i];
+}
+
+std::string_view mnemonic(Opcode o) {
+  const auto i = static_cast<size_t>(o);
+  return i < kMnemonics.size() ? kMnemonics[i] : std::string_view("?");
+}
+
+std::optional<Opcode> find_opcode(std::string_view m) {
+  for (size_t i = 0; i < kMnemonics.size(); ++i)
+    if (kMnemonics[i] == m) return static_cast<Opcode>(i);
+  return std::nullopt;
+}
+
+const OperandRole& operand_role(Opcode o, int index) {
+  const OpInfo& info = op_info(o);
+  return index >= 0 && index < info.num_roles ? info.roles[static_cast<size_t>(index)]
+                                              : kColumnRole;
+}
+
+bool has_feature(const arch::CoreSpec& core, Feature f) {
+  const arch::FeatureSpec& x = core.features;
+  switch (f) {
+    case Feature::kNone:
+      return true;
+    case Feature::kQuantizeMx:
+      return x.quantize_mx;
+    case Feature::kFastExponential:
+      return x.fast_exponential;
+    case Feature::kMxMatmul:
+      return x.mx_matmul;
+    case Feature::kDmaTranspose:
+      return core.dma.transpose;
+    case Feature::kNearMemoryAccumulation:
+      return x.near_memory_accumulation;
+    case Feature::kDoubleRowFp8:
+      return x.double_row_fp8;
+    case Feature::kBf16Psum:
+      return x.bf16_psum;
+    case Feature::kBitExactTranspose:
+      return x.bit_exact_transpose;
+  }
+  return false;
+}
+
+}  // namespace trnsim::isa
