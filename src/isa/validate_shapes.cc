@@ -1,0 +1,171 @@
+// How operand shapes must relate, one function per ShapeRule of the op table, plus the DMA
+// rules (HARDWARE.md s2.3, s3, s4). TensorE rules are in validate_matmul.cc.
+#include "isa/validate_context.h"
+
+namespace trnsim::isa::detail {
+
+namespace {
+
+// KLR bn_stats_fmax; max8 takes 8..16384 elements (ISA).
+constexpr int64_t kBnStatsFreeMax = 512;
+constexpr int64_t kMax8FreeMin = 8, kMax8FreeMax = 16384;
+constexpr int64_t kDveTransposeMax = 32;  // one reshape bank (32 x 32)
+
+// b has a's partitions and elements per partition.
+void same_shape(Context& c, int a, int b) {
+  const AccessPattern &x = c.operand(a), &y = c.operand(b);
+  if (x.num_partitions != y.num_partitions || x.free_elements() != y.free_elements())
+    c.report(RuleKind::kShape, "{} is {} but {} is {}", operand_label(*c.inst, b), shape_text(y),
+             operand_label(*c.inst, a), shape_text(x));
+}
+
+void expect_free(Context& c, int i, int64_t want, std::string_view why) {
+  if (c.operand(i).free_elements() != want)
+    c.report(RuleKind::kShape, "{} has {} elements per partition; {} needs {} ({})",
+             operand_label(*c.inst, i), c.operand(i).free_elements(), mnemonic(c.inst->op), want,
+             why);
+}
+
+void expect_partitions(Context& c, int i, int64_t want) {
+  if (c.operand(i).num_partitions != want)
+    c.report(RuleKind::kShape, "{} has {} partitions; {} needs {}", operand_label(*c.inst, i),
+             c.operand(i).num_partitions, mnemonic(c.inst->op), want);
+}
+
+void free_range(Context& c, int i, int64_t lo, int64_t hi) {
+  const int64_t f = c.operand(i).free_elements();
+  if (f < lo || f > hi)
+    c.report(RuleKind::kFreeSize, "{} has {} elements per partition; {} takes {}..{}",
+             operand_label(*c.inst, i), f, mnemonic(c.inst->op), lo, hi);
+}
+
+// dst [F, P] of src [P, F].
+void transposed(Context& c, int dst, int src) {
+  const AccessPattern &d = c.operand(dst), &s = c.operand(src);
+  if (d.num_partitions != s.free_elements() || d.free_elements() != s.num_partitions)
+    c.report(RuleKind::kShape, "dst is {} but the transpose of src {} is [P={}, F={}]",
+             shape_text(d), shape_text(s), s.free_elements(), s.num_partitions);
+}
+
+void reduce_free(Context& c) {
+  const AccessPattern &dst = c.operand(0), &src = c.operand(1);
+  const int axes = c.inst->p.reduce_axes;
+  if (axes < 1 || axes > src.ndim) {
+    c.report(RuleKind::kShape, "reduce_axes={} but src has {} free dims", axes, src.ndim);
+    return;
+  }
+  int64_t kept = 1;
+  for (int i = 0; i < src.ndim - axes; ++i) kept *= src.dims[static_cast<size_t>(i)].size;
+  expect_partitions(c, 0, src.num_partitions);
+  if (dst.free_elements() != kept)
+    c.report(RuleKind::kShape,
+             "dst has {} elements per partition; reducing {} innermost dims "
+             "of src leaves {}",
+             dst.free_elements(), axes, kept);
+}
+
+bool is_mx_only(const num::Format& f) {
+  return f.dtype == num::Dtype::kFp4E2M1 || f.dtype == num::Dtype::kE8M0;
+}
+
+void dma_rules(Context& c) {
+  const Params& p = c.inst->p;
+  const int64_t queues = int64_t{c.core.dma.engines} * c.core.dma.queues_per_engine;
+  if (p.dma_queue < 0 || p.dma_queue >= queues)
+    c.report(RuleKind::kDmaQueue, "queue={} outside the core's {} DMA queues", p.dma_queue, queues);
+  const AccessPattern &dst = c.operand(0), &src = c.operand(1);
+  if (c.inst->op == Opcode::kDmaTranspose) {
+    transposed(c, 0, 1);
+    const int bytes = src.dtype.storage_bytes;
+    if (dst.dtype != src.dtype || (bytes != 2 && bytes != 4))
+      c.report(RuleKind::kDtype,
+               "DMA transpose moves 2- or 4-byte elements unchanged; src is {}, "
+               "dst {}",
+               src.dtype.name(), dst.dtype.name());
+    return;
+  }
+  if (dst.elements() != src.elements())
+    c.report(RuleKind::kShape, "dst has {} elements, src {}", dst.elements(), src.elements());
+  // DMA casts go through fp32, which MX element and scale formats do not (DMA-OV).
+  if (dst.dtype != src.dtype && (is_mx_only(dst.dtype) || is_mx_only(src.dtype)))
+    c.report(RuleKind::kDtype, "DMA cannot cast {} to {}", src.dtype.name(), dst.dtype.name());
+  if (!p.dma_accumulate) return;
+  if (dst.space != Space::kSbuf)
+    c.report(RuleKind::kSpace, "accumulate adds into SBUF only; dst is in {}", name_of(dst.space));
+  else if (!has_feature(c.core, Feature::kNearMemoryAccumulation))
+    c.report(RuleKind::kFeature, "accumulate into SBUF needs {}, which {} does not have",
+             kFeatureNames.name(Feature::kNearMemoryAccumulation), c.core.name);
+  const auto d = dst.dtype.dtype;
+  if (dst.dtype != src.dtype || (d != num::Dtype::kBf16 && d != num::Dtype::kFp32))
+    c.report(RuleKind::kDtype, "accumulate takes bf16 or fp32 on both sides; src is {}, dst {}",
+             src.dtype.name(), dst.dtype.name());
+}
+
+}  // namespace
+
+void check_shapes(Context& c) {
+  const Instruction& in = *c.inst;
+  const OpInfo& info = op_info(in.op);
+  // Column operands: one element in each of the data's partitions.
+  for (int i = info.num_roles; i < in.num_operands; ++i) {
+    expect_free(c, i, 1, "a [P, 1] column");
+    expect_partitions(c, i, c.operand(0).num_partitions);
+  }
+  switch (info.shape) {
+    case ShapeRule::kElementwise:
+      for (int i = 1; i < info.num_roles; ++i) same_shape(c, 0, i);
+      break;
+    case ShapeRule::kReduceAccum:
+      same_shape(c, 0, 2);
+      expect_partitions(c, 1, c.operand(2).num_partitions);
+      expect_free(c, 1, 1, "one result per partition");
+      break;
+    case ShapeRule::kReduceFree:
+      reduce_free(c);
+      break;
+    case ShapeRule::kPartitionReduce:
+      expect_partitions(c, 0, 1);
+      expect_free(c, 0, c.operand(1).free_elements(), "src's elements per partition");
+      break;
+    case ShapeRule::kBnStats:
+      expect_partitions(c, 0, c.operand(1).num_partitions);
+      expect_free(c, 0, 6, "count, mean, var*count for even and odd elements");
+      free_range(c, 1, 1, kBnStatsFreeMax);
+      break;
+    case ShapeRule::kBnAggr:
+      expect_partitions(c, 0, c.operand(1).num_partitions);
+      expect_free(c, 0, 2, "mean and variance");
+      if (c.operand(1).free_elements() % 6 != 0)
+        c.report(RuleKind::kShape, "src has {} elements per partition, not groups of 6 bn_stats",
+                 c.operand(1).free_elements());
+      break;
+    case ShapeRule::kMax8:
+      expect_partitions(c, 0, c.operand(1).num_partitions);
+      expect_free(c, 0, 8, "the 8 largest values");
+      free_range(c, 1, kMax8FreeMin, kMax8FreeMax);
+      break;
+    case ShapeRule::kTransposeDve:
+      transposed(c, 0, 1);
+      if (c.operand(1).num_partitions > kDveTransposeMax ||
+          c.operand(1).free_elements() > kDveTransposeMax)
+        c.report(RuleKind::kShape, "src is {}; a VectorE transpose is at most 32 x 32",
+                 shape_text(c.operand(1)));
+      break;
+    case ShapeRule::kQuantizeMx:
+      // MX blocks are 32 elements: 8 partitions x 4 elements of the innermost dim (AG4).
+      same_shape(c, 0, 2);
+      if (c.operand(2).num_partitions % 8 != 0 || c.operand(2).free_elements() % 4 != 0)
+        c.report(RuleKind::kShape, "src is {}; MX blocks need partitions in 8s and elements in 4s",
+                 shape_text(c.operand(2)));
+      expect_free(c, 1, c.operand(2).free_elements() / 4, "one scale per 4 elements of a row");
+      break;
+    case ShapeRule::kDmaCopy:
+    case ShapeRule::kDmaTranspose:
+      dma_rules(c);
+      break;
+    default:
+      break;  // kNone; TensorE rules are validate_matmul.cc's
+  }
+}
+
+}  // namespace trnsim::isa::detail

@@ -1,0 +1,211 @@
+// One test per instruction-level rule (HARDWARE.md s2.1, s2.2, s4, generation features):
+// legal at the boundary, illegal one step past it, and the same text across generations.
+#include "base/error.h"
+#include "every_op_program.h"
+#include "isa/disassembler.h"
+#include "validate_util.h"
+
+namespace trnsim::isa {
+namespace {
+
+const std::string kLs = ".engine pe\nload_stationary sbuf[0:128] [[1,128]] bf16\n";
+
+std::string mm(const std::string& dst, const std::string& moving, const std::string& extra = "") {
+  return "multiply_moving " + dst + " <- " + moving + extra + "\n";
+}
+
+TEST(ValidateOps, EveryOpProgramIsLegalOnTrn3Only) {
+  const Program p = assemble(kEveryOpProgram, "every_op.trn");
+  EXPECT_TRUE(validate(p, testing_util::chip("trn3")).empty())
+      << testing_util::dump(validate(p, testing_util::chip("trn3")));
+  const auto on_trn2 = validate(p, testing_util::chip("trn2"));
+  EXPECT_TRUE(testing_util::has(on_trn2, RuleKind::kFeature));
+  EXPECT_TRUE(testing_util::has(on_trn2, RuleKind::kDtype));  // e4m3fn MX data, bf16 PSUM
+}
+
+TEST(ValidateOps, PsumBankOnOneBankGenerations) {
+  const std::string mov = "sbuf[0:128] [[1,512]] bf16";
+  EXPECT_LEGAL("trn2", kLs + mm("psum[0:128]+2048 [[1,512]] fp32", mov));
+  EXPECT_ONLY_RULE("trn2", kLs + mm("psum[0:128]+2052 [[1,512]] fp32", mov), kPsumBank);
+  EXPECT_LEGAL("trn3", kLs + mm("psum[0:128]+2052 [[1,512]] fp32", mov));  // N up to 4096
+}
+
+TEST(ValidateOps, MatmulNLimits) {
+  EXPECT_LEGAL("trn2", kLs + mm("psum[0:128] [[1,512]] fp32", "sbuf[0:128] [[1,512]] bf16"));
+  EXPECT_RULE("trn2", kLs + mm("psum[0:128] [[1,513]] fp32", "sbuf[0:128] [[1,513]] bf16"),
+              kMatmulShape);
+  EXPECT_LEGAL("trn3", kLs + mm("psum[0:128] [[1,4096]] fp32", "sbuf[0:128] [[1,4096]] bf16"));
+  EXPECT_RULE("trn3", kLs + mm("psum[0:128] [[1,4097]] fp32", "sbuf[0:128] [[1,4097]] bf16"),
+              kMatmulShape);
+  EXPECT_LEGAL("trn3", kLs + mm("psum[0:128] [[1,8192]] bf16", "sbuf[0:128] [[1,8192]] bf16"));
+  EXPECT_RULE("trn3", kLs + mm("psum[0:128] [[1,8193]] bf16", "sbuf[0:128] [[1,8193]] bf16"),
+              kMatmulShape);
+  // A bf16 result needs bf16 PSUM (NC-v4).
+  EXPECT_RULE("trn2", kLs + mm("psum[0:128] [[1,512]] bf16", "sbuf[0:128] [[1,512]] bf16"),
+              kFeature);
+}
+
+TEST(ValidateOps, MatmulKAndM) {
+  const std::string rest = mm("psum[0:128] [[1,512]] fp32", "sbuf[0:128] [[1,512]] bf16");
+  EXPECT_ONLY_RULE("trn2", ".engine pe\nload_stationary sbuf[0:128] [[1,129]] bf16\n",
+                   kMatmulShape);  // M = 129
+  // K and M must match between the stationary and the moving/result.
+  EXPECT_ONLY_RULE("trn2", ".engine pe\nload_stationary sbuf[0:64] [[1,128]] bf16\n" + rest,
+                   kShape);
+  EXPECT_ONLY_RULE("trn2", ".engine pe\nload_stationary sbuf[0:128] [[1,64]] bf16\n" + rest,
+                   kShape);
+  EXPECT_ONLY_RULE("trn2", ".engine pe\n" + rest, kShape);  // no load_stationary before
+  // double_row FP8: K = 2 x 128 on NC-v3.
+  const std::string dr = ".engine pe\nload_stationary sbuf[0:128] [[128,2],[1,128]] ";
+  EXPECT_LEGAL("trn2", dr + "fp8_e4m3 perf_mode=double_row\n" +
+                           mm("psum[0:128] [[1,512]] fp32",
+                              "sbuf[0:128] [[512,2],[1,512]] "
+                              "fp8_e5m2",
+                              " perf_mode=double_row"));
+  EXPECT_ONLY_RULE("trn3", dr + "fp8_e4m3 perf_mode=double_row\n", kFeature);
+  EXPECT_ONLY_RULE("trn2", dr + "bf16 perf_mode=double_row\n", kDtype);
+  EXPECT_ONLY_RULE("trn2",
+                   ".engine pe\nload_stationary sbuf[0:128] [[1,256]] fp8_e4m3 "
+                   "perf_mode=double_row\n",
+                   kShape);
+}
+
+TEST(ValidateOps, MatmulInputFormats) {
+  auto pair = [](const std::string& s, const std::string& m) {
+    return ".engine pe\nload_stationary sbuf[0:128] [[1,128]] " + s + "\n" +
+           mm("psum[0:128] [[1,512]] fp32", "sbuf[0:128] [[1,512]] " + m);
+  };
+  EXPECT_LEGAL("trn2", pair("fp32", "tf32"));
+  EXPECT_ONLY_RULE("trn2", pair("fp32", "bf16"), kDtype);
+  EXPECT_LEGAL("trn3", pair("fp8_e4m3fn", "fp8_e5m2"));
+  EXPECT_ONLY_RULE("trn2", pair("fp8_e4m3fn", "fp8_e5m2"), kDtype);  // e4m3fn from NC-v4
+  EXPECT_ONLY_RULE("trn3", pair("fp8_e4m3fn", "fp8_e4m3"), kDtype);  // no legacy mixing
+  EXPECT_ONLY_RULE("trn2", pair("int8", "int8"), kDtype);
+}
+
+TEST(ValidateOps, PeTiles) {
+  auto ls = [](int k, const std::string& tile) {
+    return ".engine pe\nload_stationary sbuf[0:" + std::to_string(k) + "] [[1,32]] bf16 " + tile +
+           "\n";
+  };
+  EXPECT_LEGAL("trn2", ls(32, "tile_rows=32 tile_row=96 tile_cols=32"));
+  EXPECT_ONLY_RULE("trn1", ls(32, "tile_rows=32"), kPeTile);  // NC-v2 tiles are 128 or 64
+  EXPECT_LEGAL("trn1", ls(64, "tile_rows=64 tile_row=64"));
+  EXPECT_ONLY_RULE("trn1", ls(64, "tile_rows=64 tile_row=96"), kPeTile);  // past row 128
+  EXPECT_ONLY_RULE("trn2", ls(32, "tile_rows=32 tile_row=16"), kPeTile);
+  EXPECT_ONLY_RULE("trn2", ls(64, "tile_rows=32"), kPeTile);  // K = 64 > 32 rows
+}
+
+TEST(ValidateOps, GenerationFeatures) {
+  const std::string qmx =
+      ".engine dve\nquantize_mx sbuf[0:128] [[1,512]] fp8_e4m3fn, "
+      "sbuf[0:128]+1024 [[1,128]] e8m0 <- sbuf[0:128]+2048 [[1,512]] bf16\n";
+  EXPECT_LEGAL("trn3", qmx);
+  EXPECT_ONLY_RULE("trn2", qmx, kFeature);
+  const std::string ex =
+      ".engine dve\nexponential sbuf[0:1] [[1,8]] fp32 <- sbuf[0:1] [[1,8]] "
+      "fp32\n";
+  EXPECT_LEGAL("trn3", ex);
+  EXPECT_ONLY_RULE("trn2", ex, kFeature);
+  const std::string dt =
+      ".engine sp\ndma_transpose sbuf[0:128] [[1,128]] bf16 <- A[0:128] "
+      "[[1,128]]\n";
+  EXPECT_LEGAL("trn2", dt);
+  EXPECT_ONLY_RULE("trn1", dt, kFeature);
+  const std::string acc =
+      ".engine sp\ndma_copy sbuf[0:128] [[1,512]] fp32 <- B[0:128] [[1,512]] "
+      "accumulate=true\n";
+  EXPECT_LEGAL("trn3", acc);
+  EXPECT_ONLY_RULE("trn2", acc, kFeature);
+  const std::string tp =
+      ".engine pe\ntranspose_pe psum[0:32] [[1,64]] bf16 <- sbuf[0:64] "
+      "[[1,32]] bf16 transpose=true\n";
+  EXPECT_LEGAL("trn2", tp);
+  EXPECT_RULE("trn1", tp, kFeature);
+  arch::ChipSpec no_sr = testing_util::chip("trn2");
+  no_sr.numerics.stochastic_rounding = false;
+  const std::string sr =
+      ".engine dve\nreciprocal sbuf[0:1] [[1,8]] bf16 <- sbuf[0:1] [[1,8]] "
+      "fp32 rounding=stochastic\n";
+  EXPECT_LEGAL("trn2", sr);
+  const auto ds = validate(assemble(std::string(testing_util::kPrelude) + sr), no_sr);
+  EXPECT_TRUE(ds.size() == 1 && ds[0].kind == RuleKind::kFeature) << testing_util::dump(ds);
+}
+
+TEST(ValidateOps, ShapesMustAgree) {
+  const std::string tt =
+      ".engine dve\ntensor_tensor sbuf[0:64] [[1,8]] fp32 <- sbuf[64:128] "
+      "[[1,8]] fp32, sbuf[0:";
+  EXPECT_LEGAL("trn2", tt + "64] [[1,8]] fp32\n");
+  EXPECT_ONLY_RULE("trn2", tt + "32] [[1,8]] fp32\n", kShape);
+  EXPECT_ONLY_RULE("trn2", tt + "64] [[1,9]] fp32\n", kShape);
+  // DMA: equal element counts, any partition split.
+  const std::string dma = ".engine sp\ndma_copy sbuf[0:64] [[1,";
+  EXPECT_LEGAL("trn2", dma + "1024]] bf16 <- A[0:128] [[1,512]]\n");
+  EXPECT_ONLY_RULE("trn2", dma + "1023]] bf16 <- A[0:128] [[1,512]]\n", kShape);
+  const std::string tr = ".engine dve\ntranspose_dve sbuf[0:";
+  EXPECT_LEGAL("trn2", tr + "32] [[1,32]] bf16 <- sbuf[0:32] [[1,32]] bf16\n");
+  EXPECT_RULE("trn2", tr + "33] [[1,32]] bf16 <- sbuf[0:32] [[1,33]] bf16\n", kShape);
+  const std::string bn = ".engine dve\nbn_stats sbuf[0:128] [[1,6]] fp32 <- sbuf[0:128] [[1,";
+  EXPECT_LEGAL("trn2", bn + "512]] bf16\n");
+  EXPECT_ONLY_RULE("trn2", bn + "513]] bf16\n", kFreeSize);
+  const std::string col =
+      ".engine act\nactivation sbuf[0:128] [[1,8]] fp32 <- sbuf[0:128] "
+      "[[1,8]] fp32, sbuf[0:128] [[1,";
+  EXPECT_LEGAL("trn2", col + "1]] fp32 bias=@2\n");
+  EXPECT_ONLY_RULE("trn2", col + "2]] fp32 bias=@2\n", kShape);  // a column is [P, 1]
+}
+
+TEST(ValidateOps, QueuesSemaphoresBranches) {
+  const std::string dma =
+      ".engine sp\ndma_copy sbuf[0:128] [[1,512]] bf16 <- A[0:128] "
+      "[[1,512]] queue=";
+  EXPECT_LEGAL("trn2", dma + "255\n");  // 16 engines x 16 queues
+  EXPECT_ONLY_RULE("trn2", dma + "256\n", kDmaQueue);
+  EXPECT_LEGAL("trn2", ".engine act\nnop wait=s3>=1 signal=s3+1\n");
+  EXPECT_ONLY_RULE("trn2", ".engine act\nnop wait=s4>=1\n", kSemaphore);
+  EXPECT_LEGAL("trn2", ".engine act\nbranch target=1\n");  // the end of the stream
+  EXPECT_ONLY_RULE("trn2", ".engine act\nbranch target=2\n", kControl);
+  EXPECT_ONLY_RULE("trn2", ".engine act\nsem_wait\n", kMalformed);
+}
+
+TEST(ValidateOps, BuiltProgramsBreakingTheTable) {
+  Program p;
+  Instruction in;
+  in.op = Opcode::kTensorTensor;
+  in.engine = Engine::kTensor;  // not a TensorE op
+  in.num_operands = 3;
+  p.append(in);
+  EXPECT_TRUE(testing_util::has(testing_util::check("trn2", p), RuleKind::kEngine));
+  Program q;
+  Instruction m;
+  m.op = Opcode::kMemset;
+  m.engine = Engine::kVector;
+  m.num_operands = 1;
+  m.p.dma_queue = 3;  // memset takes no queue: the text form would drop it
+  q.append(m);
+  const auto ds = testing_util::check("trn2", q);
+  ASSERT_EQ(ds.size(), 1u) << testing_util::dump(ds);
+  EXPECT_EQ(ds[0].kind, RuleKind::kMalformed);
+  EXPECT_NE(ds[0].message.find("queue"), std::string::npos);
+}
+
+TEST(ValidateOps, ThrowIfAnyNamesFileLineAndMnemonic) {
+  const auto ds = testing_util::check("trn2", ".engine act\nnop\nnop wait=s9>=1\n");
+  ASSERT_EQ(ds.size(), 1u);
+  EXPECT_EQ(ds[0].source_line, 6);
+  EXPECT_EQ(ds[0].index, 1);
+  EXPECT_EQ(ds[0].engine, Engine::kScalar);
+  try {
+    throw_if_any(ds, "t.trn");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.where(), "t.trn:6");
+    EXPECT_EQ(e.key(), "nop");
+    EXPECT_NE(e.detail().find("semaphore"), std::string::npos);
+  }
+  EXPECT_NO_THROW(throw_if_any({}, "t.trn"));
+}
+
+}  // namespace
+}  // namespace trnsim::isa
