@@ -89,7 +89,6 @@ bool nightly() {
   return level != nullptr && std::strcmp(level, "nightly") == 0;
 }
 
-// Sanitizer builds run the random parts at a fifth of the CI count (the exhaustive sweeps stay).
 #if defined(__SANITIZE_ADDRESS__)
 constexpr bool kSanitized = true;
 #elif defined(__has_feature)
@@ -102,9 +101,23 @@ constexpr bool kSanitized = false;
 constexpr bool kSanitized = false;
 #endif
 
+bool sanitized() { return kSanitized; }
+
 size_t count_for_level(size_t ci, size_t nightly_count) {
   if (nightly()) return nightly_count;
-  return kSanitized ? ci / 5 : ci;
+  return kSanitized ? ci / 20 : ci;
+}
+
+size_t sample_stride(size_t sanitizer_stride) {
+  return kSanitized && !nightly() ? sanitizer_stride : 1;
+}
+
+std::vector<uint64_t> thin(const std::vector<uint64_t>& v, size_t stride) {
+  if (stride <= 1) return v;
+  std::vector<uint64_t> out;
+  for (size_t i = 0; i < v.size(); i += stride) out.push_back(v[i]);
+  if (!v.empty() && (v.size() - 1) % stride != 0) out.push_back(v.back());
+  return out;
 }
 
 std::vector<uint8_t> pack(const Format& f, const std::vector<uint64_t>& codes) {

@@ -33,10 +33,16 @@ std::vector<FormatCase> cfp8_all_cases();
 // int8 .. uint32.
 std::vector<FormatCase> int_cases();
 
-// TRNSIM_TEST_LEVEL=nightly selects the larger counts; sanitizer builds use a fifth of the CI
-// count.
+// TRNSIM_TEST_LEVEL=nightly selects the larger counts. Sanitizer builds (about 15x slower) run
+// the random parts at a twentieth of the CI count and thin out the secondary boundary sweeps
+// (sample_stride()); the exhaustive sweeps of every code stay whole in every build.
 bool nightly();
+bool sanitized();
 size_t count_for_level(size_t ci, size_t nightly_count);
+// 1 normally; `sanitizer_stride` in sanitizer builds (not nightly).
+size_t sample_stride(size_t sanitizer_stride);
+// Every `stride`-th element of v, plus the last one.
+std::vector<uint64_t> thin(const std::vector<uint64_t>& v, size_t stride);
 
 // splitmix64: a fixed-seed generator for the random cases.
 class Rng {
