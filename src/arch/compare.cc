@@ -65,9 +65,9 @@ Comparison compare(const std::vector<ChipSpec>& chips, const std::string& prefer
       if (i == 0) base = cell.value;
       if (base && *base != 0) cell.ratio = cell.value / *base;
       if (p->is_alternative) {
-        c.notes.push_back(fmt::format("{} {}: shows {} ({}), which {} uses, rather than {} ({}).",
+        c.notes.push_back(fmt::format("{} {}: {} as {} gives it; the primary value is {} ({}).",
                                       chips[i].meta.name, def.label, cell.shown, cell.source,
-                                      prefer_source, display_value(chips[i], def.key),
+                                      display_value(chips[i], def.key),
                                       chips[i].fields.at(def.key).prov.label()));
       }
       row.cells.push_back(std::move(cell));

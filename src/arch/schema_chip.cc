@@ -9,18 +9,22 @@ namespace trnsim::arch {
 void add_meta_keys(Schema& schema) {
   auto meta = bind::root(schema).scope(TRNSIM_KEY(meta));
   // File directives, not facts about hardware: they carry no source and are not inherited.
+  // Only generation files must give name, title and status (loader.cc checks); what-if files
+  // default them.
   auto mk = [&](std::string_view rel, auto acc, std::string help) -> KeyInfo& {
     KeyInfo& k = meta.add(rel, acc, "", std::move(help));
     k.sourced = false;
+    k.required = false;
     return k;
   };
-  mk(TRNSIM_KEY(name), "name of the chip on the command line (default: the file name)");
-  mk(TRNSIM_KEY(title), "display title, e.g. \"Trainium2 (Trn2)\"");
+  const std::string gen = " (required in generation files)";
+  mk(TRNSIM_KEY(name), "name of the chip on the command line; default: the file name" + gen);
+  mk(TRNSIM_KEY(title), "display title, e.g. \"Trainium2 (Trn2)\"" + gen);
   mk(TRNSIM_KEY(kind),
-     "generation: every leaf must carry src/assume/derived; what-if: bare values are overrides "
-     "(default what-if when `inherits` is set)")
+     "generation: every leaf must carry src/assume/derived; what-if (default): bare values are "
+     "overrides")
       .one_of({"generation", "what-if"});
-  mk(TRNSIM_KEY(status), "shipped, announced, projected or what-if")
+  mk(TRNSIM_KEY(status), "shipped, announced, projected or what-if" + gen)
       .one_of({"shipped", "announced", "projected", "what-if"});
   mk(TRNSIM_KEY(description), "one line about the chip");
   mk(TRNSIM_KEY(inherits),
