@@ -6,6 +6,7 @@
 #include <set>
 #include <string>
 
+#include "arch/arch.h"
 #include "isa/diagnostic.h"
 #include "isa/program.h"
 
@@ -147,6 +148,22 @@ TEST(ParamKeys, CanonicalParamsKeepOnlyTheOpsKeys) {
   EXPECT_EQ(c.value, 0.0);
   EXPECT_EQ(c.arg0.operand, 2);
   EXPECT_EQ(c.arg0.imm, 0.0f);
+}
+
+TEST(Features, NamesAreSpecKeysAndMapToTheirFlags) {
+  std::set<std::string> keys;
+  const nlohmann::json schema = arch::schema_json();
+  for (const auto& k : schema["keys"]) keys.insert(k["key"].get<std::string>());
+  arch::CoreSpec none, all;
+  all.dma.transpose = true;
+  all.features = {true, true, true, true, true, true, true, true, true, true};
+  for (size_t i = 1; i < kFeatureNames.size(); ++i) {
+    const auto [f, name] = kFeatureNames.entries[i];
+    EXPECT_TRUE(keys.count("core." + std::string(name))) << name << " is not a spec key";
+    EXPECT_FALSE(has_feature(none, f)) << name;
+    EXPECT_TRUE(has_feature(all, f)) << name;
+  }
+  EXPECT_TRUE(has_feature(none, Feature::kNone));
 }
 
 TEST(Describe, ListsEveryOpParamAndFeature) {
