@@ -1,0 +1,235 @@
+// KernelBuilder: tensors, tiles, and the one place every instruction goes through (emit):
+// validation at the call, dependency tracking, semaphore resolution.
+#include "kernel/builder.h"
+
+#include <fmt/format.h>
+
+#include "base/error.h"
+#include "isa/op_table.h"
+#include "isa/validate.h"
+#include "kernel/call_error.h"
+
+namespace trnsim::kernel {
+
+namespace {
+
+std::vector<ViewDim> row_major(const std::vector<int64_t>& shape, size_t first) {
+  std::vector<ViewDim> dims(shape.size());
+  int64_t stride = 1;
+  for (size_t i = shape.size(); i-- > first;) {
+    dims[i] = {shape[i], stride};
+    stride *= shape[i];
+  }
+  if (first == 1 && !shape.empty()) dims[0] = {shape[0], 1};
+  return dims;
+}
+
+bool is_dma(isa::Opcode op) {
+  return op == isa::Opcode::kDmaCopy || op == isa::Opcode::kDmaTranspose;
+}
+
+}  // namespace
+
+KernelBuilder::KernelBuilder(const arch::ChipSpec& chip)
+    : KernelBuilder(chip.core, chip.numerics, chip.meta.name) {}
+
+KernelBuilder::KernelBuilder(const arch::CoreSpec& core, const arch::NumericsSpec& numerics,
+                             std::string chip_name)
+    : core_(core), numerics_(numerics) {
+  const int64_t usable = core.sbuf.usable_bytes_per_partition > 0
+                             ? core.sbuf.usable_bytes_per_partition
+                             : core.sbuf.bytes_per_partition;
+  sbuf_alloc_ = std::make_shared<ByteAllocator>("sbuf", usable, kSbufAlignment);
+  psum_alloc_ =
+      std::make_shared<ByteAllocator>("psum", int64_t{core.psum.banks} * core.psum.bank_bytes,
+                                      kPsumAlignment, core.psum.bank_bytes);
+  prog_.chip = chip_name;
+  scratch_.chip = std::move(chip_name);
+}
+
+KernelBuilder::~KernelBuilder() = default;
+
+Tensor KernelBuilder::tensor(std::string name, num::Format dtype, std::vector<int64_t> shape,
+                             isa::TensorKind kind) {
+  const isa::HbmTensor& t = prog_.add_tensor(name, dtype, shape, kind);
+  scratch_.tensors = prog_.tensors;
+  auto region = std::make_shared<Region>();
+  region->space = isa::Space::kHbm;
+  region->dtype = dtype;
+  region->name = t.name;
+  region->base = t.address;
+  region->tensor = static_cast<int32_t>(prog_.tensors.size() - 1);
+  region->row_elements = t.row_elements();
+  region->shape = t.shape;
+  return View(std::move(region), 0, 0, row_major(t.shape, 0));
+}
+
+Tensor KernelBuilder::input(std::string name, num::Format dtype, std::vector<int64_t> shape) {
+  return tensor(std::move(name), dtype, std::move(shape), isa::TensorKind::kInput);
+}
+Tensor KernelBuilder::output(std::string name, num::Format dtype, std::vector<int64_t> shape) {
+  return tensor(std::move(name), dtype, std::move(shape), isa::TensorKind::kOutput);
+}
+Tensor KernelBuilder::inout(std::string name, num::Format dtype, std::vector<int64_t> shape) {
+  return tensor(std::move(name), dtype, std::move(shape), isa::TensorKind::kInOut);
+}
+Tensor KernelBuilder::scratch(std::string name, num::Format dtype, std::vector<int64_t> shape) {
+  return tensor(std::move(name), dtype, std::move(shape), isa::TensorKind::kScratch);
+}
+
+Tile KernelBuilder::tile(isa::Space space, std::string name, num::Format dtype,
+                         std::vector<int64_t> shape) {
+  const bool sbuf = space == isa::Space::kSbuf;
+  const std::string call = fmt::format("{}('{}')", sbuf ? "sbuf" : "psum", name);
+  const int parts = sbuf ? core_.sbuf.partitions : core_.psum.partitions;
+  if (shape.size() < 2)
+    call_error(call, "a tile is [partitions, free dims...]: give at least 2 dims");
+  if (shape[0] < 1 || shape[0] > parts)
+    call_error(
+        call, fmt::format("{} partitions; the {} has {}", shape[0], sbuf ? "SBUF" : "PSUM", parts));
+  int64_t bytes = dtype.storage_bytes;
+  for (size_t i = 1; i < shape.size(); ++i) {
+    if (shape[i] < 1) call_error(call, fmt::format("free dim {} has size {}", i, shape[i]));
+    bytes *= shape[i];
+    if (bytes > (int64_t{1} << 40)) call_error(call, "tile too large");
+  }
+  ByteAllocator& alloc = sbuf ? *sbuf_alloc_ : *psum_alloc_;
+  const std::optional<int64_t> start = alloc.allocate(bytes, name);
+  if (!start)
+    call_error(call, fmt::format("needs {} bytes per partition; {} of {} bytes are free (largest "
+                                 "free range {}); live tiles: {}",
+                                 bytes, alloc.free_bytes(), alloc.capacity(), alloc.largest_free(),
+                                 alloc.live()));
+  auto region = std::make_shared<Region>();
+  region->space = space;
+  region->dtype = dtype;
+  region->name = std::move(name);
+  region->base = *start;
+  region->shape = shape;
+  region->allocation = std::make_shared<AllocationHandle>(sbuf ? sbuf_alloc_ : psum_alloc_, *start);
+  return View(std::move(region), 0, 0, row_major(shape, 1));
+}
+
+Tile KernelBuilder::sbuf(std::string name, num::Format dtype, std::vector<int64_t> shape) {
+  return tile(isa::Space::kSbuf, std::move(name), dtype, std::move(shape));
+}
+Tile KernelBuilder::psum(std::string name, num::Format dtype, std::vector<int64_t> shape) {
+  return tile(isa::Space::kPsum, std::move(name), dtype, std::move(shape));
+}
+
+std::vector<Tile> KernelBuilder::sbuf_buffers(const std::string& name, num::Format dtype,
+                                              const std::vector<int64_t>& shape, int n) {
+  std::vector<Tile> out;
+  for (int i = 0; i < n; ++i) out.push_back(sbuf(name + std::to_string(i), dtype, shape));
+  return out;
+}
+std::vector<Tile> KernelBuilder::psum_buffers(const std::string& name, num::Format dtype,
+                                              const std::vector<int64_t>& shape, int n) {
+  std::vector<Tile> out;
+  for (int i = 0; i < n; ++i) out.push_back(psum(name + std::to_string(i), dtype, shape));
+  return out;
+}
+
+isa::Instruction KernelBuilder::make(isa::Opcode op, isa::Engine engine,
+                                     const std::vector<View>& ops) const {
+  isa::Instruction in;
+  in.op = op;
+  in.engine = engine;
+  for (const View& v : ops) in.operands[static_cast<size_t>(in.num_operands++)] = v.access();
+  return in;
+}
+
+void KernelBuilder::emit_op(std::string_view call, isa::Opcode op, isa::Engine engine,
+                            const std::vector<View>& ops, isa::Params p,
+                            std::initializer_list<ColumnArg> columns) {
+  isa::Instruction in = make(op, engine, ops);
+  in.p = p;
+  std::vector<Use> uses;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const isa::OperandRole& role = isa::operand_role(op, static_cast<int>(i));
+    uses.push_back({ops[i], role.access == isa::Access::kWrite, role.name});
+  }
+  for (auto [s, field] : columns) {
+    isa::ScalarArg& arg = in.p.*field;
+    if (!s->column) {
+      arg.imm = s->imm;
+      continue;
+    }
+    if (in.num_operands >= isa::kMaxOperands) call_error(call, "too many column operands");
+    arg.operand = static_cast<int8_t>(in.num_operands);
+    in.operands[static_cast<size_t>(in.num_operands++)] = s->column->access();
+    uses.push_back({*s->column, false, "column"});
+  }
+  emit(call, std::move(in), uses);
+}
+
+void KernelBuilder::check(std::string_view call, const isa::Instruction& in,
+                          const std::vector<Use>& uses) {
+  for (const Use& u : uses)
+    if (u.write && u.view.has_zero_stride())
+      call_error(call, u.role, u.view, "writes through a broadcast (stride 0) dim");
+  for (isa::Engine e : isa::kAllEngines) scratch_.stream(e).clear();
+  if (in.op == isa::Opcode::kMultiplyMoving && stationary_)
+    scratch_.stream(isa::Engine::kTensor).push_back(*stationary_);
+  scratch_.stream(in.engine).push_back(in);
+  const std::vector<isa::Diagnostic> diags = isa::validate(scratch_, core_, numerics_);
+  if (diags.empty()) return;
+  std::vector<std::pair<std::string, View>> ops;
+  for (const Use& u : uses) ops.emplace_back(std::string(u.role), u.view);
+  const isa::Diagnostic& d = diags.front();
+  call_error(call, fmt::format("{} on {} ({}): {} (operands: {})", isa::kRuleKindNames.name(d.kind),
+                               prog_.chip, core_.name, d.message, describe_operands(ops)));
+}
+
+int32_t KernelBuilder::dma_agent(const isa::Instruction& in) {
+  const isa::AccessPattern &dst = in.operands[0], &src = in.operands[1];
+  // The side that decides how the transfer splits over DMA engines (core/dma_plan.h).
+  const isa::AccessPattern& split = dst.space != isa::Space::kHbm   ? dst
+                                    : src.space != isa::Space::kHbm ? src
+                                                                    : dst;
+  return sync_.dma_agent(in.engine, in.p.dma_queue,
+                         split.space == isa::Space::kHbm ? 0 : split.start_partition,
+                         split.num_partitions);
+}
+
+void KernelBuilder::emit(std::string_view call, isa::Instruction in, const std::vector<Use>& uses,
+                         bool matmul) {
+  if (built_) call_error(call, "the kernel was already built");
+  check(call, in, uses);
+  if (!matmul)
+    for (const Use& u : uses)
+      if (u.view.space() == isa::Space::kPsum) close_groups(u.view);
+  std::vector<Footprint> where;
+  std::vector<AgentSeq> deps;
+  for (const Use& u : uses) {
+    where.push_back(footprint(u.view));
+    deps_.conflicts(where.back(), u.write, deps);
+  }
+  const int32_t agent = is_dma(in.op) ? dma_agent(in) : SyncResolver::engine_agent(in.engine);
+  const InstrRef ref{in.engine, static_cast<int32_t>(prog_.stream(in.engine).size())};
+  const AgentSeq me = sync_.add(agent, in.engine, ref, std::move(deps));
+  for (int pass = 0; pass < 2; ++pass)  // reads first: a read-write operand ends as written
+    for (size_t i = 0; i < uses.size(); ++i)
+      if (uses[i].write == (pass == 1)) deps_.record(where[i], uses[i].write, me);
+  // A cached stationary that something overwrote must be loaded again.
+  if (stationary_where_)
+    for (size_t i = 0; i < uses.size(); ++i)
+      if (uses[i].write && where[i].key == stationary_where_->key &&
+          where[i].rect.overlaps(stationary_where_->rect)) {
+        stationary_.reset();
+        stationary_where_.reset();
+        break;
+      }
+  prog_.append(std::move(in));
+}
+
+isa::Program KernelBuilder::build() {
+  if (built_) call_error("build", "the kernel was already built");
+  close_all_groups();
+  built_ = true;
+  sync_.finalize(prog_);
+  isa::throw_if_any(isa::validate(prog_, core_, numerics_), "kernel build");
+  return std::move(prog_);
+}
+
+}  // namespace trnsim::kernel

@@ -1,0 +1,191 @@
+// The kernel-building API, in the spirit of NKI: declare HBM tensors, allocate tiles in SBUF
+// and PSUM, and call engine operations on views of them. Each call appends instructions to
+// the engine streams of an isa::Program; build() returns it, with every cross-engine
+// dependency turned into semaphore waits and signals (sync_resolver.h: the rule), ready for
+// the functional runner or the timing model.
+//
+//   KernelBuilder kb(chip);
+//   Tensor a = kb.input("a", num::bf16(), {128, 64});       // [K, M]
+//   Tensor b = kb.input("b", num::bf16(), {128, 512});      // [K, N]
+//   Tensor c = kb.output("c", num::fp32(), {64, 512});
+//   Tile at = kb.sbuf("at", num::bf16(), {128, 64});
+//   Tile bt = kb.sbuf("bt", num::bf16(), {128, 512});
+//   kb.dma_copy(at, a);
+//   kb.dma_copy(bt, b);
+//   Tile acc = kb.psum("acc", num::fp32(), {64, 512});
+//   kb.matmul(acc, at, bt);                                  // acc = at.T @ bt
+//   Tile res = kb.sbuf("res", num::fp32(), {64, 512});
+//   kb.tensor_copy(res, acc);
+//   kb.dma_copy(c, res);
+//   isa::Program p = kb.build();
+//
+// Loops: the API has no loop construct. A C++ loop around calls unrolls into the instruction
+// streams, as NKI's static_range (and affine_range, which the compiler unrolls too) does: the
+// program is straight-line code, its size proportional to the iterations.
+//
+// Tiles. A tile is allocated when created and freed when its last view is destroyed, so a
+// tile created inside a loop body reuses the same bytes every iteration, and the dependency
+// rule then serialises the iterations on it (write-after-read). To let iterations overlap,
+// allocate several buffers outside the loop (sbuf_buffers) and rotate through them.
+//
+// Errors. A shape, dtype or memory-space mistake is an InputError thrown by the call that made
+// it, naming the call and its operands; every instruction is also checked against the
+// generation's rules (isa/validate.h) when it is emitted.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "arch/chip_spec.h"
+#include "isa/program.h"
+#include "kernel/allocator.h"
+#include "kernel/dep_tracker.h"
+#include "kernel/footprint.h"
+#include "kernel/operands.h"
+#include "kernel/sync_resolver.h"
+#include "kernel/view.h"
+
+namespace trnsim::kernel {
+
+class KernelBuilder {
+ public:
+  explicit KernelBuilder(const arch::ChipSpec& chip);
+  KernelBuilder(const arch::CoreSpec& core, const arch::NumericsSpec& numerics,
+                std::string chip_name);
+  ~KernelBuilder();
+  KernelBuilder(const KernelBuilder&) = delete;
+  KernelBuilder& operator=(const KernelBuilder&) = delete;
+
+  const arch::CoreSpec& core() const { return core_; }
+  void set_seed(uint64_t seed) { prog_.seed = seed; }
+  void set_dma_policy(const DmaPolicy& p) { dma_policy_ = p; }
+
+  // --- HBM tensors (row-major, outermost dim first) ---
+  Tensor input(std::string name, num::Format dtype, std::vector<int64_t> shape);
+  Tensor output(std::string name, num::Format dtype, std::vector<int64_t> shape);
+  Tensor inout(std::string name, num::Format dtype, std::vector<int64_t> shape);
+  Tensor scratch(std::string name, num::Format dtype, std::vector<int64_t> shape);
+
+  // --- On-chip tiles: shape[0] is the partition dim (<= 128), the rest free dims ---
+  // Throws InputError naming the tile and the bytes requested vs free when memory is short.
+  Tile sbuf(std::string name, num::Format dtype, std::vector<int64_t> shape);
+  // PSUM (HARDWARE.md s2.2): a tile of at most one bank per partition lies inside one bank.
+  Tile psum(std::string name, num::Format dtype, std::vector<int64_t> shape);
+  // `n` tiles named name0, name1, ...: buffers to rotate through in a loop.
+  std::vector<Tile> sbuf_buffers(const std::string& name, num::Format dtype,
+                                 const std::vector<int64_t>& shape, int n);
+  std::vector<Tile> psum_buffers(const std::string& name, num::Format dtype,
+                                 const std::vector<int64_t>& shape, int n);
+
+  // --- DMA (dma_copy): HBM <-> SBUF, SBUF -> SBUF, HBM -> HBM; equal element counts ---
+  void dma_copy(const View& dst, const View& src, DmaOpts opts = {});
+  void dma_transpose(const View& dst, const View& src, DmaOpts opts = {});
+
+  // --- TensorE ---
+  // dst[M, N] (PSUM) = stationary[K, M].T @ moving[K, N] (both SBUF), accumulated in fp32.
+  // Accumulation groups: the first matmul into a PSUM region overwrites it (acc=first), the
+  // following ones into the same region accumulate (middle), and the group closes (last) when
+  // anything else touches the region; MatmulOpts::start begins a new group explicitly. The
+  // stationary is loaded once for back-to-back matmuls that share it.
+  void matmul(const View& dst, const View& stationary, const View& moving, MatmulOpts opts = {});
+  // dst[F, P] = src[P, F]: TensorE (dst in PSUM, through the PE array) or VectorE (<= 32x32).
+  void transpose(const View& dst, const View& src, isa::Engine engine = isa::Engine::kTensor);
+
+  // --- ScalarE: dst = func(src * scale + bias) ---
+  void activation(const View& dst, const View& src, isa::ActFunc func, Scalar scale = 1.0f,
+                  Scalar bias = 0.0f, float alpha = 0.0f);
+  // ... and reduce_dst[P, 1] = sum over the free dims of the result (accumulate).
+  void activation_reduce(const View& dst, const View& reduce_dst, const View& src,
+                         isa::ActFunc func, Scalar scale = 1.0f, Scalar bias = 0.0f);
+
+  // --- VectorE (and GpSimd where the engine may run it) ---
+  void tensor_tensor(const View& dst, const View& in0, const View& in1, isa::AluOp op,
+                     isa::Engine engine = isa::Engine::kVector);
+  // dst = (src op0 arg0) op1 arg1.
+  void tensor_scalar(const View& dst, const View& src, AluArg first,
+                     std::optional<AluArg> second = std::nullopt,
+                     isa::Engine engine = isa::Engine::kVector);
+  // dst = (in0 op0 arg0) op1 in1.
+  void scalar_tensor_tensor(const View& dst, const View& in0, AluArg first, isa::AluOp op1,
+                            const View& in1);
+  // dst = op over the innermost `axes` dims of src (as the view's dims, before merging).
+  void tensor_reduce(const View& dst, const View& src, isa::AluOp op, int axes = 1);
+  void tensor_copy(const View& dst, const View& src, isa::Engine engine = isa::Engine::kVector);
+  void memset(const View& dst, double value, isa::Engine engine = isa::Engine::kVector);
+  void select(const View& dst, const View& predicate, const View& on_true, const View& on_false);
+  void bn_stats(const View& dst, const View& src);  // dst [P, 6], src [P, <= 512]
+  void bn_aggr(const View& dst, const View& src);   // dst [P, 2] = mean, variance
+  void reciprocal(const View& dst, const View& src);
+  void max8(const View& dst, const View& src);  // dst [P, 8]
+
+  // --- GpSimd ---
+  // dst[p, i] = base + channel_multiplier * p + i (i: flat free index).
+  void iota(const View& dst, int64_t base, int64_t channel_multiplier);
+  // dst = (base + channel_multiplier * p + i) cmp 0 ? src : fill.
+  void affine_select(const View& dst, const View& src, isa::AluOp cmp, int64_t base,
+                     int64_t channel_multiplier, double fill);
+  void partition_reduce(const View& dst, const View& src, isa::AluOp op);  // dst [1, F]
+
+  // Finishes the program: closes open accumulation groups, adds the semaphores, validates
+  // the whole program. The builder cannot be used afterwards.
+  isa::Program build();
+
+  const SyncStats& sync_stats() const { return sync_.stats(); }
+  const SyncResolver& sync() const { return sync_; }
+  const isa::Program& program() const { return prog_; }  // as emitted so far
+
+ private:
+  struct Use {
+    View view;
+    bool write = false;
+    std::string_view role;  // the operand's name in messages
+  };
+  // An open matmul accumulation group: its PSUM region and its last multiply_moving.
+  struct Group {
+    Footprint where;
+    InstrRef last;
+    int32_t count = 0;
+  };
+
+  Tensor tensor(std::string name, num::Format dtype, std::vector<int64_t> shape,
+                isa::TensorKind kind);
+  Tile tile(isa::Space space, std::string name, num::Format dtype, std::vector<int64_t> shape);
+  int32_t dma_agent(const isa::Instruction& in);
+
+  // Appends one instruction after checking it against the generation's rules (throws an
+  // InputError naming `call` and the operands), with its dependencies resolved. `uses` are
+  // the views it reads and writes.
+  void emit(std::string_view call, isa::Instruction in, const std::vector<Use>& uses,
+            bool matmul = false);
+  void check(std::string_view call, const isa::Instruction& in, const std::vector<Use>& uses);
+  // Closes the accumulation groups that overlap a non-matmul access of PSUM.
+  void close_groups(const View& v);
+  void close_all_groups();
+  // The instruction of one op on `engine` with operands `ops` (access patterns of the views).
+  isa::Instruction make(isa::Opcode op, isa::Engine engine, const std::vector<View>& ops) const;
+  // Emits `op` on `engine` over `ops` (dst first, in op-table role order), with [P, 1] column
+  // operands appended for the Scalars that are columns (their Params field names the slot).
+  using ColumnArg = std::pair<const Scalar*, isa::ScalarArg isa::Params::*>;
+  void emit_op(std::string_view call, isa::Opcode op, isa::Engine engine,
+               const std::vector<View>& ops, isa::Params p = {},
+               std::initializer_list<ColumnArg> columns = {});
+
+  arch::CoreSpec core_;
+  arch::NumericsSpec numerics_;
+  isa::Program prog_;
+  isa::Program scratch_;  // one instruction at a time, for validation at the call
+  std::shared_ptr<ByteAllocator> sbuf_alloc_, psum_alloc_;
+  DepTracker deps_;
+  SyncResolver sync_;
+  DmaPolicy dma_policy_;
+  std::array<int32_t, isa::kNumEngines> dma_rotation_{};
+  std::vector<Group> groups_;
+  std::optional<isa::Instruction> stationary_;  // the last load_stationary, while still valid
+  std::optional<Footprint> stationary_where_;
+  bool built_ = false;
+};
+
+}  // namespace trnsim::kernel

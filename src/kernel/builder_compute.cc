@@ -1,0 +1,129 @@
+// ScalarE, VectorE and GpSimd calls: each one instruction (isa/op_table.cc has the semantics).
+#include <fmt/format.h>
+
+#include "kernel/builder.h"
+#include "kernel/call_error.h"
+
+namespace trnsim::kernel {
+
+using isa::Engine;
+using isa::Opcode;
+using isa::Params;
+
+void KernelBuilder::activation(const View& dst, const View& src, isa::ActFunc func, Scalar scale,
+                               Scalar bias, float alpha) {
+  Params p;
+  p.func = func;
+  p.alpha = alpha;
+  emit_op("activation", Opcode::kActivation, Engine::kScalar, {dst, src}, p,
+          {{&scale, &Params::scale}, {&bias, &Params::bias}});
+}
+
+void KernelBuilder::activation_reduce(const View& dst, const View& reduce_dst, const View& src,
+                                      isa::ActFunc func, Scalar scale, Scalar bias) {
+  Params p;
+  p.func = func;
+  emit_op("activation_reduce", Opcode::kActivationReduce, Engine::kScalar, {dst, reduce_dst, src},
+          p, {{&scale, &Params::scale}, {&bias, &Params::bias}});
+}
+
+void KernelBuilder::tensor_tensor(const View& dst, const View& in0, const View& in1, isa::AluOp op,
+                                  Engine engine) {
+  Params p;
+  p.op0 = op;
+  emit_op("tensor_tensor", Opcode::kTensorTensor, engine, {dst, in0, in1}, p);
+}
+
+void KernelBuilder::tensor_scalar(const View& dst, const View& src, AluArg first,
+                                  std::optional<AluArg> second, Engine engine) {
+  Params p;
+  p.op0 = first.op;
+  p.reverse0 = first.reverse;
+  AluArg none;
+  const AluArg& s = second ? *second : none;
+  p.op1 = s.op;
+  p.reverse1 = s.reverse;
+  emit_op("tensor_scalar", Opcode::kTensorScalar, engine, {dst, src}, p,
+          {{&first.arg, &Params::arg0}, {&s.arg, &Params::arg1}});
+}
+
+void KernelBuilder::scalar_tensor_tensor(const View& dst, const View& in0, AluArg first,
+                                         isa::AluOp op1, const View& in1) {
+  Params p;
+  p.op0 = first.op;
+  p.reverse0 = first.reverse;
+  p.op1 = op1;
+  emit_op("scalar_tensor_tensor", Opcode::kScalarTensorTensor, Engine::kVector, {dst, in0, in1}, p,
+          {{&first.arg, &Params::arg0}});
+}
+
+void KernelBuilder::tensor_reduce(const View& dst, const View& src, isa::AluOp op, int axes) {
+  const int free_dims = src.rank() - 1;
+  if (!src.on_chip() || axes < 1 || axes > free_dims)
+    call_error("tensor_reduce", "src", src,
+               fmt::format("reduces {} innermost free dims of {}", axes, free_dims));
+  // The reduced dims merge among themselves only, so reduce_axes counts what they became.
+  std::vector<int> group_dims;
+  isa::Instruction in = make(Opcode::kTensorReduce, Engine::kVector, {dst});
+  in.operands[1] = src.access({free_dims - axes}, &group_dims);
+  in.num_operands = 2;
+  in.p.reduce_op = op;
+  in.p.reduce_axes = static_cast<int8_t>(group_dims.back());
+  emit("tensor_reduce", std::move(in), {{dst, true, "dst"}, {src, false, "src"}});
+}
+
+void KernelBuilder::tensor_copy(const View& dst, const View& src, Engine engine) {
+  emit_op("tensor_copy", Opcode::kTensorCopy, engine, {dst, src});
+}
+
+void KernelBuilder::memset(const View& dst, double value, Engine engine) {
+  Params p;
+  p.value = value;
+  emit_op("memset", Opcode::kMemset, engine, {dst}, p);
+}
+
+void KernelBuilder::select(const View& dst, const View& predicate, const View& on_true,
+                           const View& on_false) {
+  emit_op("select", Opcode::kSelect, Engine::kVector, {dst, predicate, on_true, on_false});
+}
+
+void KernelBuilder::bn_stats(const View& dst, const View& src) {
+  emit_op("bn_stats", Opcode::kBnStats, Engine::kVector, {dst, src});
+}
+
+void KernelBuilder::bn_aggr(const View& dst, const View& src) {
+  emit_op("bn_aggr", Opcode::kBnAggr, Engine::kVector, {dst, src});
+}
+
+void KernelBuilder::reciprocal(const View& dst, const View& src) {
+  emit_op("reciprocal", Opcode::kReciprocal, Engine::kVector, {dst, src});
+}
+
+void KernelBuilder::max8(const View& dst, const View& src) {
+  emit_op("max8", Opcode::kMax8, Engine::kVector, {dst, src});
+}
+
+void KernelBuilder::iota(const View& dst, int64_t base, int64_t channel_multiplier) {
+  Params p;
+  p.iota_base = base;
+  p.channel_multiplier = channel_multiplier;
+  emit_op("iota", Opcode::kIota, Engine::kGpSimd, {dst}, p);
+}
+
+void KernelBuilder::affine_select(const View& dst, const View& src, isa::AluOp cmp, int64_t base,
+                                  int64_t channel_multiplier, double fill) {
+  Params p;
+  p.op0 = cmp;
+  p.iota_base = base;
+  p.channel_multiplier = channel_multiplier;
+  p.value = fill;
+  emit_op("affine_select", Opcode::kAffineSelect, Engine::kGpSimd, {dst, src}, p);
+}
+
+void KernelBuilder::partition_reduce(const View& dst, const View& src, isa::AluOp op) {
+  Params p;
+  p.reduce_op = op;
+  emit_op("partition_reduce", Opcode::kPartitionReduce, Engine::kGpSimd, {dst, src}, p);
+}
+
+}  // namespace trnsim::kernel

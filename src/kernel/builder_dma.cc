@@ -1,0 +1,77 @@
+// DMA calls. Which stream triggers a transfer and which queue it goes on (the rule):
+//   - trigger: DmaOpts::trigger, else the DmaPolicy's stream for its direction (loads from
+//     HBM: Sync; the rest: GpSimd; operands.h says why);
+//   - queue: each triggering stream has its own queue id on every DMA engine (Sync 0, Scalar 1,
+//     GpSimd 2, Vector 3, Tensor 4), so one queue is fed by one stream, in program order;
+//   - engines: the timing model spreads a transfer over ceil(partitions / 8) DMA engines
+//     (core/dma_plan.h). A transfer that needs all of them gets rotation 0; narrower ones
+//     rotate round-robin over the engines per triggering stream (dma_queue / queues_per_engine
+//     is the rotation), so that small transfers do not pile onto one engine.
+#include <fmt/format.h>
+
+#include "kernel/builder.h"
+#include "kernel/call_error.h"
+
+namespace trnsim::kernel {
+
+namespace {
+
+int queue_slot(isa::Engine e) {
+  switch (e) {
+    case isa::Engine::kSync:
+      return 0;
+    case isa::Engine::kScalar:
+      return 1;
+    case isa::Engine::kGpSimd:
+      return 2;
+    case isa::Engine::kVector:
+      return 3;
+    case isa::Engine::kTensor:
+      return 4;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void KernelBuilder::dma_copy(const View& dst, const View& src, DmaOpts opts) {
+  constexpr std::string_view call = "dma_copy";
+  if (dst.space() == isa::Space::kPsum || src.space() == isa::Space::kPsum)
+    call_error(call, dst.space() == isa::Space::kPsum ? "dst" : "src",
+               dst.space() == isa::Space::kPsum ? dst : src,
+               "DMA does not reach PSUM: copy PSUM to SBUF with an engine first");
+  if (dst.elements() != src.elements())
+    call_error(call, fmt::format("dst has {} elements, src {} (operands: {})", dst.elements(),
+                                 src.elements(), describe_operands({{"dst", dst}, {"src", src}})));
+  const isa::Engine trigger = opts.trigger.value_or(
+      src.space() == isa::Space::kHbm ? dma_policy_.load_trigger : dma_policy_.store_trigger);
+  isa::Instruction in = make(isa::Opcode::kDmaCopy, trigger, {dst, src});
+  in.p.dma_accumulate = opts.accumulate;
+
+  const int engines = std::max(core_.dma.engines, 1);
+  const int queues = std::max(core_.dma.queues_per_engine, 1);
+  const int per_engine = std::max(core_.sbuf.partitions / engines, 1);
+  const isa::AccessPattern& split =
+      dst.on_chip() || !src.on_chip() ? in.operands[0] : in.operands[1];
+  const int64_t pieces =
+      std::min<int64_t>(engines, (split.num_partitions + per_engine - 1) / per_engine);
+  int32_t& rot = dma_rotation_[static_cast<size_t>(trigger)];
+  const int32_t rotation = pieces < engines ? rot : 0;
+  if (pieces < engines) rot = static_cast<int32_t>((rot + pieces) % engines);
+  in.p.dma_queue = static_cast<int16_t>(rotation * queues + queue_slot(trigger) % queues);
+
+  std::vector<Use> uses{{dst, true, "dst"}, {src, false, "src"}};
+  if (opts.accumulate) uses.push_back({dst, false, "dst"});
+  emit(call, std::move(in), uses);
+}
+
+void KernelBuilder::dma_transpose(const View& dst, const View& src, DmaOpts opts) {
+  const isa::Engine trigger = opts.trigger.value_or(
+      src.space() == isa::Space::kHbm ? dma_policy_.load_trigger : dma_policy_.store_trigger);
+  isa::Instruction in = make(isa::Opcode::kDmaTranspose, trigger, {dst, src});
+  in.p.dma_queue =
+      static_cast<int16_t>(queue_slot(trigger) % std::max(core_.dma.queues_per_engine, 1));
+  emit("dma_transpose", std::move(in), {{dst, true, "dst"}, {src, false, "src"}});
+}
+
+}  // namespace trnsim::kernel

@@ -1,0 +1,45 @@
+#include "kernel/footprint.h"
+
+#include <algorithm>
+
+namespace trnsim::kernel {
+
+namespace {
+
+struct Reach {
+  int64_t lo = 0, hi = 0;  // elements, relative to the first element
+  void add(const ViewDim& d) { (d.stride < 0 ? lo : hi) += d.stride * (d.size - 1); }
+};
+
+}  // namespace
+
+Footprint footprint(const View& v) {
+  const Region& r = v.region();
+  const int64_t es = v.dtype().storage_bytes;
+  Footprint f;
+  f.key.space = v.space();
+  if (v.on_chip()) {
+    Reach reach;
+    for (size_t i = 1; i < v.dims().size(); ++i) reach.add(v.dims()[i]);
+    const int64_t first = r.base / es + v.offset();  // elements from byte 0 of the partition
+    f.rect = {v.start_partition(), v.start_partition() + v.partitions(), (first + reach.lo) * es,
+              (first + reach.hi + 1) * es};
+    return f;
+  }
+  f.key.tensor = r.tensor;
+  const int64_t row = std::max<int64_t>(r.row_elements, 1);
+  // Dims whose stride is whole rows move between rows; the others move within one.
+  Reach rows, cols;
+  for (const ViewDim& d : v.dims()) (d.stride % row == 0 ? rows : cols).add(d);
+  const int64_t o = v.offset();
+  const int64_t c_lo = o % row + cols.lo, c_hi = o % row + cols.hi + 1;
+  if (c_lo >= 0 && c_hi <= row) {
+    f.rect = {o / row + rows.lo / row, o / row + rows.hi / row + 1, c_lo * es, c_hi * es};
+  } else {  // the pattern wraps around rows: take whole rows
+    const int64_t lo = o + rows.lo + cols.lo, hi = o + rows.hi + cols.hi + 1;
+    f.rect = {lo / row, (hi - 1) / row + 1, 0, row * es};
+  }
+  return f;
+}
+
+}  // namespace trnsim::kernel

@@ -1,0 +1,99 @@
+// A typed window on kernel memory: an HBM tensor or an on-chip tile (SBUF, PSUM). A view is a
+// list of dims, outermost first, each a size and a stride in elements. On chip, dim 0 is the
+// partition dim (a run of contiguous partitions: the hardware has no partition striding,
+// HARDWARE.md s3) and the rest are free dims within each partition; in HBM, dim 0 is the row
+// dim of the access pattern and may have any stride. Views are cheap values; a view of a tile
+// keeps the tile allocated (the tile is freed when its last view goes away).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "isa/access_pattern.h"
+#include "kernel/index.h"
+#include "numerics/format.h"
+
+namespace trnsim::kernel {
+
+// What a view looks into. Owned through shared_ptr by every view of it; on-chip regions
+// return their bytes to the allocator when destroyed (allocator.h).
+struct Region {
+  isa::Space space = isa::Space::kSbuf;
+  num::Format dtype = num::fp32();
+  std::string name;
+  int64_t base = 0;                  // bytes: offset within each partition, or HBM device address
+  int32_t tensor = -1;               // HBM: index into Program::tensors
+  int64_t row_elements = 1;          // HBM: elements per row of the tensor's outermost dim
+  std::vector<int64_t> shape;        // as declared
+  std::shared_ptr<void> allocation;  // on chip: released when the last view goes
+};
+
+struct ViewDim {
+  int64_t size = 1;
+  int64_t stride = 1;  // elements (on-chip dim 0: unused, partitions are contiguous)
+};
+
+class View {
+ public:
+  View() = default;
+  View(std::shared_ptr<const Region> region, int64_t start_partition, int64_t offset,
+       std::vector<ViewDim> dims);
+
+  bool valid() const { return region_ != nullptr; }
+  isa::Space space() const { return region_->space; }
+  bool on_chip() const { return space() != isa::Space::kHbm; }
+  const num::Format& dtype() const { return region_->dtype; }
+  const std::string& name() const { return region_->name; }
+  const Region& region() const { return *region_; }
+
+  int rank() const { return static_cast<int>(dims_.size()); }
+  int64_t size(int d) const { return dims_.at(static_cast<size_t>(d)).size; }
+  std::vector<int64_t> shape() const;
+  const std::vector<ViewDim>& dims() const { return dims_; }
+  // Partitions on chip; rows of the access pattern in HBM (1 for a rank-1 view).
+  int64_t partitions() const;
+  int64_t free_elements() const;  // per partition / row
+  int64_t elements() const { return partitions() * free_elements(); }
+  int64_t start_partition() const { return start_partition_; }
+  int64_t offset() const { return offset_; }  // elements from the region's base
+  bool has_zero_stride() const;
+
+  // Indexing (index.h). Throws InputError naming the view for an out-of-range index, a step
+  // on the partition dim, or too many indices.
+  View operator()(Idx a) const;
+  View operator()(Idx a, Idx b) const;
+  View operator()(Idx a, Idx b, Idx c) const;
+  View operator()(Idx a, Idx b, Idx c, Idx d) const;
+  View operator()(Idx a, Idx b, Idx c, Idx d, Idx e) const;
+  View index(const std::vector<Idx>& idx) const;
+
+  // The same elements with another shape (row-major). On chip the partition dim must stay;
+  // the dims that change must be contiguous. Throws InputError otherwise.
+  View reshape(const std::vector<int64_t>& shape) const;
+  // A new dim of `n` repeats (stride 0) before dim `axis`: a [cols] HBM vector read as
+  // [128, cols], or a [P, 1] column read as [P, F]. Not on the partition dim of a tile.
+  View broadcast(int axis, int64_t n) const;
+
+  // The hardware operand. Free dims are merged where contiguous and size-1 dims dropped,
+  // but never across a boundary in `groups` (free-dim indices, counted from dim 1, where a
+  // new group starts): reductions and double-row matmuls need their dims kept apart.
+  // `group_dims`, if given, receives the free dims each group became.
+  isa::AccessPattern access(const std::vector<int>& groups = {},
+                            std::vector<int>* group_dims = nullptr) const;
+
+  std::string describe() const;  // "'name' sbuf [128, 512] bf16"
+
+ private:
+  std::shared_ptr<const Region> region_;
+  int64_t start_partition_ = 0;
+  int64_t offset_ = 0;
+  std::vector<ViewDim> dims_;
+};
+
+// Aliases that say what a value is meant to be; both are views.
+using Tile = View;
+using Tensor = View;
+
+}  // namespace trnsim::kernel
