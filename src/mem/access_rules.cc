@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "isa/access_rules.h"
+
 namespace trnsim::mem {
 
 namespace {
@@ -41,15 +43,9 @@ std::optional<Fault> check_dma_space(const isa::AccessPattern& ap) {
   return std::nullopt;
 }
 
-bool start_partition_allowed(int start, int count) {
-  if (count > 64) return start == 0;
-  if (count > 32) return start == 0 || start == 64;
-  return start % 32 == 0;
-}
-
 std::optional<Fault> check_start_partition(const isa::AccessPattern& ap) {
   if (ap.space == isa::Space::kHbm ||
-      start_partition_allowed(ap.start_partition, ap.num_partitions))
+      isa::start_partition_allowed(ap.start_partition, ap.num_partitions))
     return std::nullopt;
   Fault f;
   f.kind = FaultKind::kPartitionStart;

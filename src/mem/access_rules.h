@@ -24,10 +24,9 @@ std::optional<Fault> check_engine_space(isa::Engine e, const isa::AccessPattern&
 // must go through SBUF to reach HBM, HARDWARE.md s8).
 std::optional<Fault> check_dma_space(const isa::AccessPattern& ap);
 
-// Start partition of an engine access (AG2, HARDWARE.md s3): more than 64 partitions start at
-// 0; 33..64 start at 0 or 64; 1..32 start at a multiple of 32. DMA is not bound by this rule
-// (it moves one buffer per partition).
-bool start_partition_allowed(int start, int count);
+// Start partition of an engine access (isa::start_partition_allowed, AG2, HARDWARE.md s3): more
+// than 64 partitions start at 0; 33..64 at 0 or 64; 1..32 at 0, 32, 64 or 96. DMA is not
+// bound by this rule (it moves one buffer per partition).
 std::optional<Fault> check_start_partition(const isa::AccessPattern& ap);
 
 }  // namespace trnsim::mem

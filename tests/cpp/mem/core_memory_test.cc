@@ -103,12 +103,10 @@ TEST(AccessRules, EngineSpaces) {
 }
 
 TEST(AccessRules, StartPartition) {
-  EXPECT_TRUE(start_partition_allowed(0, 128));
-  EXPECT_FALSE(start_partition_allowed(32, 65));
-  EXPECT_TRUE(start_partition_allowed(64, 64));
-  EXPECT_FALSE(start_partition_allowed(32, 33));
-  EXPECT_TRUE(start_partition_allowed(96, 32));
-  EXPECT_FALSE(start_partition_allowed(8, 8));
+  EXPECT_FALSE(check_start_partition(ap(isa::Space::kSbuf, 64, 64, 0, 1, 1)));
+  EXPECT_FALSE(check_start_partition(ap(isa::Space::kPsum, 96, 32, 0, 1, 1)));
+  EXPECT_TRUE(check_start_partition(ap(isa::Space::kSbuf, 32, 65, 0, 1, 1)));
+  EXPECT_FALSE(check_start_partition(ap(isa::Space::kHbm, 8, 8, 0, 1, 1)));  // DMA rows
   const auto f = check_start_partition(ap(isa::Space::kSbuf, 16, 16, 0, 1, 1));
   ASSERT_TRUE(f);
   EXPECT_EQ(f->kind, FaultKind::kPartitionStart);
