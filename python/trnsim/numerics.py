@@ -85,7 +85,7 @@ def _policy(chip, overflow, nan, sr_random_bits, flush_subnormals):
         return (overflow or "inf", nan or "propagate", sr_random_bits or 16, bool(flush_subnormals))
     from trnsim import spec  # the generation's numeric policy is spec data
 
-    p = spec.load(chip)["numerics"]
+    p = spec.load(chip)["values"]["numerics"]
     return (
         overflow or p["overflow"],
         nan or p["nan"],
