@@ -58,19 +58,6 @@ std::string_view LineCursor::word() {
   return s_.substr(b, pos_ - b);
 }
 
-std::string_view LineCursor::number_text() {
-  skip_ws();
-  const size_t b = pos_;
-  while (pos_ < s_.size()) {
-    const char c = s_[pos_];
-    // A sign only leads the number or follows an exponent (1e-5), so "3-4" stops at '-'.
-    const bool sign_ok = pos_ == b || s_[pos_ - 1] == 'e' || s_[pos_ - 1] == 'E';
-    if (!(is_ident(c) || c == '.' || c == ':' || ((c == '-' || c == '+') && sign_ok))) break;
-    ++pos_;
-  }
-  return s_.substr(b, pos_ - b);
-}
-
 std::string_view LineCursor::integer_text() {
   skip_ws();
   const size_t b = pos_;

@@ -27,8 +27,6 @@ class LineCursor {
   std::string_view identifier();
   // Characters up to the next space, ',' or comment: a parameter value or a number.
   std::string_view word();
-  // Characters matching [A-Za-z0-9_+-.:x] (numbers with signs, hex and NaN bits).
-  std::string_view number_text();
   // An optional sign and then [A-Za-z0-9_] (decimal or 0x hex integers); stops at ':' ',' ']'.
   std::string_view integer_text();
   // A double-quoted string with \" \\ \n escapes.
