@@ -89,6 +89,7 @@ Format cfp8(int exp_bits, int bias) {
   if (exp_bits != 4 && exp_bits != 5)
     throw InputError("", "cfp8",
                      "exponent bits must be 4 (E4M3) or 5 (E5M2), got " + std::to_string(exp_bits));
+  if (bias == -1) bias = 1 << (exp_bits - 1);
   if (bias < 0 || bias > 63)
     throw InputError("", "cfp8", "exponent bias must be in 0..63, got " + std::to_string(bias));
   return float_format(Dtype::kCfp8, 1, 8, exp_bits, 7 - exp_bits, bias, Specials::kFnuz);

@@ -79,8 +79,10 @@ Format int_format(Dtype d);  // kInt8 .. kUint32
 // Configurable FP8 (cFP8). The hardware encoding is not public (HARDWARE.md s11 item 5);
 // trnsim's choice, documented in docs/numerics.md: 1-4-3 (exp_bits 4) or 1-5-2 (exp_bits 5)
 // layout, an exponent bias of 0..63 chosen by the program, no infinities, and the negative-zero
-// code as the only NaN (fnuz) so that every other code is a finite value. Defaults: E4M3, bias 8.
-Format cfp8(int exp_bits = 4, int bias = 8);
+// code as the only NaN (fnuz) so that every other code is a finite value. Default layout E4M3;
+// bias -1 means the layout's fnuz default 2^(exp_bits-1): 8 for E4M3, 16 for E5M2 (the
+// ml_dtypes float8_e4m3fnuz / float8_e5m2fnuz encodings).
+Format cfp8(int exp_bits = 4, int bias = -1);
 
 // A format by name: canonical names and the NKI / numpy aliases ("bfloat16", "float8_e4m3",
 // "float8_e8m0fnu", "float4_e2m1fn", "float32", "tfloat32", "uint8", ...). cFP8 names are

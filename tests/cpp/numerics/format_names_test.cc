@@ -77,13 +77,15 @@ TEST(FormatNames, Aliases) {
   EXPECT_EQ(parse_format("uint32"), int_format(Dtype::kUint32));
   EXPECT_EQ(parse_format("cfp8"), cfp8());
   EXPECT_EQ(parse_format("cfp8_e4m3"), cfp8(4));
-  // The E5M2 layout's default bias is not fixed by format.h (cfp8()'s default of 8 is stated
-  // for E4M3); the name must give the E5M2 layout and a format whose name parses back.
+  // Without a bias, each layout takes its fnuz default 2^(exp_bits-1), by name or by cfp8().
   const Format e5 = parse_format("cfp8_e5m2");
   EXPECT_EQ(e5.dtype, Dtype::kCfp8);
   EXPECT_EQ(e5.exp_bits, 5);
+  EXPECT_EQ(e5.bias, 16);
+  EXPECT_EQ(e5, cfp8(5));
+  EXPECT_EQ(cfp8(4).bias, 8);
   EXPECT_EQ(parse_format(e5.name()), e5);
-  std::printf("cfp8_e5m2 parses with bias %d (cfp8(5) has bias %d)\n", e5.bias, cfp8(5).bias);
+  EXPECT_THROW(cfp8(4, -2), InputError);
 }
 
 TEST(FormatNames, EveryCfp8LayoutAndBias) {
