@@ -47,26 +47,36 @@ void DepTracker::conflicts(const Footprint& f, bool write, std::vector<AgentSeq>
 
 void DepTracker::record(const Footprint& f, bool write, AgentSeq who) {
   std::vector<Seg>& segs = region(f.key);
-  std::vector<Seg> next;
-  next.reserve(segs.size() + 4);
+  std::vector<size_t> hits;
+  for (size_t i = 0; i < segs.size(); ++i)
+    if (segs[i].rect.overlaps(f.rect)) hits.push_back(i);
+  // In place where the part lies wholly inside a read (the common case: the same tile again).
+  if (!write)
+    std::erase_if(hits, [&](size_t i) {
+      if (!f.rect.contains(segs[i].rect)) return false;
+      add_reader(segs[i].readers, who);
+      return true;
+    });
+  // The rest are cut: the parts outside f keep their history; for a read, the part inside
+  // gains the reader; for a write, one part replaces everything inside f. Removal swaps with
+  // the last part, going down the indices so that no hit is moved before it is handled.
+  std::vector<Seg> added;
   std::vector<Rect> pieces;
-  for (Seg& s : segs) {
-    if (!s.rect.overlaps(f.rect)) {
-      next.push_back(std::move(s));
-      continue;
-    }
+  for (auto it = hits.rbegin(); it != hits.rend(); ++it) {
+    Seg s = std::move(segs[*it]);
+    segs[*it] = std::move(segs.back());
+    segs.pop_back();
     pieces.clear();
     subtract(s.rect, f.rect, pieces);
-    for (const Rect& r : pieces) next.push_back({r, s.writer, s.readers});
+    for (const Rect& r : pieces) added.push_back({r, s.writer, s.readers});
     if (!write) {
       Seg inside{s.rect.intersect(f.rect), s.writer, std::move(s.readers)};
       add_reader(inside.readers, who);
-      next.push_back(std::move(inside));
+      added.push_back(std::move(inside));
     }
   }
-  // A write leaves one part: itself, with no readers yet.
-  if (write) next.push_back({f.rect, who, {}});
-  segs = std::move(next);
+  for (Seg& s : added) segs.push_back(std::move(s));
+  if (write) segs.push_back({f.rect, who, {}});
 }
 
 size_t DepTracker::segments() const {

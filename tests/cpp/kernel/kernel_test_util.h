@@ -1,0 +1,40 @@
+// Helpers of the kernel tests: generations by name, running a program on the functional runner
+// with named inputs, and host-side references that do not use trnsim's numerics (so the code
+// under test is never its own oracle).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "arch/chip_spec.h"
+#include "isa/program.h"
+
+namespace trnsim::kernel_test {
+
+// trn1, trn2, trn3, loaded once each.
+const arch::ChipSpec& chip(const std::string& name);
+inline const std::vector<std::string> kGenerations{"trn1", "trn2", "trn3"};
+
+// Runs `prog` functionally with the given inputs (fp32 values, cast by the runner) and
+// returns every output tensor as fp32. Fails the test (ADD_FAILURE) on faults.
+std::map<std::string, std::vector<float>> run(const arch::ChipSpec& chip, const isa::Program& prog,
+                                              const std::map<std::string, std::vector<float>>& in);
+
+// Round-to-nearest-even of an fp32 value to bf16, computed on the bit pattern (NaN-free input).
+float round_bf16(float x);
+
+// Deterministic pseudo-random values: integers in [lo, hi], or multiples of 1/64 in [-1, 1]
+// (both exact in bf16).
+std::vector<float> small_ints(size_t n, int lo, int hi, uint64_t seed);
+std::vector<float> sixty_fourths(size_t n, uint64_t seed);
+
+// Largest |a - b| and largest |a - b| / max(|b|, floor).
+struct ErrorStats {
+  double max_abs = 0, max_rel = 0;
+};
+ErrorStats compare(const std::vector<float>& got, const std::vector<double>& want,
+                   double rel_floor = 1e-3);
+
+}  // namespace trnsim::kernel_test
