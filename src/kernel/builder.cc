@@ -205,7 +205,10 @@ void KernelBuilder::emit(std::string_view call, isa::Instruction in, const std::
     where.push_back(footprint(u.view));
     deps_.conflicts(where.back(), u.write, deps);
   }
-  const int32_t agent = is_dma(in.op) ? dma_agent(in) : SyncResolver::engine_agent(in.engine);
+  const int32_t agent = is_dma(in.op) ? dma_agent(in)
+                        : in.op == isa::Opcode::kLoadStationary
+                            ? SyncResolver::kPeBackground
+                            : SyncResolver::engine_agent(in.engine);
   const InstrRef ref{in.engine, static_cast<int32_t>(prog_.stream(in.engine).size())};
   const AgentSeq me = sync_.add(agent, in.engine, ref, std::move(deps));
   for (int pass = 0; pass < 2; ++pass)  // reads first: a read-write operand ends as written

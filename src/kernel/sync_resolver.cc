@@ -22,13 +22,15 @@ void raise(std::vector<int32_t>& k, size_t agent, int32_t seq) {
 }  // namespace
 
 std::string AgentInfo::label() const {
+  if (background) return "pe (load_stationary unit)";
   if (!dma) return std::string(isa::engine_name(engine));
   return fmt::format("dma queue {} (triggered by {}, partitions {}..{})", queue,
                      isa::engine_name(engine), split_start, split_start + split_rows - 1);
 }
 
 SyncResolver::SyncResolver() {
-  for (isa::Engine e : isa::kAllEngines) agents_.push_back({false, e});
+  for (isa::Engine e : isa::kAllEngines) agents_.push_back({false, false, e});
+  agents_.push_back({false, true, isa::Engine::kTensor});  // kPeBackground
   instrs_.resize(agents_.size());
   known_at_.resize(agents_.size());
   for (auto& k : stream_known_) k = std::make_shared<const Knowledge>();
@@ -42,7 +44,7 @@ int32_t SyncResolver::dma_agent(isa::Engine trigger, int32_t queue, int32_t spli
         x.split_rows == split_rows)
       return static_cast<int32_t>(a);
   }
-  agents_.push_back({true, trigger, queue, split_start, split_rows});
+  agents_.push_back({true, false, trigger, queue, split_start, split_rows});
   instrs_.emplace_back();
   known_at_.emplace_back();
   return static_cast<int32_t>(agents_.size() - 1);

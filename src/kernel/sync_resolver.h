@@ -2,7 +2,9 @@
 // a kernel author never writes one.
 //
 // Agents. An agent is something that completes instructions in order: each of the five
-// engines for its own (non-DMA) instructions, and each DMA queue for the transfers put on it.
+// engines for its own (non-DMA) instructions, except that TensorE's load_stationary runs on
+// its background unit (core/cost.h: it overlaps the previous matmul, so it may complete before
+// it) and is an agent of its own; and each DMA queue for the transfers put on it.
 // A DMA queue agent is keyed by (trigger stream, dma_queue, first partition and partition
 // count of the side that decides the split): transfers with the same key use the same DMA
 // engines in the same order (core/dma_plan.h), and pieces of one queue run in order on each
@@ -40,6 +42,7 @@ struct InstrRef {
 
 struct AgentInfo {
   bool dma = false;
+  bool background = false;                  // TensorE's load_stationary unit
   isa::Engine engine = isa::Engine::kSync;  // the engine, or the stream that triggers the DMAs
   int32_t queue = -1;                       // DMA: the instruction's dma_queue
   int32_t split_start = 0, split_rows = 0;  // DMA: partitions of the split side
@@ -59,6 +62,7 @@ class SyncResolver {
   SyncResolver();
 
   static int32_t engine_agent(isa::Engine e) { return static_cast<int32_t>(e); }
+  static constexpr int32_t kPeBackground = isa::kNumEngines;  // load_stationary
   int32_t dma_agent(isa::Engine trigger, int32_t queue, int32_t split_start, int32_t split_rows);
   const AgentInfo& agent(int32_t a) const { return agents_.at(static_cast<size_t>(a)); }
 

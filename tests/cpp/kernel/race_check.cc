@@ -19,8 +19,9 @@ bool is_dma(const Instruction& in) {
   return in.op == isa::Opcode::kDmaCopy || in.op == isa::Opcode::kDmaTranspose;
 }
 
-// Agent of an instruction: "pe", or "dma:<stream>:<queue>:<start>:<rows>".
+// Agent of an instruction: "pe", "pe-background", or "dma:<stream>:<queue>:<start>:<rows>".
 std::string agent_of(const Instruction& in) {
+  if (in.op == isa::Opcode::kLoadStationary) return "pe-background";
   if (!is_dma(in)) return std::string(isa::engine_name(in.engine));
   const AccessPattern &d = in.operands[0], &s = in.operands[1];
   const AccessPattern& split = d.space != isa::Space::kHbm   ? d

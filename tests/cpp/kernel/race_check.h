@@ -7,6 +7,8 @@
 //   - a stream issues in order; an instruction issues after its waits hold;
 //   - an instruction's accesses happen between its issue and its completion;
 //   - an engine completes its own (non-DMA) instructions in order, and two of them never race;
+//     TensorE's load_stationary runs on a unit of its own and completes in order with the
+//     other load_stationary instructions only (core/cost.h: the background unit);
 //   - a DMA transfer starts when its trigger issues; transfers of one DMA queue agent
 //     (trigger stream, dma_queue, partitions of the split side) complete in order;
 //   - `semaphore s >= v` holds after the v-th signal of s; every semaphore must be signalled
