@@ -51,9 +51,8 @@ void Sequencer::handle(const sim::Event& e) {
 }
 
 void Sequencer::try_issue() {
-  const Picoseconds now = ctx_.sim.now();
-  uint64_t cycle = clock_.ps_to_cycles(now);
-  if (clock_.cycles_to_ps(cycle) < now) ++cycle;
+  Picoseconds now = ctx_.sim.now();
+  uint64_t cycle = clock_.cycle_at_or_after(now);
   while (!finished() && !ctx_.stopped) {
     const isa::Instruction& ins = stream_[pc_];
     const InstrInfo& info = info_[pc_];
@@ -61,7 +60,13 @@ void Sequencer::try_issue() {
     if (info.cost.waits_background)
       ready = std::max(ready, unit_free_[static_cast<size_t>(Unit::kBackground)]);
     if (ready > cycle) {
-      schedule_try(clock_.cycles_to_ps(ready));
+      const Picoseconds t = clock_.cycles_to_ps(ready);
+      if (t < ctx_.sim.next_time()) {  // nothing else happens before: run on without an event
+        cycle = ready;
+        now = t;
+        continue;
+      }
+      schedule_try(t);
       return;
     }
     if (const isa::SemWait* w = ctx_.sems.first_unmet(ins.waits)) {

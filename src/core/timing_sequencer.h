@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "core/register_file.h"
+#include "core/timing_clock.h"
 #include "core/timing_context.h"
 #include "sim/clock.h"
 
@@ -28,7 +29,7 @@ class Sequencer : public sim::Component {
   bool finished() const { return pc_ >= stream_.size(); }
   isa::Engine engine() const { return engine_; }
   size_t pc() const { return pc_; }
-  const sim::Clock& clock() const { return clock_; }
+  const sim::Clock& clock() const { return clock_.clock(); }
 
  private:
   enum Kind : uint32_t { kTry = 0, kComplete = 1 };
@@ -43,7 +44,7 @@ class Sequencer : public sim::Component {
   TimingContext& ctx_;
   const isa::Engine engine_;
   const int index_;
-  const sim::Clock clock_;
+  const FastClock clock_;
   const std::vector<isa::Instruction>& stream_;
   const std::vector<InstrInfo>& info_;
   EngineStats& stats_;

@@ -34,6 +34,11 @@ class Simulator {
   Picoseconds now() const { return now_; }
   uint64_t events_handled() const { return handled_; }
   bool idle() const { return queue_.empty(); }
+  // Time of the next pending event (INT64_MAX when none): lets a component that would only
+  // schedule itself before anything else happens run on without an event.
+  Picoseconds next_time() const {
+    return queue_.empty() ? Picoseconds(INT64_MAX) : queue_.top().time;
+  }
 
   // Schedules an event at absolute time `t` (not before now()).
   void schedule(Picoseconds t, Component* target, uint32_t kind, uint64_t payload = 0,
