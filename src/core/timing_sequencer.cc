@@ -107,7 +107,14 @@ void Sequencer::issue(const isa::Instruction& ins, const InstrInfo& info, uint64
   ++stats_.instructions;
   ++stats_.by_opcode[static_cast<size_t>(ins.op)];
   (c.unit == Unit::kMain ? stats_.busy : stats_.background_busy) += t_free - t0;
-  stats_.finish = std::max(stats_.finish, t_done);
+  // In-order retirement: values and signals take effect at completion, but not before those of
+  // an earlier instruction of the same engine (a LoadStationary finishing in the background
+  // must not replace the stationary of a matmul still streaming; a sem_signal after a long op
+  // must not fire first). Times are non-decreasing in issue order, so the completion events
+  // of one engine fire in issue order.
+  const Picoseconds t_retire = std::max(t_done, last_retire_);
+  last_retire_ = t_retire;
+  stats_.finish = std::max(stats_.finish, t_retire);
   ctx_.result.tensor_flops += info.flops;
   ctx_.result.sbuf_high_water = std::max(ctx_.result.sbuf_high_water, info.sbuf_end);
   ctx_.result.psum_high_water = std::max(ctx_.result.psum_high_water, info.psum_end);
@@ -118,7 +125,7 @@ void Sequencer::issue(const isa::Instruction& ins, const InstrInfo& info, uint64
   if (is_dma(ins.op)) {
     ctx_.dma->submit(ins, ctx_.prog.dma_plan(info.dma_plan), engine_, id, t0);
   } else if (!ins.signals.empty() || (ctx_.executor != nullptr && !control)) {
-    ctx_.sim.schedule(t_done, this, kComplete, index | ((id & kLow32) << 32), kPriorityComplete);
+    ctx_.sim.schedule(t_retire, this, kComplete, index | ((id & kLow32) << 32), kPriorityComplete);
   }
 }
 

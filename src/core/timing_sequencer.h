@@ -5,6 +5,8 @@
 //    cycle;
 //  - every semaphore wait holds (checked at issue; signals apply at completion);
 //  - the shared SBUF/PSUM ports it needs are free (timing_ports.h).
+// Instructions retire in order: an instruction's values (executor) and semaphore signals take
+// effect at its completion or at the previous instruction's retirement, whichever is later.
 // The five engines differ only in data (clock, costs, units), so one class serves them all.
 #pragma once
 
@@ -54,6 +56,7 @@ class Sequencer : public sim::Component {
   uint64_t next_issue_cycle_ = 0;                // one issue per cycle
   std::array<uint64_t, kNumUnits> unit_free_{};  // cycle each unit is free again
   RegisterFile regs_;
+  Picoseconds last_retire_;  // retirement time of the latest instruction issued
 
   bool try_pending_ = false;
   Picoseconds try_time_;
