@@ -9,14 +9,6 @@ using isa::AluOp;
 
 namespace {
 
-// Float -> int32 as the engines' integer ops see a float: truncate, saturate, NaN -> 0.
-int32_t to_i32(float x) {
-  if (std::isnan(x)) return 0;
-  if (x >= 2147483648.0f) return std::numeric_limits<int32_t>::max();
-  if (x < -2147483648.0f) return std::numeric_limits<int32_t>::min();
-  return static_cast<int32_t>(x);
-}
-
 float fmax_nan(float a, float b) {
   if (std::isnan(a)) return a;
   if (std::isnan(b)) return b;
@@ -38,6 +30,13 @@ float floored_mod(float a, float b) {
 }
 
 }  // namespace
+
+int32_t to_i32(float x) {
+  if (std::isnan(x)) return 0;
+  if (x >= 2147483648.0f) return std::numeric_limits<int32_t>::max();
+  if (x < -2147483648.0f) return std::numeric_limits<int32_t>::min();
+  return static_cast<int32_t>(x);
+}
 
 bool is_bitvec(AluOp op) {
   switch (op) {

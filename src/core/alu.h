@@ -35,6 +35,9 @@ uint32_t alu_bits(isa::AluOp op, uint32_t a, uint32_t b);
 // sense on registers and for division or modulo by zero.
 bool alu_reg(isa::AluOp op, int32_t a, int32_t b, int32_t& out);
 
+// A float as the engines' integer ops see it: truncated toward zero, saturated, NaN -> 0.
+int32_t to_i32(float x);
+
 // True for the comparison ops (is_equal .. is_lt).
 bool is_comparison(isa::AluOp op);
 

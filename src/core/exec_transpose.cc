@@ -1,6 +1,7 @@
-// Transposes. Bit-exact ones move element codes; the NC-v2 TensorE transpose goes through the
-// matmul datapath (HARDWARE.md s2.1: a matmul with an identity moving matrix), so NaN and Inf
-// spread along the output row (0 x Inf = NaN) and -0 becomes +0.
+// Transposes. Bit-exact ones move element codes; a TensorE transpose without transpose=true
+// (the only kind on NC-v2) goes through the matmul datapath (HARDWARE.md s2.1: a matmul with an
+// identity moving matrix), so NaN and Inf spread along the output row (0 x Inf = NaN) and -0
+// becomes +0.
 //   transpose_pe   src [P, F] -> dst [F, P] in PSUM. With transpose=true (is_transpose, needs
 //                  features.bit_exact_transpose, NC-v3+) it is bit-exact: equal element
 //                  sizes copy codes, fp8 sources give 16-bit outputs with the upper 8 bits

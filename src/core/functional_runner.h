@@ -39,7 +39,7 @@ struct RunResult {
 class FunctionalRunner {
  public:
   // Core geometry, numerics and HBM capacity from the chip; the stochastic-rounding seed is
-  // the program's.
+  // the program's. The runner keeps a reference to `program`, which must outlive it.
   FunctionalRunner(const arch::ChipSpec& chip, const isa::Program& program, RunOptions run = {});
   FunctionalRunner(const arch::CoreSpec& core, const ExecOptions& opts, uint64_t hbm_bytes,
                    const isa::Program& program, RunOptions run = {});

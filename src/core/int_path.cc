@@ -6,6 +6,8 @@
 #include <cstring>
 #include <limits>
 
+#include "core/alu.h"
+
 namespace trnsim::core {
 
 bool is_int(const num::Format& f) { return f.kind == num::Kind::kInt; }
@@ -47,17 +49,19 @@ void write_bits(ExecContext& ctx, int slot, const uint32_t* v) {
 bool scalar_bits(ExecContext& ctx, const isa::ScalarArg& a, int64_t rows,
                  std::vector<uint32_t>& out) {
   if (a.operand < 0) {
-    int32_t v = 0;
-    if (!std::isnan(a.imm))
-      v = a.imm >= 2147483648.0f   ? std::numeric_limits<int32_t>::max()
-          : a.imm < -2147483648.0f ? std::numeric_limits<int32_t>::min()
-                                   : static_cast<int32_t>(a.imm);
-    out.assign(static_cast<size_t>(rows), static_cast<uint32_t>(v));
+    out.assign(static_cast<size_t>(rows), static_cast<uint32_t>(to_i32(a.imm)));
     return true;
   }
   if (!ctx.has(a.operand) || ctx.rows(a.operand) != rows || ctx.cols(a.operand) != 1)
     return ctx.fault(mem::FaultKind::kShape,
                      fmt::format("scalar operand {} must be a [{}, 1] column", a.operand, rows));
+  if (!is_int(ctx.dtype(a.operand))) {  // a float column: its values as int32
+    const mem::Tile& t = ctx.read(a.operand);
+    out.resize(static_cast<size_t>(rows));
+    for (int64_t r = 0; r < rows; ++r)
+      out[static_cast<size_t>(r)] = static_cast<uint32_t>(to_i32(t.at(r, 0)));
+    return true;
+  }
   read_bits(ctx, a.operand, out);
   return true;
 }

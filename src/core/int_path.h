@@ -16,8 +16,8 @@ bool is_int(const num::Format& f);
 // Every element of operand `slot` as a 32-bit pattern, [rows][cols] in pattern order.
 void read_bits(ExecContext& ctx, int slot, std::vector<uint32_t>& out);
 void write_bits(ExecContext& ctx, int slot, const uint32_t* v);
-// The bits an integer op sees for a scalar argument: an immediate converted to int32
-// (truncated toward zero, saturated), or column 0 of a [rows, 1] integer operand.
+// The bits an integer op sees for a scalar argument: column 0 of a [rows, 1] integer operand,
+// or an immediate or float column converted to int32 (truncated toward zero, saturated, NaN 0).
 bool scalar_bits(ExecContext& ctx, const isa::ScalarArg& a, int64_t rows,
                  std::vector<uint32_t>& out);
 
