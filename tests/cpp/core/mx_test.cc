@@ -17,14 +17,15 @@ using isa::Opcode;
 int64_t scale_row(int64_t p) { return 32 * (p / 32) + (p % 32) / 8; }
 
 TEST(QuantizeMx, LayoutAndScaleRule) {
-  for (num::Format elem : {num::fp8_e4m3fn(), num::fp8_e5m2()}) {
+  for (auto [elem, from] :
+       {std::pair{num::fp8_e4m3fn(), num::bf16()}, std::pair{num::fp8_e5m2(), num::fp16()}}) {
     Harness h(4);
     Rng rng(40);
     const int64_t P = 64, F = 32;
-    const auto src = sbuf(num::bf16(), 0, P, 0, {F});
+    const auto src = sbuf(from, 0, P, 0, {F});
     const auto dst = sbuf(elem, 0, P, 256, {F});
     const auto sc = sbuf(num::e8m0(), 0, P, 512, {F / 4});
-    std::vector<double> v = rng.values(num::bf16(), P * F, 100);
+    std::vector<double> v = rng.values(from, P * F, 100);
     for (int64_t i = 8; i < 16; ++i)  // block 1 of group 0 is all zero
       for (int64_t j = 0; j < 4; ++j) v[static_cast<size_t>(i * F + j)] = 0;
     h.put(src, v);
@@ -56,18 +57,27 @@ TEST(QuantizeMx, LayoutAndScaleRule) {
                    sbuf(num::bf16(), 0, 32, 128, {4})})));
 }
 
-TEST(MatmulMx, DequantisedProductInDocumentedOrder) {
+class MatmulMx : public ::testing::TestWithParam<std::pair<num::Format, num::Format>> {};
+
+TEST_P(MatmulMx, DequantisedProductInDocumentedOrder) {
   Harness h(4);
   Rng rng(41);
   const int64_t P = 64, M = 16, N = 24, K = 4 * P;
-  const num::Format fs = num::fp8_e4m3fn(), fm = num::fp4_e2m1();
+  const auto [fs, fm] = GetParam();
   const auto stat = sbuf(fs, 0, P, 0, {M * 4}), mov = sbuf(fm, 0, P, 256, {N * 4});
   const auto ss = sbuf(num::e8m0(), 0, P, 512, {M});
   const auto ms = sbuf(num::int_format(num::Dtype::kUint8), 0, P, 600, {N});  // legacy spelling
   const auto dst = psum(num::fp32(), 0, M, 0, {N});
   std::vector<uint64_t> se(static_cast<size_t>(P * M * 4)), me(static_cast<size_t>(P * N * 4));
-  for (auto& c : se) c = rng.next() % 0x7F | (rng.next() & 0x80);  // no NaN (0x7F / 0xFF)
-  for (auto& c : me) c = rng.next() % 16;
+  // Random codes that are not NaN (e4m3fn: S.1111.111; e5m2: exponent 11111).
+  auto code = [&](const num::Format& f) -> uint64_t {
+    for (;;) {
+      const uint64_t c = rng.next() & (f.bits == 4 ? 0xF : 0xFF);
+      if (!std::isnan(num::decode(f, c)) && !std::isinf(num::decode(f, c))) return c;
+    }
+  };
+  for (auto& c : se) c = code(fs);
+  for (auto& c : me) c = code(fm);
   std::vector<uint64_t> ssc(static_cast<size_t>(P * M)), msc(static_cast<size_t>(P * N));
   for (auto& c : ssc) c = 120 + rng.next() % 15;
   for (auto& c : msc) c = 120 + rng.next() % 15;
@@ -105,6 +115,14 @@ TEST(MatmulMx, DequantisedProductInDocumentedOrder) {
   EXPECT_FALSE(v3.run(make(Opcode::kMatmulMx, Engine::kTensor, {dst, stat, mov, ss, ms})));
   EXPECT_EQ(v3.faults()[0].kind, mem::FaultKind::kUnsupported);
 }
+
+INSTANTIATE_TEST_SUITE_P(Elements, MatmulMx,
+                         ::testing::Values(std::pair{num::fp8_e4m3fn(), num::fp4_e2m1()},
+                                           std::pair{num::fp8_e5m2(), num::fp8_e4m3fn()},
+                                           std::pair{num::fp4_e2m1(), num::fp8_e5m2()}),
+                         [](const auto& info) {
+                           return info.param.first.name() + "_x_" + info.param.second.name();
+                         });
 
 }  // namespace
 }  // namespace trnsim::core::testing
