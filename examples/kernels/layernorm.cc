@@ -43,10 +43,8 @@ isa::Program layernorm(const arch::ChipSpec& chip, int64_t rows, int64_t cols, d
     for (int64_t c = 0; c < chunks; ++c)
       kb.bn_stats(stats(all, c), xt(all, {c * kBnChunk, std::min(cols, (c + 1) * kBnChunk)}));
     kb.bn_aggr(mv(all, {0, 2}), stats);
-    kb.tensor_scalar(mv(all, {2, 3}), mv(all, {1, 2}), {AluOp::kAdd, eps},
-                     kernel::AluArg{AluOp::kPow, -0.5f});
-    kb.tensor_scalar(yt, xt, {AluOp::kSubtract, mv(all, {0, 1})},
-                     kernel::AluArg{AluOp::kMult, mv(all, {2, 3})});
+    kb.tensor_scalar(mv(all, {2, 3}), mv(all, {1, 2}), {AluOp::kAdd, eps}, {AluOp::kPow, -0.5f});
+    kb.tensor_scalar(yt, xt, {AluOp::kSubtract, mv(all, {0, 1})}, {AluOp::kMult, mv(all, {2, 3})});
     kb.tensor_tensor(yt, yt, gamma_t({0, p}), AluOp::kMult);
     kb.tensor_tensor(yt, yt, beta_t({0, p}), AluOp::kAdd);
     kb.dma_copy(y({r0, r0 + p}), yt);

@@ -29,6 +29,7 @@ isa::Program matmul_fully_optimized(const arch::ChipSpec& chip, int64_t m, int64
   require_multiple(kName, "n", n, block_n);
   require_multiple(kName, "k", k, block_k);
   kernel::KernelBuilder kb(chip);
+  kb.set_dma_policy(load_bound_policy());
   const kernel::Tensor lhsT = kb.input("lhsT", num::bf16(), {k, m});
   const kernel::Tensor rhs = kb.input("rhs", num::bf16(), {k, n});
   const kernel::Tensor result = kb.output("result", num::bf16(), {m, n});

@@ -19,6 +19,7 @@ isa::Program matmul_hoisted(const arch::ChipSpec& chip, int64_t m, int64_t k, in
   require_multiple("matmul_hoisted", "n", n, t.n);
   const int64_t kt = k / t.k;
   kernel::KernelBuilder kb(chip);
+  kb.set_dma_policy(load_bound_policy());
   const kernel::Tensor lhsT = kb.input("lhsT", num::bf16(), {k, m});
   const kernel::Tensor rhs = kb.input("rhs", num::bf16(), {k, n});
   const kernel::Tensor result = kb.output("result", num::bf16(), {m, n});

@@ -25,6 +25,7 @@ isa::Program matmul_tiled(const arch::ChipSpec& chip, int64_t m, int64_t k, int6
   require_multiple("matmul_tiled", "k", k, t.k);
   require_multiple("matmul_tiled", "n", n, t.n);
   kernel::KernelBuilder kb(chip);
+  kb.set_dma_policy(load_bound_policy());
   const kernel::Tensor lhsT = kb.input("lhsT", num::bf16(), {k, m});
   const kernel::Tensor rhs = kb.input("rhs", num::bf16(), {k, n});
   const kernel::Tensor result = kb.output("result", num::bf16(), {m, n});

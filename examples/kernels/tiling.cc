@@ -17,6 +17,12 @@ MatmulTiles matmul_tiles(const arch::CoreSpec& core) {
   return t;
 }
 
+kernel::DmaPolicy load_bound_policy() {
+  kernel::DmaPolicy p;
+  p.load_triggers = {isa::Engine::kSync, isa::Engine::kScalar};
+  return p;
+}
+
 void require_multiple(std::string_view kernel, std::string_view arg, int64_t value, int64_t of) {
   if (value < 1 || value % of != 0)
     throw InputError(std::string(kernel), std::string(arg),

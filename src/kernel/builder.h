@@ -61,7 +61,8 @@ class KernelBuilder {
 
   const arch::CoreSpec& core() const { return core_; }
   void set_seed(uint64_t seed) { prog_.seed = seed; }
-  void set_dma_policy(const DmaPolicy& p) { dma_policy_ = p; }
+  // Throws InputError for a policy without load triggers.
+  void set_dma_policy(const DmaPolicy& p);
 
   // --- HBM tensors (row-major, outermost dim first) ---
   Tensor input(std::string name, num::Format dtype, std::vector<int64_t> shape);
@@ -104,9 +105,8 @@ class KernelBuilder {
   // --- VectorE (and GpSimd where the engine may run it) ---
   void tensor_tensor(const View& dst, const View& in0, const View& in1, isa::AluOp op,
                      isa::Engine engine = isa::Engine::kVector);
-  // dst = (src op0 arg0) op1 arg1.
-  void tensor_scalar(const View& dst, const View& src, AluArg first,
-                     std::optional<AluArg> second = std::nullopt,
+  // dst = (src op0 arg0) op1 arg1; a second step with op bypass (the default) is none.
+  void tensor_scalar(const View& dst, const View& src, AluArg first, AluArg second = {},
                      isa::Engine engine = isa::Engine::kVector);
   // dst = (in0 op0 arg0) op1 in1.
   void scalar_tensor_tensor(const View& dst, const View& in0, AluArg first, isa::AluOp op1,
@@ -154,6 +154,7 @@ class KernelBuilder {
                 isa::TensorKind kind);
   Tile tile(isa::Space space, std::string name, num::Format dtype, std::vector<int64_t> shape);
   int32_t dma_agent(const isa::Instruction& in);
+  isa::Engine dma_trigger(const View& src, const DmaOpts& opts);
 
   // Appends one instruction after checking it against the generation's rules (throws an
   // InputError naming `call` and the operands), with its dependencies resolved. `uses` are
@@ -182,6 +183,7 @@ class KernelBuilder {
   SyncResolver sync_;
   DmaPolicy dma_policy_;
   std::array<int32_t, isa::kNumEngines> dma_rotation_{};
+  size_t next_load_trigger_ = 0;
   std::vector<Group> groups_;
   std::optional<isa::Instruction> stationary_;  // the last load_stationary, while still valid
   std::optional<Footprint> stationary_where_;

@@ -34,13 +34,12 @@ void KernelBuilder::tensor_tensor(const View& dst, const View& in0, const View& 
   emit_op("tensor_tensor", Opcode::kTensorTensor, engine, {dst, in0, in1}, p);
 }
 
-void KernelBuilder::tensor_scalar(const View& dst, const View& src, AluArg first,
-                                  std::optional<AluArg> second, Engine engine) {
+void KernelBuilder::tensor_scalar(const View& dst, const View& src, AluArg first, AluArg second,
+                                  Engine engine) {
   Params p;
   p.op0 = first.op;
   p.reverse0 = first.reverse;
-  AluArg none;
-  const AluArg& s = second ? *second : none;
+  const AluArg& s = second;
   p.op1 = s.op;
   p.reverse1 = s.reverse;
   emit_op("tensor_scalar", Opcode::kTensorScalar, engine, {dst, src}, p,

@@ -1,6 +1,7 @@
 // DMA calls. Which stream triggers a transfer and which queue it goes on (the rule):
 //   - trigger: DmaOpts::trigger, else the DmaPolicy's stream for its direction (loads from
-//     HBM: Sync; the rest: GpSimd; operands.h says why);
+//     HBM: Sync, or round-robin over the policy's load streams; the rest: GpSimd; operands.h
+//     says why);
 //   - queue: each triggering stream has its own queue id on every DMA engine (Sync 0, Scalar 1,
 //     GpSimd 2, Vector 3, Tensor 4), so one queue is fed by one stream, in program order;
 //   - engines: the timing model spreads a transfer over ceil(partitions / 8) DMA engines
@@ -34,6 +35,19 @@ int queue_slot(isa::Engine e) {
 
 }  // namespace
 
+void KernelBuilder::set_dma_policy(const DmaPolicy& p) {
+  if (p.load_triggers.empty()) call_error("set_dma_policy", "no stream to trigger loads from");
+  dma_policy_ = p;
+  next_load_trigger_ = 0;
+}
+
+isa::Engine KernelBuilder::dma_trigger(const View& src, const DmaOpts& opts) {
+  if (opts.trigger) return *opts.trigger;
+  if (src.space() != isa::Space::kHbm) return dma_policy_.store_trigger;
+  const auto& loads = dma_policy_.load_triggers;
+  return loads[next_load_trigger_++ % loads.size()];
+}
+
 void KernelBuilder::dma_copy(const View& dst, const View& src, DmaOpts opts) {
   constexpr std::string_view call = "dma_copy";
   if (dst.space() == isa::Space::kPsum || src.space() == isa::Space::kPsum)
@@ -43,8 +57,7 @@ void KernelBuilder::dma_copy(const View& dst, const View& src, DmaOpts opts) {
   if (dst.elements() != src.elements())
     call_error(call, fmt::format("dst has {} elements, src {} (operands: {})", dst.elements(),
                                  src.elements(), describe_operands({{"dst", dst}, {"src", src}})));
-  const isa::Engine trigger = opts.trigger.value_or(
-      src.space() == isa::Space::kHbm ? dma_policy_.load_trigger : dma_policy_.store_trigger);
+  const isa::Engine trigger = dma_trigger(src, opts);
   isa::Instruction in = make(isa::Opcode::kDmaCopy, trigger, {dst, src});
   in.p.dma_accumulate = opts.accumulate;
 
@@ -66,8 +79,7 @@ void KernelBuilder::dma_copy(const View& dst, const View& src, DmaOpts opts) {
 }
 
 void KernelBuilder::dma_transpose(const View& dst, const View& src, DmaOpts opts) {
-  const isa::Engine trigger = opts.trigger.value_or(
-      src.space() == isa::Space::kHbm ? dma_policy_.load_trigger : dma_policy_.store_trigger);
+  const isa::Engine trigger = dma_trigger(src, opts);
   isa::Instruction in = make(isa::Opcode::kDmaTranspose, trigger, {dst, src});
   in.p.dma_queue =
       static_cast<int16_t>(queue_slot(trigger) % std::max(core_.dma.queues_per_engine, 1));

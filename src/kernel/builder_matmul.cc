@@ -53,6 +53,10 @@ void KernelBuilder::matmul(const View& dst, const View& stationary, const View& 
     call_error(kMatmul, "stationary", stationary, "TensorE reads SBUF only");
   if (moving.space() != isa::Space::kSbuf)
     call_error(kMatmul, "moving", moving, "TensorE reads SBUF only");
+  if (dr && !core_.features.double_row_fp8)
+    call_error(kMatmul, "stationary", stationary,
+               fmt::format("double_row needs features.double_row_fp8, which {} ({}) does not have",
+                           prog_.chip, core_.name));
   const int rows = opts.tile_rows > 0 ? opts.tile_rows : t.pe_rows;
   const int cols = opts.tile_cols > 0 ? opts.tile_cols : t.pe_cols;
   const int64_t k = contraction(stationary, dr), m = free_size(stationary, dr);
@@ -60,8 +64,9 @@ void KernelBuilder::matmul(const View& dst, const View& stationary, const View& 
                            : std::min<int64_t>(t.limits.k_max, rows);
   if (k > k_max)
     call_error(kMatmul, "stationary", stationary,
-               fmt::format("K = {} (its partitions) exceeds {}, the contraction limit of {}{}", k,
-                           k_max, core_.name, opts.tile_rows ? " for this PE tile" : ""));
+               fmt::format("K = {} ({}) exceeds {}, the contraction limit of {}{}", k,
+                           dr ? "2 x its partitions" : "its partitions", k_max, prog_.chip,
+                           opts.tile_rows ? " for this PE tile" : ""));
   if (contraction(moving, dr) != k)
     call_error(kMatmul, "moving", moving,
                fmt::format("K = {} partitions, but the stationary has K = {}",
@@ -77,7 +82,7 @@ void KernelBuilder::matmul(const View& dst, const View& stationary, const View& 
   if (n > n_max)
     call_error(kMatmul, "moving", moving,
                fmt::format("N = {} (its free size) exceeds {} for a {} result on {}", n, n_max,
-                           dst.dtype().name(), core_.name));
+                           dst.dtype().name(), prog_.chip));
   if (dst.partitions() != m || dst.free_elements() != n)
     call_error(kMatmul, "dst", dst,
                fmt::format("is [{}, {}]; stationary [K={}, M={}] and moving [K={}, N={}] give "

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <optional>
+#include <vector>
 
 #include "isa/engine.h"
 #include "isa/instruction.h"
@@ -46,11 +47,14 @@ struct DmaOpts {
 };
 
 // Which stream triggers DMAs. Loads (from HBM) come from the Sync engine, whose stream exists
-// for triggering DMAs (HARDWARE.md s2); everything else (stores, on-chip copies) from GpSimd
-// (software DGE, s4), which most kernels leave idle, so that a store waiting for its data
-// does not hold back the loads queued behind it on the Sync stream.
+// for triggering DMAs (HARDWARE.md s2), or round-robin from several streams: from NC-v3 on, a
+// trigger costs its stream the descriptor-generation time (~600 ns, s4), and the two hardware
+// DGEs are triggered from Sync and Scalar, so a load-bound kernel that leaves ScalarE idle can
+// name both. Everything else (stores, on-chip copies) comes from GpSimd (software DGE, s4),
+// which most kernels leave idle, so that a store waiting for its data does not hold back the
+// loads queued behind it.
 struct DmaPolicy {
-  isa::Engine load_trigger = isa::Engine::kSync;
+  std::vector<isa::Engine> load_triggers{isa::Engine::kSync};
   isa::Engine store_trigger = isa::Engine::kGpSimd;
 };
 

@@ -3,8 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include "isa/assembler.h"
 #include "isa/disassembler.h"
 #include "kernel_test_util.h"
+#include "kernels/kernels.h"
 #include "race_check.h"
 
 namespace trnsim::kernel_test {
@@ -78,6 +80,18 @@ TEST(KernelBuilder, DisassemblesWithSemaphores) {
   EXPECT_NE(text.find("load_stationary"), std::string::npos);
   EXPECT_NE(text.find("wait="), std::string::npos) << text;
   EXPECT_NE(text.find("signal="), std::string::npos) << text;
+}
+
+// What the API emits is plain ISA: every example survives the text form unchanged (so it sets
+// only the parameters its ops take) and can be saved and reloaded.
+TEST(KernelBuilder, ExamplesRoundTripThroughText) {
+  const arch::ChipSpec& c = chip("trn2");
+  for (const isa::Program& p :
+       {examples::matmul_fully_optimized(c, 256, 256, 1024, {1, 1, 1}),
+        examples::layernorm(c, 130, 600), examples::attention(c, 256, 64, true)}) {
+    const isa::Program back = isa::assemble(isa::disassemble(p));
+    EXPECT_TRUE(back == p);
+  }
 }
 
 }  // namespace

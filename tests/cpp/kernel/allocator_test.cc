@@ -1,0 +1,35 @@
+// The on-chip byte allocator: first fit, alignment, coalescing, and the PSUM bank rule.
+#include "kernel/allocator.h"
+
+#include <gtest/gtest.h>
+
+namespace trnsim::kernel {
+namespace {
+
+TEST(ByteAllocator, FirstFitAlignedAndCoalesced) {
+  ByteAllocator a("sbuf", 1024, 64);
+  EXPECT_EQ(a.allocate(100, "x"), 0);
+  EXPECT_EQ(a.allocate(10, "y"), 128);  // aligned up from 100
+  EXPECT_EQ(a.allocate(64, "z"), 192);
+  a.release(128);
+  EXPECT_EQ(a.allocate(64, "w"), 128);  // the hole is reused
+  a.release(0);
+  a.release(128);
+  a.release(192);
+  EXPECT_EQ(a.free_bytes(), 1024);
+  EXPECT_EQ(a.largest_free(), 1024);  // coalesced back into one range
+  EXPECT_EQ(a.allocate(1025, "big"), std::nullopt);
+  EXPECT_EQ(a.live(), "none");
+}
+
+TEST(ByteAllocator, PsumTilesDoNotStraddleBanks) {
+  ByteAllocator a("psum", 8 * 2048, 8, 2048);
+  EXPECT_EQ(a.allocate(1536, "a"), 0);
+  EXPECT_EQ(a.allocate(1024, "b"), 2048);  // would cross into bank 1 at 1536: next bank
+  EXPECT_EQ(a.allocate(512, "c"), 1536);   // fits the rest of bank 0
+  EXPECT_EQ(a.allocate(4096, "d"), 4096);  // two banks, from a bank boundary
+  EXPECT_EQ(a.live(), "'a' [0, 1536), 'b' [2048, 3072), 'c' [1536, 2048), 'd' [4096, 8192)");
+}
+
+}  // namespace
+}  // namespace trnsim::kernel
