@@ -132,7 +132,9 @@ TEST(FormatNames, OutOfRangeCfp8BiasNamesTheString) {
 TEST(FormatNames, BadCfp8ArgumentsThrow) {
   EXPECT_THROW(cfp8(3, 8), InputError);
   EXPECT_THROW(cfp8(4, 64), InputError);
-  EXPECT_THROW(cfp8(5, -1), InputError);
+  EXPECT_THROW(cfp8(5, -2), InputError);  // -1 is "the layout's default", other negatives are not
+  EXPECT_EQ(cfp8(5, -1).bias, 16);
+  EXPECT_EQ(cfp8(4, -1).bias, 8);
 }
 
 }  // namespace
