@@ -84,6 +84,8 @@ struct DmaSpec {
   double engine_bandwidth_theoretical_gbps = 0;
   double engine_bandwidth_practical_gbps = 0;
   double fixed_overhead_ns = 0;
+  // All DMA engines of the core together (absent: engines x practical per-engine rate).
+  std::optional<double> core_bandwidth_gbps;
   int hwdge_per_core = 0;
   std::optional<double> dge_instruction_ns;
   int qos_classes = 0;  // 0 = round-robin across queues

@@ -117,12 +117,16 @@ void add_dma(S dma) {
           "practical peak bandwidth of one engine (published B/ns)");
   dma.add(TRNSIM_KEY(fixed_overhead_ns), "ns",
           "fixed cost of a DMA from semaphore to data movement");
+  dma.add(TRNSIM_KEY(core_bandwidth_gbps), "GB/s",
+          "the core's DMA engines together: a cap on their summed rate (absent: no cap)");
   dma.add(TRNSIM_KEY(hwdge_per_core), "", "hardware descriptor-generation (HWDGE) blocks per core")
       .range(0, 64);
   dma.add(TRNSIM_KEY(dge_instruction_ns), "ns", "time of one hardware-DGE DMA instruction");
   dma.add(TRNSIM_KEY(qos_classes), "", "DMA priority classes; 0 = round-robin across queues")
       .range(0, 16);
-  dma.add(TRNSIM_KEY(write_barrier), "", "DMA write ordering barrier (HW-T2 table)")
+  dma.add(TRNSIM_KEY(write_barrier), "",
+          "DMA write ordering between transfers of one ring (HW-T2 table; meaning: "
+          "docs/race_check.md)")
       .one_of({"write-after-write", "strong-order-write"});
   dma.add(TRNSIM_KEY(transpose), "", "DMA can transpose 2-byte dtypes during a copy");
 }

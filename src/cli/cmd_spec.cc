@@ -82,9 +82,5 @@ void setup_spec_command(CLI::App& app, Io& io) {
   sub->callback([opts, &io] { run_spec(*opts, io); });
 }
 
-void run_default_job(Io& io) {
-  io.out << arch::format_compare({"trn1", "trn2", "trn3", "trn4-projected"}) << "\n";
-  io.out << arch::format_spec(arch::load_chip("trn2"));
-}
 
 }  // namespace trnsim::cli

@@ -3,16 +3,21 @@
 
 #include <CLI/CLI.hpp>
 #include <iosfwd>
+#include <string>
 
 namespace trnsim::cli {
 
 struct Io {
   std::ostream& out;
   std::ostream& err;
+  int status = 0;  // the process exit code a command asks for (1: the run found faults)
+  std::string command_line;  // "trnsim run ...", for the manifests of results
 };
 
 // Adds the subcommand to `app`; its callback writes to `io`.
 void setup_spec_command(CLI::App& app, Io& io);
+void setup_run_command(CLI::App& app, Io& io);
+void setup_validate_command(CLI::App& app, Io& io);
 
 // What `trnsim` with no arguments runs: the built-in default job.
 void run_default_job(Io& io);

@@ -27,6 +27,9 @@ DmaEngines::DmaEngines(TimingContext& ctx)
       engine_rate_(bytes_per_second(ctx.spec.dma.engine_bandwidth_practical_gbps)),
       hbm_share_(
           bytes_per_second(ctx.chip.chip.hbm.bandwidth_gbps / std::max(ctx.chip.chip.cores, 1))),
+      core_rate_(ctx.spec.dma.core_bandwidth_gbps
+                     ? bytes_per_second(*ctx.spec.dma.core_bandwidth_gbps)
+                     : UINT64_MAX),
       overhead_(std::llround(ctx.spec.dma.fixed_overhead_ns * kPsPerNs)),
       queues_by_engine_(static_cast<size_t>(engines_ * queues_)),
       active_(static_cast<size_t>(engines_)),
@@ -125,19 +128,22 @@ void DmaEngines::start_next(int engine, Picoseconds now) {
 }
 
 void DmaEngines::rebalance(Picoseconds now, int started) {
-  uint64_t weight = 0;
+  uint64_t weight = 0, busy = 0;
   for (Active& a : active_) {
     if (!a.busy) continue;
+    ++busy;
     const uint128 done = static_cast<uint128>((now - a.last).v) * a.rate;
     a.remaining = done >= a.remaining ? 0 : a.remaining - done;
     a.last = now;
     weight += static_cast<uint64_t>(a.hbm_sides);
   }
-  const uint64_t hbm_rate = weight ? std::min(engine_rate_, hbm_share_ / weight) : engine_rate_;
+  // The core's cap (spec dma.core_bandwidth_gbps) is shared equally by the busy engines.
+  const uint64_t engine_rate = busy ? std::min(engine_rate_, core_rate_ / busy) : engine_rate_;
+  const uint64_t hbm_rate = weight ? std::min(engine_rate, hbm_share_ / weight) : engine_rate;
   for (size_t e = 0; e < active_.size(); ++e) {
     Active& a = active_[e];
     if (!a.busy) continue;
-    const uint64_t rate = std::max<uint64_t>(a.hbm_sides ? hbm_rate : engine_rate_, 1);
+    const uint64_t rate = std::max<uint64_t>(a.hbm_sides ? hbm_rate : engine_rate, 1);
     if (rate == a.rate && static_cast<int>(e) != started) continue;
     a.rate = rate;
     const uint128 ps = (a.remaining + rate - 1) / rate;

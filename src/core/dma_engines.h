@@ -73,6 +73,7 @@ class DmaEngines : public sim::Component {
   TimingContext& ctx_;
   const int engines_, queues_;
   const uint64_t engine_rate_, hbm_share_;
+  const uint64_t core_rate_;  // bytes per second, all engines together (UINT64_MAX: no cap)
   const Picoseconds overhead_;
 
   std::vector<Transfer> transfers_;

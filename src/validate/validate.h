@@ -5,24 +5,23 @@
 #pragma once
 
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 namespace trnsim::validate {
 
 struct Record {
-  std::string target;  // "matmul-tutorial"
-  std::string case_name;  // "fully_optimized"
-  std::string unit;       // "ms", "ns", "us"
-  double measured = 0;    // the published figure, in `unit`
-  double simulated = 0;   // trnsim's figure, in `unit`
+  std::string target;       // "matmul-tutorial"
+  std::string case_name;    // "fully_optimized"
+  std::string unit;         // "ms", "ns", "us"
+  double measured = 0;      // the published figure, in `unit`
+  double simulated = 0;     // trnsim's figure, in `unit`
   double tolerance = 0.15;  // the target's acceptance band, as a fraction of `measured`
-  std::string source;     // where the published figure comes from ("VALIDATION.md s2")
-  std::string note;       // setup details (chip, shape, dtype)
+  std::string source;       // where the published figure comes from ("VALIDATION.md s2")
+  std::string note;         // setup details (chip, shape, dtype)
 
   double error() const;  // (simulated - measured) / measured
   bool within() const;   // |error()| <= tolerance

@@ -13,10 +13,30 @@ def run(*args):
     return subprocess.run([sys.executable, "-m", "trnsim", *args], capture_output=True, text=True)
 
 
-def test_default_job_prints_comparison_and_trn2():
+def test_default_job_runs_the_tutorial_matmul_on_three_generations():
     r = run()
     assert r.returncode == 0, r.stderr
-    assert "Trainium2" in r.stdout or "trn2" in r.stdout
+    assert "trnsim run matmul_fully_optimized" in r.stdout
+    for chip in ("trn1", "trn2", "trn3"):
+        assert f"== {chip} (functional+timing)" in r.stdout
+    assert "TensorE utilisation" in r.stdout
+
+
+def test_run_and_validate_as_json():
+    r = run("run", "softmax", "128", "256", "--chip", "trn3", "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["runs"][0]["outputs"][0]["nans"] == 0
+    v = run("validate", "dma", "--json")
+    assert v.returncode == 0, v.stderr
+    (rec,) = json.loads(v.stdout)
+    assert {"target", "case", "measured", "simulated", "unit"} <= set(rec)
+    assert rec["within"]
+
+
+def test_spec_compare_shows_the_seed_ratios():
+    r = run("spec", "--compare", "trn1", "trn2", "trn3", "trn4-projected")
+    assert r.returncode == 0, r.stderr
     assert "6.8x" in r.stdout and "13.2x" in r.stdout
 
 

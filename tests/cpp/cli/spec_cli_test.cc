@@ -7,27 +7,13 @@
 #include <vector>
 
 #include "cli/cli.h"
+#include "cli_test_util.h"
 
 namespace trnsim::cli {
 namespace {
 
-struct Result {
-  int code;
-  std::string out, err;
-};
-
-Result run_cli(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  const int code = run(args, out, err);
-  return {code, out.str(), err.str()};
-}
-
-bool has(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
 TEST(SpecCli, PrintsAChipLikeTheSeedTables) {
-  const Result r = run_cli({"spec", "trn2"});
+  const CliResult r = run_cli({"spec", "trn2"});
   ASSERT_EQ(r.code, 0) << r.err;
   for (const char* part :
        {"Trainium2", "8 x NeuronCore-v3", "1,299 TFLOPS", "667 TFLOPS", "2,563 TFLOPS", "96 GiB",
@@ -38,7 +24,7 @@ TEST(SpecCli, PrintsAChipLikeTheSeedTables) {
 }
 
 TEST(SpecCli, CompareShowsTheSeedRatios) {
-  const Result r = run_cli({"spec", "--compare", "trn1", "trn2", "trn3"});
+  const CliResult r = run_cli({"spec", "--compare", "trn1", "trn2", "trn3"});
   ASSERT_EQ(r.code, 0) << r.err;
   for (const char* part : {"6.8x", "13.2x", "3.5x", "3.0x", "4.5x", "3.6x", "6.1x", "3.3x", "6.7x",
                            "4.0x", "0.8 TB/s ^", "820 GiB/s (HW-T1)"}) {
@@ -47,27 +33,27 @@ TEST(SpecCli, CompareShowsTheSeedRatios) {
 }
 
 TEST(SpecCli, JsonParses) {
-  const Result spec = run_cli({"spec", "trn3", "--json"});
+  const CliResult spec = run_cli({"spec", "trn3", "--json"});
   ASSERT_EQ(spec.code, 0) << spec.err;
   const auto j = nlohmann::json::parse(spec.out);
   EXPECT_EQ(j["values"]["chip"]["cores"], 8);
   EXPECT_EQ(j["fields"]["chip.tflops.fp8"]["provenance"]["sources"][0], "HW-T3");
   EXPECT_NEAR(j["derived"]["ultraserver.fp8_pflops"]["value"].get<double>(), 362.448, 1e-9);
 
-  const Result cmp =
+  const CliResult cmp =
       run_cli({"spec", "--compare", "trn1", "trn2", "trn3", "trn4-projected", "--json"});
   ASSERT_EQ(cmp.code, 0) << cmp.err;
   const auto c = nlohmann::json::parse(cmp.out);
   EXPECT_EQ(c["baseline"], "trn1");
   EXPECT_EQ(c["chips"].size(), 4u);
 
-  const Result keys = run_cli({"spec", "--keys", "--json"});
+  const CliResult keys = run_cli({"spec", "--keys", "--json"});
   ASSERT_EQ(keys.code, 0);
   EXPECT_GT(nlohmann::json::parse(keys.out)["keys"].size(), 100u);
 }
 
 TEST(SpecCli, SetOverridesAndRejects) {
-  const Result ok = run_cli({"spec", "trn3", "--set", "core.tensor.clock_ghz=3.0", "--set",
+  const CliResult ok = run_cli({"spec", "trn3", "--set", "core.tensor.clock_ghz=3.0", "--set",
                              "numerics.overflow=saturate", "--json"});
   ASSERT_EQ(ok.code, 0) << ok.err;
   const auto j = nlohmann::json::parse(ok.out);
@@ -75,38 +61,27 @@ TEST(SpecCli, SetOverridesAndRejects) {
   EXPECT_EQ(j["values"]["numerics"]["overflow"], "saturate");
   EXPECT_EQ(j["fields"]["core.tensor.clock_ghz"]["provenance"]["kind"], "override");
 
-  const Result bad = run_cli({"spec", "trn3", "--set", "core.tensor.clok_ghz=3.0"});
+  const CliResult bad = run_cli({"spec", "trn3", "--set", "core.tensor.clok_ghz=3.0"});
   EXPECT_EQ(bad.code, 2);
   EXPECT_TRUE(has(bad.err, "--set")) << bad.err;
   EXPECT_TRUE(has(bad.err, "core.tensor.clok_ghz")) << bad.err;
 }
 
 TEST(SpecCli, BadChipNameIsAnInputError) {
-  const Result r = run_cli({"spec", "trn9"});
+  const CliResult r = run_cli({"spec", "trn9"});
   EXPECT_EQ(r.code, 2);
   EXPECT_TRUE(has(r.err, "trn9")) << r.err;
   EXPECT_TRUE(r.out.empty());
 }
 
 TEST(SpecCli, KeysAndList) {
-  const Result keys = run_cli({"spec", "--keys"});
+  const CliResult keys = run_cli({"spec", "--keys"});
   ASSERT_EQ(keys.code, 0);
   EXPECT_TRUE(has(keys.out, "core.tensor.clock_ghz"));
   EXPECT_TRUE(has(keys.out, "GHz"));
-  const Result list = run_cli({"spec"});
+  const CliResult list = run_cli({"spec"});
   ASSERT_EQ(list.code, 0);
   EXPECT_TRUE(has(list.out, "trn4-projected"));
-}
-
-TEST(SpecCli, DefaultJobComparesThenShowsTrn2) {
-  const Result r = run_cli({});
-  ASSERT_EQ(r.code, 0) << r.err;
-  const size_t compare = r.out.find("relative to trn1");
-  const size_t trn2 = r.out.find("trn2: Trainium2");
-  ASSERT_NE(compare, std::string::npos) << r.out;
-  ASSERT_NE(trn2, std::string::npos) << r.out;
-  EXPECT_LT(compare, trn2);
-  EXPECT_TRUE(has(r.out, "trn4-projected"));
 }
 
 }  // namespace

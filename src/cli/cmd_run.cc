@@ -1,0 +1,125 @@
+// `trnsim run KERNEL_OR_PROGRAM [ARGS...] --chip trn1 [--chip trn2 ...]`: one kernel or text
+// program on one NeuronCore of each chip given, with the run summary (time, per-engine busy,
+// TensorE utilisation, HBM traffic, high-water marks, instruction counts, output statistics)
+// and, with --trace, a Perfetto / Chrome trace per chip.
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+#include "arch/arch.h"
+#include "base/error.h"
+#include "cli/commands.h"
+#include "cli/run_target.h"
+#include "kernels/registry.h"
+#include "profile/chrome_trace.h"
+#include "profile/trace.h"
+
+namespace trnsim::cli {
+
+namespace {
+
+struct RunOptions {
+  RunTarget target;
+  std::vector<std::string> chips;
+  std::vector<std::string> sets;
+  std::string mode = "functional+timing";
+  std::string trace;
+  uint64_t seed = 0;
+  bool json = false;
+  bool list = false;
+};
+
+// With several chips, "out.json" becomes "out-trn1.json", "out-trn2.json", ...
+std::string trace_path(const std::string& base, const std::string& chip, bool several) {
+  if (!several) return base;
+  std::filesystem::path p(base);
+  return (p.parent_path() / (p.stem().string() + "-" + chip + p.extension().string())).string();
+}
+
+void write_trace(const profile::Trace& trace, const std::string& path) {
+  std::ofstream f(path, std::ios::binary);
+  if (!f) throw InputError(path, "--trace", "cannot open the file for writing");
+  profile::write_chrome_trace(trace, f);
+  if (!f) throw InputError(path, "--trace", "writing the trace failed");
+}
+
+nlohmann::json manifest(const RunOptions& o, const Io& io) {
+  return {{"trnsim", TRNSIM_VERSION},
+          {"command", io.command_line},
+          {"target", o.target.target},
+          {"args", o.target.args},
+          {"chips", o.chips},
+          {"overrides", o.sets},
+          {"mode", o.mode},
+          {"seed", o.seed},
+          {"spec_dir", arch::spec_dir().string()}};
+}
+
+void run_kernel_job(const RunOptions& o, Io& io) {
+  if (o.list || o.target.target.empty()) {
+    io.out << "Example kernels (trnsim run NAME [ARGS...] --chip trn2):\n"
+           << examples::describe_kernels()
+           << "A program in the text form (docs/isa.md) runs the same way: trnsim run prog.s\n";
+    return;
+  }
+  const core::RunMode mode = parse_run_mode(o.mode);
+  std::vector<arch::Override> overrides;
+  for (const auto& s : o.sets) overrides.push_back(arch::parse_override(s));
+  const std::vector<std::string> chips =
+      o.chips.empty() ? std::vector<std::string>{"trn2"} : o.chips;
+  if (!o.trace.empty() && mode == core::RunMode::kFunctionalOnly)
+    throw InputError("--trace", o.trace, "functional-only runs have no time, hence no trace");
+
+  std::vector<RunOutcome> outcomes;
+  for (const std::string& name : chips) {
+    const arch::ChipSpec chip = arch::load_chip(name, overrides);
+    const isa::Program program = build_target(o.target, chip);
+    profile::Trace trace;
+    outcomes.push_back(
+        run_program(chip, program, mode, o.seed, o.trace.empty() ? nullptr : &trace));
+    if (!o.trace.empty()) write_trace(trace, trace_path(o.trace, name, chips.size() > 1));
+    if (!outcomes.back().result.ok()) io.status = 1;
+  }
+  if (o.json) {
+    RunOptions resolved = o;
+    resolved.chips = chips;
+    nlohmann::json runs = nlohmann::json::array();
+    for (const RunOutcome& r : outcomes) runs.push_back(outcome_json(r));
+    io.out << nlohmann::json{{"manifest", manifest(resolved, io)}, {"runs", runs}}.dump(2) << "\n";
+    return;
+  }
+  io.out << fmt::format("{} on {} ({}, seed {})\n", o.target.target, fmt::join(chips, ", "),
+                        run_mode_name(mode), o.seed);
+  if (outcomes.size() > 1) io.out << "\n" << format_comparison(outcomes);
+  for (const RunOutcome& r : outcomes) io.out << "\n" << format_outcome(r);
+  if (!o.trace.empty())
+    for (const std::string& name : chips)
+      io.out << "\ntrace: " << trace_path(o.trace, name, chips.size() > 1)
+             << " (open in https://ui.perfetto.dev)\n";
+}
+
+}  // namespace
+
+void setup_run_command(CLI::App& app, Io& io) {
+  auto o = std::make_shared<RunOptions>();
+  auto* sub = app.add_subcommand(
+      "run", "run an example kernel or a text program on one NeuronCore: values, time, summary");
+  sub->add_option("target", o->target.target,
+                  "example kernel name (see --list) or a program file in the text form");
+  sub->add_option("args", o->target.args,
+                  "kernel arguments: integers in parameter order, or NAME=VALUE");
+  sub->add_option("--chip", o->chips,
+                  "generation(s) to run on (repeatable or comma-separated; default trn2)")
+      ->delimiter(',');
+  sub->add_option("--set", o->sets, "override a spec key: --set core.tensor.clock_ghz=3.0");
+  sub->add_option("--mode", o->mode, "functional+timing (default), timing, or functional");
+  sub->add_option("--trace", o->trace, "write a Perfetto / Chrome trace (JSON) to this file");
+  sub->add_option("--seed", o->seed, "seed of the input values (uniform in [-1, 1))");
+  sub->add_flag("--json", o->json, "the figures as JSON, with a manifest");
+  sub->add_flag("--list", o->list, "list the example kernels and their parameters");
+  sub->callback([o, &io] { run_kernel_job(*o, io); });
+}
+
+}  // namespace trnsim::cli

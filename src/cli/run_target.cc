@@ -1,0 +1,231 @@
+#include "cli/run_target.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+
+#include "base/counter_rng.h"
+#include "base/error.h"
+#include "core/functional_runner.h"
+#include "core/result_json.h"
+#include "core/timing_run.h"
+#include "isa/assembler.h"
+#include "isa/engine.h"
+#include "kernels/registry.h"
+#include "numerics/format.h"
+
+namespace trnsim::cli {
+
+core::RunMode parse_run_mode(const std::string& s) {
+  if (s == "functional+timing" || s == "ft" || s == "default")
+    return core::RunMode::kFunctionalTiming;
+  if (s == "timing") return core::RunMode::kTimingOnly;
+  if (s == "functional") return core::RunMode::kFunctionalOnly;
+  throw InputError("--mode", s, "expected functional+timing, timing or functional");
+}
+
+std::string run_mode_name(core::RunMode m) {
+  switch (m) {
+    case core::RunMode::kFunctionalTiming:
+      return "functional+timing";
+    case core::RunMode::kTimingOnly:
+      return "timing";
+    case core::RunMode::kFunctionalOnly:
+      return "functional";
+  }
+  return "?";
+}
+
+bool RunTarget::is_program_file() const {
+  namespace fs = std::filesystem;
+  if (examples::find_kernel(target) != nullptr) return false;
+  std::error_code ec;
+  return fs::exists(target, ec) || target.find('/') != std::string::npos ||
+         fs::path(target).extension() == ".s";
+}
+
+namespace {
+
+int64_t parse_int(const std::string& text, const std::string& where) {
+  int64_t v = 0;
+  const char* end = text.data() + text.size();
+  auto [p, ec] = std::from_chars(text.data(), end, v);
+  if (ec != std::errc() || p != end || text.empty())
+    throw InputError(where, text, "expected an integer");
+  return v;
+}
+
+// Positional integers fill parameters in order; NAME=VALUE sets one by name (after which
+// positional arguments are not accepted, so the order stays unambiguous).
+std::vector<int64_t> kernel_args(const examples::KernelEntry& k,
+                                 const std::vector<std::string>& args) {
+  std::vector<std::optional<int64_t>> set(k.params.size());
+  size_t next = 0;
+  bool named = false;
+  for (const std::string& a : args) {
+    const size_t eq = a.find('=');
+    const std::string where = fmt::format("run {}", k.name);
+    if (eq == std::string::npos) {
+      if (named) throw InputError(where, a, "positional argument after NAME=VALUE ones");
+      if (next >= k.params.size())
+        throw InputError(where, a, fmt::format("the kernel takes {} arguments", k.params.size()));
+      set[next++] = parse_int(a, where);
+      continue;
+    }
+    named = true;
+    const std::string name = a.substr(0, eq);
+    size_t i = 0;
+    while (i < k.params.size() && k.params[i].name != name) ++i;
+    if (i == k.params.size()) {
+      std::string known;
+      for (const auto& p : k.params)
+        known += fmt::format("{}{}", known.empty() ? "" : ", ", p.name);
+      throw InputError(where, name, "no such parameter; the kernel takes " + known);
+    }
+    set[i] = parse_int(a.substr(eq + 1), fmt::format("{} {}", where, name));
+  }
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < set.size(); ++i) out.push_back(set[i].value_or(k.params[i].default_value));
+  return out;
+}
+
+TensorStats stats_of(const isa::HbmTensor& t, const std::vector<float>& v) {
+  TensorStats s{t.name, t.dtype.name(), static_cast<int64_t>(v.size())};
+  double sum = 0;
+  int64_t finite = 0;
+  s.min = std::numeric_limits<double>::infinity();
+  s.max = -s.min;
+  for (float x : v) {
+    if (std::isnan(x)) {
+      ++s.nans;
+    } else if (std::isinf(x)) {
+      ++s.infs;
+    } else {
+      ++finite;
+      sum += x;
+      s.min = std::min(s.min, static_cast<double>(x));
+      s.max = std::max(s.max, static_cast<double>(x));
+    }
+  }
+  if (finite == 0) s.min = s.max = 0;
+  s.mean = finite > 0 ? sum / static_cast<double>(finite) : 0.0;
+  return s;
+}
+
+void fill_inputs(core::FunctionalRunner& fr, const isa::Program& program, uint64_t seed) {
+  for (size_t ti = 0; ti < program.tensors.size(); ++ti) {
+    const isa::HbmTensor& t = program.tensors[ti];
+    if (!t.is_input()) continue;
+    std::vector<float> v(static_cast<size_t>(t.elements()));
+    for (size_t i = 0; i < v.size(); ++i) {
+      // 24 random bits -> [-1, 1), exact in fp32.
+      const uint32_t r = random_u32(seed, ti, i) >> 8;
+      v[i] = static_cast<float>(static_cast<double>(r) / double(1 << 23) - 1.0);
+    }
+    fr.write_tensor_f32(t.name, v);
+  }
+}
+
+std::vector<TensorStats> output_stats(const core::FunctionalRunner& fr,
+                                      const isa::Program& program) {
+  std::vector<TensorStats> out;
+  for (const isa::HbmTensor& t : program.tensors)
+    if (t.is_output()) out.push_back(stats_of(t, fr.read_tensor_f32(t.name)));
+  return out;
+}
+
+}  // namespace
+
+isa::Program build_target(const RunTarget& t, const arch::ChipSpec& chip) {
+  if (t.is_program_file()) {
+    if (!t.args.empty())
+      throw InputError(t.target, t.args.front(), "a program file takes no arguments");
+    return isa::assemble_file(t.target);
+  }
+  const examples::KernelEntry* k = examples::find_kernel(t.target);
+  if (k == nullptr) return examples::build_kernel(t.target, chip);  // throws, listing names
+  return examples::build_kernel(t.target, chip, kernel_args(*k, t.args));
+}
+
+RunOutcome run_program(const arch::ChipSpec& chip, const isa::Program& program, core::RunMode mode,
+                       uint64_t seed, profile::Trace* trace) {
+  RunOutcome o;
+  o.chip = chip.meta.name;
+  o.mode = mode;
+  core::CoreRunner runner(chip, program, mode);
+  if (mode != core::RunMode::kTimingOnly) fill_inputs(runner.functional(), program, seed);
+  o.result = runner.run(mode == core::RunMode::kFunctionalOnly ? nullptr : trace);
+  if (mode != core::RunMode::kTimingOnly) o.outputs = output_stats(runner.functional(), program);
+  return o;
+}
+
+std::string format_outcome(const RunOutcome& o) {
+  std::string s = fmt::format("== {} ({})\n", o.chip, run_mode_name(o.mode));
+  s += o.result.summary();
+  if (!o.outputs.empty()) {
+    s += "outputs:\n";
+    for (const TensorStats& t : o.outputs)
+      s += fmt::format(
+          "  {:<12} {:<6} {:>10} elements  min {:.6g}  max {:.6g}  mean {:.6g}{}\n", t.name,
+          t.dtype, t.elements, t.min, t.max, t.mean,
+          t.nans + t.infs == 0 ? std::string() : fmt::format("  NaN {}  inf {}", t.nans, t.infs));
+  }
+  return s;
+}
+
+nlohmann::json outcome_json(const RunOutcome& o) {
+  nlohmann::json j{{"chip", o.chip},
+                   {"mode", run_mode_name(o.mode)},
+                   {"result", core::timing_result_json(o.result)}};
+  nlohmann::json outs = nlohmann::json::array();
+  for (const TensorStats& t : o.outputs)
+    outs.push_back({{"name", t.name},
+                    {"dtype", t.dtype},
+                    {"elements", t.elements},
+                    {"min", t.min},
+                    {"max", t.max},
+                    {"mean", t.mean},
+                    {"nans", t.nans},
+                    {"infs", t.infs}});
+  j["outputs"] = outs;
+  return j;
+}
+
+std::string format_comparison(const std::vector<RunOutcome>& outcomes) {
+  std::string s = fmt::format("{:<28}", "");
+  for (const RunOutcome& o : outcomes) s += fmt::format("{:>14}", o.chip);
+  s += "\n";
+  auto row = [&](const std::string& name, auto&& cell) {
+    s += fmt::format("{:<28}", name);
+    for (const RunOutcome& o : outcomes) s += fmt::format("{:>14}", cell(o));
+    s += "\n";
+  };
+  row("time (us)", [](const RunOutcome& o) {
+    return fmt::format("{:.3f}", static_cast<double>(o.result.total.v) * 1e-6);
+  });
+  row("TensorE utilisation (%)", [](const RunOutcome& o) {
+    return fmt::format("{:.2f}", 100.0 * o.result.tensor_utilisation());
+  });
+  row("TensorE peak (TFLOPS bf16)", [](const RunOutcome& o) {
+    return fmt::format("{:.2f}", o.result.tensor_peak_flops * 1e-12);
+  });
+  for (isa::Engine e : isa::kAllEngines)
+    row(fmt::format("{} busy (%)", isa::engine_name(e)),
+        [e](const RunOutcome& o) { return fmt::format("{:.2f}", o.result.busy_percent(e)); });
+  row("HBM (GB/s)", [](const RunOutcome& o) { return fmt::format("{:.1f}", o.result.hbm_gbps()); });
+  row("instructions", [](const RunOutcome& o) { return fmt::format("{}", o.result.instructions); });
+  row("faults", [](const RunOutcome& o) { return fmt::format("{}", o.result.faults.size()); });
+  if (outcomes.size() > 1 && !outcomes.front().outputs.empty()) {
+    // Bit-level agreement is not expected across generations (rounding differs); show means.
+    for (size_t i = 0; i < outcomes.front().outputs.size(); ++i)
+      row(fmt::format("{} mean", outcomes.front().outputs[i].name), [i](const RunOutcome& o) {
+        return i < o.outputs.size() ? fmt::format("{:.6g}", o.outputs[i].mean) : std::string("-");
+      });
+  }
+  return s;
+}
+
+}  // namespace trnsim::cli

@@ -1,0 +1,69 @@
+// What `trnsim run` runs: an example kernel by name (with its integer arguments) or a program
+// in the text form (docs/isa.md), on one generation, in one of the three run modes. Kept apart
+// from the option parsing so the default job and the tests reuse it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "arch/chip_spec.h"
+#include "core/timing_executor.h"
+#include "core/timing_result.h"
+#include "isa/program.h"
+#include "profile/trace.h"
+
+namespace trnsim::cli {
+
+// Parses "functional+timing" (also "ft", "default"), "timing" and "functional". Throws
+// InputError naming --mode.
+core::RunMode parse_run_mode(const std::string& s);
+std::string run_mode_name(core::RunMode m);
+
+// A kernel name from the registry, or a path to a program file (it exists, or contains '/'
+// or ends in ".s"). `args`: integers in the kernel's parameter order, or NAME=VALUE pairs;
+// a program takes none.
+struct RunTarget {
+  std::string target;
+  std::vector<std::string> args;
+  bool is_program_file() const;
+};
+
+// Builds (or assembles) the target's program for `chip`. Throws InputError naming the kernel,
+// argument, file or line.
+isa::Program build_target(const RunTarget& t, const arch::ChipSpec& chip);
+
+// Per output tensor: elements, finite min/max/mean, NaN and infinity counts (NaN shows reads
+// of memory nothing wrote: SBUF and PSUM start as NaN).
+struct TensorStats {
+  std::string name;
+  std::string dtype;
+  int64_t elements = 0;
+  int64_t nans = 0, infs = 0;
+  double min = 0, max = 0, mean = 0;
+};
+
+struct RunOutcome {
+  std::string chip;
+  core::RunMode mode = core::RunMode::kFunctionalTiming;
+  core::TimingResult result;         // instruction counts and faults only when functional
+  std::vector<TensorStats> outputs;  // functional modes only
+};
+
+// Runs `program` on `chip`: inputs are filled with values uniform in [-1, 1) drawn from the
+// counter-based generator keyed by (seed, tensor index, element) and rounded to the tensor's
+// dtype; `trace` (optional) receives the per-instruction spans in the timed modes.
+RunOutcome run_program(const arch::ChipSpec& chip, const isa::Program& program, core::RunMode mode,
+                       uint64_t seed, profile::Trace* trace);
+
+// Text: the summary of TimingResult plus the output statistics; JSON: the same figures.
+std::string format_outcome(const RunOutcome& o);
+nlohmann::json outcome_json(const RunOutcome& o);
+
+// A table with one column per chip (time, TensorE utilisation, busy %, HBM GB/s, faults).
+std::string format_comparison(const std::vector<RunOutcome>& outcomes);
+
+}  // namespace trnsim::cli

@@ -1,0 +1,116 @@
+// nccom-test-like size sweeps: parsing "8B:1GiB", the table and its JSON.
+#include <fmt/format.h>
+
+#include <cctype>
+
+#include "base/error.h"
+#include "fabric/collective.h"
+
+namespace trnsim::fabric {
+
+int64_t parse_size(const std::string& text) {
+  size_t i = 0;
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+  if (i == 0) throw InputError("--sizes", text, "expected a size such as 8B, 64KiB or 1GiB");
+  const int64_t n = std::stoll(text.substr(0, i));
+  const std::string unit = text.substr(i);
+  static const std::vector<std::pair<std::string, int64_t>> units = {
+      {"", 1},         {"B", 1},      {"K", kKiB}, {"KB", 1000},       {"KiB", kKiB}, {"M", kMiB},
+      {"MB", 1000000}, {"MiB", kMiB}, {"G", kGiB}, {"GB", 1000000000}, {"GiB", kGiB},
+  };
+  for (const auto& [u, f] : units) {
+    if (u == unit) return n * f;
+  }
+  throw InputError("--sizes", text, "unknown unit; use B, KiB, MiB, GiB (or KB, MB, GB)");
+}
+
+std::vector<int64_t> parse_sizes(const std::string& text) {
+  std::vector<int64_t> out;
+  if (text.find(',') != std::string::npos) {
+    size_t start = 0;
+    while (start <= text.size()) {
+      const size_t comma = text.find(',', start);
+      out.push_back(parse_size(text.substr(start, comma - start)));
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+    return out;
+  }
+  const size_t c1 = text.find(':');
+  if (c1 == std::string::npos) return {parse_size(text)};
+  const size_t c2 = text.find(':', c1 + 1);
+  const int64_t lo = parse_size(text.substr(0, c1));
+  const int64_t hi = parse_size(text.substr(c1 + 1, c2 == std::string::npos ? c2 : c2 - c1 - 1));
+  const int64_t factor = c2 == std::string::npos ? 2 : std::stoll(text.substr(c2 + 1));
+  if (lo < 1 || hi < lo || factor < 2)
+    throw InputError("--sizes", text, "expected LO:HI[:FACTOR] with 1 <= LO <= HI, FACTOR >= 2");
+  for (int64_t s = lo; s <= hi; s *= factor) out.push_back(s);
+  return out;
+}
+
+std::string format_sweep(const Fabric& f, const std::vector<CollectiveResult>& rows) {
+  const Network& net = f.network();
+  std::string out;
+  if (!rows.empty()) {
+    out += fmt::format("# {} on {} ({} x {}), {} ranks ({} per chip), runtime {}\n",
+                       op_name(rows[0].op), f.system().name, f.system().chips(),
+                       f.system().chip_name, net.ranks(), net.ranks_per_chip(), f.runtime().name);
+    out +=
+        fmt::format("# launch {} us (overlap {} us); busbw factor {:.4f}\n", f.runtime().launch_us,
+                    f.runtime().overlap_us, busbw_factor(rows[0].op, net.ranks()));
+  }
+  out += fmt::format("{:>14} {:>12} {:>6} {:>12} {:>12} {:>12}  {}\n", "size(B)", "count", "type",
+                     "time(us)", "algbw(GB/s)", "busbw(GB/s)", "algorithm");
+  for (const auto& r : rows) {
+    out += fmt::format("{:>14} {:>12} {:>6} {:>12.1f} {:>12.2f} {:>12.2f}  {}\n", r.bytes, r.count,
+                       r.dtype, static_cast<double>(r.time.v) * 1e-6, r.algbw_gib_s(),
+                       r.busbw_gib_s(), r.algorithm);
+  }
+  out += "# GB/s are GiB/s, as nccom-test prints them\n";
+  return out;
+}
+
+nlohmann::json sweep_json(const Fabric& f, const std::vector<CollectiveResult>& rows) {
+  nlohmann::json j;
+  j["system"] = f.system().name;
+  j["chip"] = f.system().chip_name;
+  j["runtime"] = f.runtime().name;
+  j["ranks"] = f.network().ranks();
+  j["ranks_per_chip"] = f.network().ranks_per_chip();
+  j["launch_us"] = f.runtime().launch_us;
+  j["overlap_us"] = f.runtime().overlap_us;
+  j["rows"] = nlohmann::json::array();
+  for (const auto& r : rows) {
+    nlohmann::json row{{"op", op_name(r.op)},
+                       {"algorithm", r.algorithm},
+                       {"size_bytes", r.bytes},
+                       {"count", r.count},
+                       {"dtype", r.dtype},
+                       {"time_us", static_cast<double>(r.time.v) * 1e-6},
+                       {"device_us", static_cast<double>(r.device.v) * 1e-6},
+                       {"algbw_gib_s", r.algbw_gib_s()},
+                       {"busbw_gib_s", r.busbw_gib_s()},
+                       {"link_bytes", r.timing.link_bytes},
+                       {"efa_bytes", r.timing.efa_bytes}};
+    int64_t rd = 0, wr = 0, rd_max = 0;
+    for (size_t c = 0; c < r.timing.hbm_read.size(); ++c) {
+      rd += r.timing.hbm_read[c];
+      wr += r.timing.hbm_write[c];
+      rd_max = std::max(rd_max, r.timing.hbm_read[c] + r.timing.hbm_write[c]);
+    }
+    row["hbm_read_bytes"] = rd;
+    row["hbm_write_bytes"] = wr;
+    row["hbm_max_chip_bytes"] = rd_max;
+    for (const auto& p : r.timing.phases) {
+      row["phases"].push_back({{"name", p.name},
+                               {"steps", p.steps},
+                               {"time_us", static_cast<double>(p.time.v) * 1e-6},
+                               {"flows_per_step", p.flows},
+                               {"flow_classes", p.flow_classes}});
+    }
+    j["rows"].push_back(std::move(row));
+  }
+  return j;
+}
+
+}  // namespace trnsim::fabric

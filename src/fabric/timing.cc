@@ -1,0 +1,76 @@
+#include "fabric/timing.h"
+
+#include <algorithm>
+
+namespace trnsim::fabric {
+
+namespace {
+
+struct StepResult {
+  StepTiming t;
+  int64_t flows = 0;
+};
+
+// Builds the flows of one step, counts its traffic (`times` steps' worth) and solves it.
+StepResult run_step(const std::vector<Transfer>& xfers, const Context& ctx, bool fold,
+                    int64_t times, Timing& acc, FlowSet& fs, std::vector<Use>& uses) {
+  const Network& net = *ctx.net;
+  const int64_t links = net.topology().num_links();
+  fs.clear();
+  for (const Transfer& x : xfers) {
+    uses.clear();
+    const Picoseconds lat = net.path(x.src, x.dst, x.reduce, uses);
+    const int64_t bytes = x.count * ctx.elem_bytes;
+    for (const Use& u : uses) {
+      fs.res.push_back(u.resource);
+      fs.coef.push_back(u.coef);
+      if (u.resource < links) {
+        acc.link_bytes += bytes * times;
+        if (net.topology().link(u.resource).kind == LinkKind::kEfaUp)
+          acc.efa_bytes += bytes * times;
+      }
+    }
+    fs.close_flow(static_cast<double>(bytes), lat);
+    const auto cs = static_cast<size_t>(net.chip_of(x.src));
+    const auto cd = static_cast<size_t>(net.chip_of(x.dst));
+    acc.hbm_read[cs] += bytes * (x.reduce ? 2 : 1) * times;
+    acc.hbm_write[cd] += bytes * times;
+  }
+  StepResult r;
+  r.flows = static_cast<int64_t>(xfers.size());
+  r.t = solve_step(
+      fs, [&net](int64_t res) { return net.capacity(res); }, fold);
+  return r;
+}
+
+}  // namespace
+
+Timing time_plan(const Plan& plan, const Context& ctx, bool folded) {
+  Timing acc;
+  const auto chips = static_cast<size_t>(ctx.net->topology().chips());
+  acc.hbm_read.assign(chips, 0);
+  acc.hbm_write.assign(chips, 0);
+  FlowSet fs;
+  std::vector<Use> uses;
+  std::vector<Transfer> xfers;
+  for (const Phase& ph : plan.phases) {
+    PhaseTiming pt{ph.name, ph.steps};
+    const bool fold_time = folded && ph.uniform;
+    const int64_t simulated = fold_time ? std::min<int64_t>(ph.steps, 1) : ph.steps;
+    for (int64_t k = 0; k < simulated; ++k) {
+      xfers.clear();
+      ph.emit(k, xfers);
+      const int64_t times = fold_time ? ph.steps : 1;
+      const StepResult r = run_step(xfers, ctx, folded, times, acc, fs, uses);
+      pt.time += Picoseconds(r.t.duration.v * times);
+      pt.flows = std::max(pt.flows, r.flows);
+      pt.flow_classes = std::max(pt.flow_classes, r.t.flow_classes);
+      pt.resource_classes = std::max(pt.resource_classes, r.t.resource_classes);
+    }
+    acc.device += pt.time;
+    acc.phases.push_back(std::move(pt));
+  }
+  return acc;
+}
+
+}  // namespace trnsim::fabric

@@ -1,0 +1,36 @@
+// Timing mode: a plan's steps as flows on the network (flow_solver.h). Folded (the default)
+// simulates one step of a uniform phase and multiplies, and solves each step on its symmetry
+// classes; per-rank simulates every step with every flow and resource on its own. Both count
+// the HBM traffic of every transfer on the chips that do it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/units.h"
+#include "fabric/algorithm.h"
+#include "fabric/flow_solver.h"
+
+namespace trnsim::fabric {
+
+struct PhaseTiming {
+  std::string name;
+  int64_t steps = 0;
+  Picoseconds time{0};
+  int64_t flows = 0;         // flows in one step
+  int64_t flow_classes = 0;  // after folding (max over simulated steps)
+  int64_t resource_classes = 0;
+};
+
+struct Timing {
+  Picoseconds device{0};  // sum of the phases' step times
+  std::vector<PhaseTiming> phases;
+  std::vector<int64_t> hbm_read, hbm_write;  // bytes per chip of the system
+  int64_t link_bytes = 0;                    // bytes x links crossed, all transfers
+  int64_t efa_bytes = 0;                     // bytes leaving servers over EFA
+};
+
+Timing time_plan(const Plan& plan, const Context& ctx, bool folded);
+
+}  // namespace trnsim::fabric

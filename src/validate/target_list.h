@@ -1,0 +1,13 @@
+// The calibration targets, one file each (target_<name>.cc); targets.cc lists them in order.
+#pragma once
+
+#include <vector>
+
+#include "validate/validate.h"
+
+namespace trnsim::validate {
+
+std::vector<Record> matmul_tutorial_records();  // VALIDATION.md s2, trn1
+std::vector<Record> single_dma_records();       // VALIDATION.md s3, trn2
+
+}  // namespace trnsim::validate

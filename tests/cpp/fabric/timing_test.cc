@@ -1,0 +1,168 @@
+// Timing mode against closed forms, folded against per-rank, and the calibration sweep.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "base/error.h"
+#include "fabric/collective.h"
+
+namespace trnsim::fabric {
+namespace {
+
+const std::string kData = std::string(TRNSIM_TEST_DATA_DIR) + "/fabric/";
+
+Fabric make(const std::string& system, RankUnit unit, int64_t ranks,
+            std::vector<arch::Override> sets = {}, int64_t ranks_per_server = 0) {
+  Placement pl;
+  pl.unit = unit;
+  pl.ranks = ranks;
+  pl.ranks_per_server = ranks_per_server;
+  return Fabric(load_system(system, sets), load_runtime(kDefaultRuntime), pl);
+}
+
+CollectiveResult sim(const Fabric& f, Op op, int64_t bytes, const std::string& algo = "auto",
+                     bool folded = true) {
+  CollectiveRequest req;
+  req.op = op;
+  req.bytes = bytes;
+  req.algorithm = algo;
+  req.folded = folded;
+  return f.simulate(req);
+}
+
+double us(Picoseconds t) { return static_cast<double>(t.v) * 1e-6; }
+
+// Ring all-reduce on N chips of a switch whose ports bound everything: each of the 2(N-1) steps
+// moves S/N per chip through its port at B, plus the step latency and one switch pass, and the
+// call adds the launch cost's non-overlapped part.
+TEST(Timing, RingAllReduceMatchesItsClosedForm) {
+  const Fabric f = make(kData + "link_bound_switch.toml", RankUnit::kChip, 8);
+  const double B = 2.56e12, lat = 1.5e-6 + 300e-9;
+  for (int64_t bytes : {8 * kMiB, 256 * kMiB, 1 * kGiB}) {
+    const CollectiveResult r = sim(f, Op::kAllReduce, bytes, "ring");
+    // Two channels (both directions) share each port: S/N per chip per step either way.
+    const double step = static_cast<double>(bytes) / 8 / B + lat;
+    EXPECT_NEAR(us(r.device), 14 * step * 1e6, 1e-3) << bytes;
+    EXPECT_EQ(r.time, Picoseconds(38'000'000) + r.device);
+  }
+  // Approaches 2(N-1)/N * S / B as S grows: the latency share shrinks.
+  auto ratio = [&](int64_t bytes) {
+    const double bound = 2.0 * 7 / 8 * static_cast<double>(bytes) / B;
+    return static_cast<double>(sim(f, Op::kAllReduce, bytes, "ring").device.v) * 1e-12 / bound;
+  };
+  EXPECT_GT(ratio(64 * kMiB), ratio(kGiB));
+  EXPECT_GT(ratio(kGiB), ratio(16 * kGiB));
+  EXPECT_NEAR(ratio(16 * kGiB), 1.0, 0.003);
+}
+
+TEST(Timing, AllToAllOnTheSwitchPaysNoHopCount) {
+  const Fabric sw = make(kData + "link_bound_switch.toml", RankUnit::kChip, 64);
+  const Fabric torus = make(kData + "link_bound_torus.toml", RankUnit::kChip, 64);
+  const int64_t bytes = 256 * kMiB;
+  const CollectiveResult s = sim(sw, Op::kAllToAll, bytes);
+  const CollectiveResult t = sim(torus, Op::kAllToAll, bytes);
+  // Switch: each port carries 63/64 of S out and in: one step of that at the port bandwidth.
+  const double closed = 63.0 / 64 * static_cast<double>(bytes) / 2.56e12 + 1.8e-6;
+  EXPECT_NEAR(static_cast<double>(s.device.v) * 1e-12 / closed, 1.0, 0.001);
+  // Torus with the same bandwidth per chip: the average route is 3 hops, so links carry ~3x
+  // the bytes a port does.
+  EXPECT_GT(static_cast<double>(t.device.v) / static_cast<double>(s.device.v), 2.5);
+}
+
+TEST(Timing, TheTwoDimensionalTorusBeatsARingOfTheSameSize) {
+  const Fabric torus = make("trn2.48xlarge", RankUnit::kChip, 16);
+  const Fabric ring = make(kData + "ring16.toml", RankUnit::kChip, 16);
+  for (int64_t bytes : {64 * kKiB, 4 * kMiB, 32 * kMiB}) {
+    EXPECT_LT(sim(torus, Op::kAllReduce, bytes).device, sim(ring, Op::kAllReduce, bytes).device)
+        << bytes;
+  }
+  for (int64_t bytes : {kMiB, 256 * kMiB})
+    EXPECT_LT(sim(torus, Op::kAllToAll, bytes).device, sim(ring, Op::kAllToAll, bytes).device);
+  EXPECT_LE(sim(torus, Op::kAllReduce, kGiB).device, sim(ring, Op::kAllReduce, kGiB).device);
+}
+
+// Folding (symmetry classes, uniform steps simulated once) must not change any time.
+TEST(Timing, FoldedAgreesWithPerRank) {
+  struct Case {
+    std::string system;
+    RankUnit unit;
+    int64_t ranks, servers, per_server;
+    Op op;
+    std::string algo;
+  };
+  const std::vector<Case> cases = {
+      {"trn1.32xlarge", RankUnit::kChip, 16, 1, 0, Op::kAllReduce, "ring"},
+      {"trn1.32xlarge", RankUnit::kCore, 32, 1, 0, Op::kAllReduce, "ring"},
+      {"trn2.48xlarge", RankUnit::kChip, 16, 1, 0, Op::kAllReduce, "mesh"},
+      {"trn2.48xlarge", RankUnit::kChip, 16, 1, 0, Op::kAllReduce, "rdh"},
+      {"trn2.48xlarge", RankUnit::kChip, 16, 1, 0, Op::kAllGather, "ring"},
+      {"trn2-ultraserver", RankUnit::kChip, 64, 1, 0, Op::kAllReduce, "ring"},
+      {"trn2-ultraserver", RankUnit::kChip, 64, 1, 0, Op::kAllToAll, "mesh"},
+      {"trn3-ultraserver-144", RankUnit::kChip, 144, 1, 0, Op::kReduceScatter, "ring"},
+      {"trn2.48xlarge", RankUnit::kChip, 64, 4, 16, Op::kAllReduce, "hierarchical"},
+      {"trn4-ultraserver", RankUnit::kChip, 32, 4, 8, Op::kAllReduce, "hierarchical"},
+      {"trn2.48xlarge", RankUnit::kChip, 32, 2, 16, Op::kAllReduce, "ring"},
+  };
+  for (const Case& c : cases) {
+    std::vector<arch::Override> sets;
+    if (c.servers > 1) sets.push_back({"cluster.servers", std::to_string(c.servers)});
+    const Fabric f = make(c.system, c.unit, c.ranks, sets, c.per_server);
+    const int64_t bytes = 4 * c.ranks * c.ranks * 64 * 3;  // every block splits evenly
+    const CollectiveResult folded = sim(f, c.op, bytes, c.algo, true);
+    const CollectiveResult per_rank = sim(f, c.op, bytes, c.algo, false);
+    // Equal up to the rounding of each step to whole picoseconds.
+    EXPECT_NEAR(static_cast<double>(folded.device.v), static_cast<double>(per_rank.device.v),
+                static_cast<double>(c.ranks) * 4)
+        << c.system << " " << c.algo;
+    EXPECT_EQ(folded.timing.hbm_read, per_rank.timing.hbm_read) << c.system << " " << c.algo;
+    EXPECT_EQ(folded.timing.link_bytes, per_rank.timing.link_bytes) << c.system;
+    int64_t classes = 0, flows = 0;
+    for (const auto& p : folded.timing.phases) {
+      classes = std::max(classes, p.flow_classes);
+      flows = std::max(flows, p.flows);
+    }
+    EXPECT_LT(classes, flows) << c.system << " " << c.algo << ": folding should find symmetry";
+  }
+}
+
+TEST(Timing, HbmTrafficOfATwoRankAllReduce) {
+  const Fabric f = make("trn1.32xlarge", RankUnit::kCore, 2);
+  const int64_t S = 64 * kMiB;
+  const CollectiveResult r = sim(f, Op::kAllReduce, S, "ring");
+  // Reduce-scatter: each core sends S/2 with a reduction (two reads, one write); all-gather:
+  // S/2 copied (one read, one write). Both cores are on chip 0.
+  const auto chip = static_cast<size_t>(f.network().chip_of(0));
+  EXPECT_EQ(r.timing.hbm_read[chip], 3 * S);
+  EXPECT_EQ(r.timing.hbm_write[chip], 2 * S);
+  EXPECT_EQ(r.timing.link_bytes, 0);
+}
+
+TEST(Timing, DeterministicAndSelectsByTheDocumentedRule) {
+  const Fabric f = make("trn2.48xlarge", RankUnit::kChip, 16);
+  EXPECT_EQ(sim(f, Op::kAllReduce, 64 * kKiB).algorithm, "mesh");
+  EXPECT_EQ(sim(f, Op::kAllReduce, 8 * kMiB).algorithm, "rdh");
+  EXPECT_EQ(sim(f, Op::kAllReduce, 256 * kMiB).algorithm, "ring");
+  EXPECT_EQ(sim(f, Op::kAllToAll, 256 * kMiB).algorithm, "mesh");
+  const Fabric g = make("trn2.48xlarge", RankUnit::kChip, 48, {{"cluster.servers", "3"}});
+  EXPECT_EQ(sim(g, Op::kAllReduce, 64 * kKiB).algorithm, "hierarchical");
+  EXPECT_EQ(sim(f, Op::kAllReduce, 3 * kMiB).time, sim(f, Op::kAllReduce, 3 * kMiB).time);
+  EXPECT_THROW(sim(make("trn2.48xlarge", RankUnit::kChip, 12), Op::kAllReduce, kMiB, "rdh"),
+               InputError);
+}
+
+TEST(Timing, TheSmallestCollectiveCostsTheLaunch) {
+  const Fabric f = make("trn1.32xlarge", RankUnit::kCore, 2);
+  EXPECT_EQ(sim(f, Op::kAllReduce, 8).time, Picoseconds(58'000'000));
+}
+
+// VALIDATION.md s4, each size within 15 %.
+TEST(Validation, TwoRankAllReduceSweepWithin15Percent) {
+  for (const SweepCheck& c : allreduce_2rank_check()) {
+    const double err = (c.simulated_us - c.measured_us) / c.measured_us;
+    EXPECT_LT(std::abs(err), 0.15) << c.bytes << " B: measured " << c.measured_us
+                                   << " us, simulated " << c.simulated_us << " us";
+  }
+}
+
+}  // namespace
+}  // namespace trnsim::fabric

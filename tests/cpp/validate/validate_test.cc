@@ -1,0 +1,57 @@
+// `trnsim validate`'s cases: the calibration against VALIDATION.md holds (a model change that
+// moves a case out of its band fails here), and the records carry what the CLI promises.
+#include "validate/validate.h"
+
+#include <gtest/gtest.h>
+
+#include "base/error.h"
+
+namespace trnsim::validate {
+namespace {
+
+TEST(Validate, SingleDmaWithinBand) {
+  const std::vector<Record> r = run_targets({"dma"});
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].unit, "ns");
+  EXPECT_EQ(r[0].measured, 1416.0);
+  EXPECT_TRUE(r[0].within()) << r[0].simulated;
+}
+
+TEST(Validate, MatmulTutorialWithinBandAndOrdered) {
+  const std::vector<Record> r = run_targets({"matmul-tutorial"});
+  ASSERT_EQ(r.size(), 7u);  // four latencies, three speed-ups
+  for (const Record& x : r) EXPECT_TRUE(x.within()) << x.case_name << ": " << x.simulated;
+  // Each version faster than the one before it, as published.
+  for (size_t i = 1; i < 4; ++i) EXPECT_LT(r[i].simulated, r[i - 1].simulated) << r[i].case_name;
+}
+
+TEST(Validate, JsonRecordsHaveTheDocumentedKeys) {
+  const nlohmann::json j = records_json(run_targets({"dma"}));
+  ASSERT_EQ(j.size(), 1u);
+  for (const char* key : {"target", "case", "measured", "simulated", "unit", "error", "tolerance",
+                          "within", "source", "note"})
+    EXPECT_TRUE(j[0].contains(key)) << key;
+  EXPECT_NE(format_records(run_targets({"dma"})).find("1 of 1 cases"), std::string::npos);
+}
+
+TEST(Validate, UnknownTargetListsTheKnownOnes) {
+  try {
+    run_targets({"nope"});
+    FAIL() << "no exception";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("matmul-tutorial"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Validate, RecordError) {
+  Record r;
+  r.measured = 100;
+  r.simulated = 110;
+  EXPECT_DOUBLE_EQ(r.error(), 0.1);
+  EXPECT_TRUE(r.within());
+  r.simulated = 116;
+  EXPECT_FALSE(r.within());
+}
+
+}  // namespace
+}  // namespace trnsim::validate
