@@ -17,6 +17,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   app.set_version_flag("--version", std::string("trnsim ") + TRNSIM_VERSION);
   app.require_subcommand(0, 1);
   setup_spec_command(app, io);
+  setup_collective_command(app, io);
   setup_run_command(app, io);
   setup_validate_command(app, io);
 

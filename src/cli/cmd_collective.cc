@@ -1,0 +1,123 @@
+// `trnsim collective OP --system NAME --ranks N --sizes 8B:1GiB ...`: a size sweep of one
+// collective, printed as nccom-test prints it (size, count, dtype, time, algbw, busbw). All
+// content comes from the fabric layer (fabric/collective.h); this file maps options to calls.
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "cli/commands.h"
+#include "fabric/collective.h"
+
+namespace trnsim::cli {
+
+namespace {
+
+struct CollectiveOptions {
+  std::string op;
+  std::string system = "trn1.32xlarge";
+  std::string runtime = std::string(fabric::kDefaultRuntime);
+  int64_t ranks = 2;
+  std::string unit = "core";
+  int lnc = 0;
+  int64_t servers = 0;
+  int64_t ranks_per_server = 0;
+  std::string sizes = "8B:1GiB";
+  std::string dtype = "fp32";
+  std::string algorithm = "auto";
+  int32_t root = 0;
+  bool per_rank = false;
+  bool json = false;
+  bool keys = false;
+  bool list = false;
+  std::vector<std::string> sets;
+};
+
+void run_collective(const CollectiveOptions& o, Io& io) {
+  if (o.keys) {
+    io.out << "System keys (spec/systems/*.toml):\n" << fabric::format_system_keys();
+    io.out << "Runtime keys (spec/runtime/*.toml):\n" << fabric::format_runtime_keys();
+    return;
+  }
+  if (o.list || o.op.empty()) {
+    io.out << "collectives: ";
+    for (const auto& n : fabric::op_names()) io.out << n << " ";
+    io.out << "\nalgorithms: auto";
+    for (const auto& a : fabric::algorithms()) io.out << ", " << a.name;
+    io.out << "\nsystems:";
+    for (const auto& s : fabric::list_systems()) io.out << " " << s;
+    io.out << "\nruntimes:";
+    for (const auto& s : fabric::list_runtimes()) io.out << " " << s;
+    io.out << "\n";
+    return;
+  }
+  std::vector<arch::Override> sys_sets, rt_sets;
+  for (const auto& s : o.sets) {
+    arch::Override ov = arch::parse_override(s);
+    (ov.key.starts_with("launch.") || ov.key.starts_with("select.") ? rt_sets : sys_sets)
+        .push_back(ov);
+  }
+  if (o.servers > 0) sys_sets.push_back({"cluster.servers", std::to_string(o.servers)});
+  fabric::Placement pl;
+  if (o.unit != "core" && o.unit != "chip")
+    throw InputError("--rank-unit", o.unit, "expected core or chip");
+  pl.unit = o.unit == "chip" ? fabric::RankUnit::kChip : fabric::RankUnit::kCore;
+  pl.ranks = o.ranks;
+  pl.lnc = o.lnc;
+  pl.ranks_per_server = o.ranks_per_server;
+  const fabric::Fabric f(fabric::load_system(o.system, sys_sets),
+                         fabric::load_runtime(o.runtime, rt_sets), pl);
+  fabric::CollectiveRequest req;
+  req.op = fabric::parse_op(o.op);
+  req.dtype = num::parse_format(o.dtype);
+  req.algorithm = o.algorithm;
+  req.root = o.root;
+  req.placement = pl;
+  req.folded = !o.per_rank;
+  std::vector<fabric::CollectiveResult> rows;
+  for (int64_t bytes : fabric::parse_sizes(o.sizes)) {
+    req.bytes = bytes;
+    rows.push_back(f.simulate(req));
+  }
+  if (o.json)
+    io.out << fabric::sweep_json(f, rows).dump(2) << "\n";
+  else
+    io.out << fabric::format_sweep(f, rows);
+}
+
+}  // namespace
+
+void setup_collective_command(CLI::App& app, Io& io) {
+  auto o = std::make_shared<CollectiveOptions>();
+  auto* sub = app.add_subcommand(
+      "collective", "a collective's size sweep on a Trainium system, as nccom-test prints it");
+  sub->add_option("op", o->op,
+                  "all-reduce, reduce-scatter, all-gather, all-to-all, all-to-all-v, broadcast, "
+                  "permute");
+  sub->add_option("--system", o->system, "system name (spec/systems) or .toml path")
+      ->capture_default_str();
+  sub->add_option("--ranks,-r", o->ranks, "number of ranks")->capture_default_str();
+  sub->add_option("--rank-unit", o->unit, "a rank is a (logical) core or a whole chip")
+      ->capture_default_str();
+  sub->add_option("--lnc", o->lnc, "physical cores per logical core (default: the system's)");
+  sub->add_option("--servers", o->servers, "servers in the cluster (overrides cluster.servers)");
+  sub->add_option("--ranks-per-server", o->ranks_per_server,
+                  "ranks placed on each server (default: fill)");
+  sub->add_option("--sizes", o->sizes, "LO:HI[:FACTOR], a list A,B,C, or one size")
+      ->capture_default_str();
+  sub->add_option("--dtype", o->dtype, "element type (numerics formats)")->capture_default_str();
+  sub->add_option("--algorithm", o->algorithm, "auto, ring, mesh, rdh, hierarchical")
+      ->capture_default_str();
+  sub->add_option("--root", o->root, "broadcast root");
+  sub->add_option("--runtime", o->runtime, "collective runtime (spec/runtime)")
+      ->capture_default_str();
+  sub->add_option("--set", o->sets, "override a system or runtime key: --set cluster.servers=8");
+  sub->add_flag("--per-rank", o->per_rank, "simulate every rank and step (no folding)");
+  sub->add_flag("--json", o->json, "rows with phases and HBM traffic, as JSON");
+  sub->add_flag("--keys", o->keys, "list the system and runtime keys");
+  sub->add_flag("--list", o->list, "list collectives, algorithms, systems and runtimes");
+  sub->callback([o, &io] { run_collective(*o, io); });
+}
+
+}  // namespace trnsim::cli
