@@ -54,7 +54,7 @@ TEST(SpecCli, JsonParses) {
 
 TEST(SpecCli, SetOverridesAndRejects) {
   const CliResult ok = run_cli({"spec", "trn3", "--set", "core.tensor.clock_ghz=3.0", "--set",
-                             "numerics.overflow=saturate", "--json"});
+                                "numerics.overflow=saturate", "--json"});
   ASSERT_EQ(ok.code, 0) << ok.err;
   const auto j = nlohmann::json::parse(ok.out);
   EXPECT_EQ(j["values"]["core"]["tensor"]["clock_ghz"], 3.0);

@@ -3,6 +3,7 @@
 // engines share the core's HBM bandwidth. Expectations are computed here from spec values.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -56,6 +57,7 @@ TEST(TimingDma, SingleEngineTransferIsOverheadPlusBytesOverBandwidth) {
       r.dma.finish.v / 1e3, trn2.core.dma.fixed_overhead_ns);
 }
 
+// ... or the core's DMA cap (dma.core_bandwidth_gbps, calibrated on Trn1: docs/timing.md).
 TEST(TimingDma, SixteenEnginesAreSixteenTimesFasterUntilTheHbmShareLimits) {
   for (const char* gen : {"trn1", "trn2", "trn3"}) {
     const auto& c = chip(gen);
@@ -72,11 +74,14 @@ TEST(TimingDma, SixteenEnginesAreSixteenTimesFasterUntilTheHbmShareLimits) {
     const double d16 = static_cast<double>(r16.dma.finish.v - overhead_ps(c));
     const double engine = c.core.dma.engine_bandwidth_practical_gbps;
     const double share = c.chip.hbm.bandwidth_gbps / c.chip.cores;
-    const double expect = std::min(16 * engine, share) / engine;
+    const double cap = c.core.dma.core_bandwidth_gbps.value_or(16 * engine);
+    const double expect = std::min({16 * engine, share, cap}) / engine;
     EXPECT_NEAR(d1 / d16, expect, expect * 1e-3) << gen;
     EXPECT_NEAR(r16.hbm_gbps() * r16.total.v, 8.0 * 1024 * 1024 * 1e3, 1e3);
-    std::printf("%s: 16 engines %.2fx one engine (engine %.1f GB/s, HBM share %.1f GB/s)\n", gen,
-                d1 / d16, engine, share);
+    std::printf(
+        "%s: 16 engines %.2fx one engine (engine %.1f GB/s, HBM share %.1f GB/s, core cap %.1f "
+        "GB/s)\n",
+        gen, d1 / d16, engine, share, cap);
   }
 }
 
