@@ -106,8 +106,7 @@ void exec_multiply_moving(ExecContext& ctx) {
     x = unfolded.data.data();
   }
   mem::Tile& out = ctx.temp(0, s->m, n);
-  mem::Tile& wt = ctx.temp(2, s->m, k);
-  matmul_fp32(s->w.data(), x, k, s->m, n, out.data.data(), wt.data.data());
+  matmul_fp32(s->w.data(), x, k, s->m, n, out.data.data());
   write_psum(ctx, out);
 }
 

@@ -87,8 +87,7 @@ void exec_matmul_mx(ExecContext& ctx) {
   dequantize(ctx, 1, 3, w.data.data());
   dequantize(ctx, 2, 4, x.data.data());
   mem::Tile& out = ctx.temp(0, m, n);
-  mem::Tile& wt = ctx.temp(2, m, k);
-  matmul_fp32(w.data.data(), x.data.data(), k, m, n, out.data.data(), wt.data.data());
+  matmul_fp32(w.data.data(), x.data.data(), k, m, n, out.data.data());
   write_psum(ctx, out);
 }
 

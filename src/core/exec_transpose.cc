@@ -53,8 +53,7 @@ void exec_transpose_pe(ExecContext& ctx) {
     eye.fill(0.0f);
     for (int64_t i = 0; i < p; ++i) eye.at(i, i) = 1.0f;
     mem::Tile& out = ctx.temp(0, f, p);
-    mem::Tile& wt = ctx.temp(2, f, p);
-    matmul_fp32(src.data.data(), eye.data.data(), p, f, p, out.data.data(), wt.data.data());
+    matmul_fp32(src.data.data(), eye.data.data(), p, f, p, out.data.data());
     ctx.write(0, out);
     return;
   }

@@ -14,9 +14,7 @@
 
 namespace trnsim::core {
 
-// w: [K][M], x: [K][N], out: [M][N]; all row-major, contiguous. `wt_scratch` receives w
-// transposed ([M][K], K*M floats) so that the inner loop reads it contiguously.
-void matmul_fp32(const float* w, const float* x, int64_t K, int64_t M, int64_t N, float* out,
-                 float* wt_scratch);
+// w: [K][M], x: [K][N], out: [M][N]; all row-major, contiguous.
+void matmul_fp32(const float* w, const float* x, int64_t K, int64_t M, int64_t N, float* out);
 
 }  // namespace trnsim::core
