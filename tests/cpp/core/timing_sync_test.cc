@@ -160,5 +160,48 @@ TEST(TimingSync, CountedLoopRunsItsBodyAndStopsAtTheBudget) {
   EXPECT_EQ(stopped.faults[0].kind, mem::FaultKind::kStepLimit);
 }
 
+// Counted loops on the four compute engines at once (r0 = 0; loop { 8 independent ops;
+// r0 += 1; branch while r0 < n }): each engine runs its own body n times.
+TEST(TimingSync, CountedLoopsOnEveryComputeEngineRunTogether) {
+  constexpr int kIterations = 20;
+  isa::Program p;
+  for (Engine e : {Engine::kTensor, Engine::kVector, Engine::kScalar, Engine::kGpSimd}) {
+    isa::Instruction set = make(Opcode::kRegSet, e, {});
+    set.p.reg_dst = 0;
+    p.append(set);
+    for (int k = 0; k < 8; ++k) {
+      if (e == Engine::kTensor) {
+        p.append(matmul(psum(128, 128), sbuf(128, 128)));
+      } else {
+        const Opcode op = e == Engine::kScalar ? Opcode::kActivation : Opcode::kTensorScalar;
+        p.append(unary(op, e, sbuf(128, 64, num::fp32(), 8192 * k), sbuf(128, 64, num::fp32())));
+      }
+    }
+    isa::Instruction inc = make(Opcode::kRegAlu, e, {});
+    inc.p.reg_dst = inc.p.reg_a = 0;
+    inc.p.reg_imm = 1;
+    inc.p.op0 = isa::AluOp::kAdd;
+    p.append(inc);
+    isa::Instruction br = make(Opcode::kBranch, e, {});
+    br.p.reg_a = 0;
+    br.p.reg_imm = kIterations;
+    br.p.op0 = isa::AluOp::kIsLt;
+    br.p.branch_target = 1;
+    p.append(br);
+  }
+  const TimingResult r = run_timing(chip("trn2"), p);
+  ASSERT_TRUE(r.ok()) << r.faults.to_string();
+  EXPECT_EQ(r.instructions, 4u * (1u + kIterations * 10u));
+  auto count = [&r](Engine e, Opcode op) {
+    return r.engines[static_cast<size_t>(e)].by_opcode[static_cast<size_t>(op)];
+  };
+  EXPECT_EQ(count(Engine::kTensor, Opcode::kMultiplyMoving), 8u * kIterations);
+  EXPECT_EQ(count(Engine::kVector, Opcode::kTensorScalar), 8u * kIterations);
+  EXPECT_EQ(count(Engine::kScalar, Opcode::kActivation), 8u * kIterations);
+  EXPECT_EQ(count(Engine::kGpSimd, Opcode::kTensorScalar), 8u * kIterations);
+  for (Engine e : {Engine::kTensor, Engine::kVector, Engine::kScalar, Engine::kGpSimd})
+    EXPECT_EQ(count(e, Opcode::kBranch), static_cast<uint64_t>(kIterations));
+}
+
 }  // namespace
 }  // namespace trnsim::core
