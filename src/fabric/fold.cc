@@ -38,6 +38,10 @@ uint64_t recolour(uint64_t salt, int32_t old, std::vector<std::pair<uint64_t, ui
   return h;
 }
 
+// Distinctions travel one flow-resource hop per round, so a long chain of unequal loads needs
+// many rounds; past this the step is solved unfolded.
+constexpr int kMaxRounds = 256;
+
 }  // namespace
 
 Partition refine(const FlowSet& fs, const std::vector<int32_t>& local_res,
@@ -68,7 +72,8 @@ Partition refine(const FlowSet& fs, const std::vector<int32_t>& local_res,
   p.flow_classes = relabel(fh, p.flow_class);
   p.resource_classes = relabel(rh, p.res_class);
   std::vector<std::pair<uint64_t, uint64_t>> ms;
-  for (int round = 0; round < 64; ++round) {
+  bool stable = false;
+  for (int round = 0; round < kMaxRounds && !stable; ++round) {
     for (size_t r = 0; r < nr; ++r) {
       ms.clear();
       for (uint32_t u = rb[r]; u < rb[r + 1]; ++u)
@@ -86,14 +91,14 @@ Partition refine(const FlowSet& fs, const std::vector<int32_t>& local_res,
     }
     std::vector<int32_t> new_flow;
     const size_t nfc = relabel(fh, new_flow);
-    const bool stable = nfc == p.flow_classes && nrc == p.resource_classes;
+    stable = nfc == p.flow_classes && nrc == p.resource_classes;
     p.res_class.swap(new_res);
     p.flow_class.swap(new_flow);
     p.flow_classes = nfc;
     p.resource_classes = nrc;
-    if (stable) break;
   }
-  return p;
+  // An unstable partition is not known to be equitable: solve unfolded rather than risk it.
+  return stable ? p : identity_partition(fs, cap);
 }
 
 Partition identity_partition(const FlowSet& fs, const std::vector<double>& cap) {

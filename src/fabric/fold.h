@@ -2,7 +2,8 @@
 // flow-resource graph. Flows start coloured by (bytes, latency), resources by capacity; each
 // round recolours a resource by its colour and the multiset of (flow colour, coefficient) on
 // it, then a flow by its colour and the multiset of (resource colour, coefficient) it uses,
-// until the number of classes stops growing. Members of a class are indistinguishable to the
+// until the number of classes stops growing (if that takes more than 256 rounds, every flow
+// is its own class). Members of a class are indistinguishable to the
 // max-min solver, so one representative per class suffices. Colours are numbered in order of
 // first appearance and hashed with a fixed mix, so the result is deterministic.
 #pragma once

@@ -1,6 +1,6 @@
 // Timing mode: a plan's steps as flows on the network (flow_solver.h). Folded (the default)
 // simulates one step of a uniform phase and multiplies, and solves each step on its symmetry
-// classes; per-rank simulates every step with every flow and resource on its own. Both count
+// classes (flows that differ only by block remainders, < 0.1 %, count as equal); per-rank simulates every step with every flow and resource on its own. Both count
 // the HBM traffic of every transfer on the chips that do it.
 #pragma once
 

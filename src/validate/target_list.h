@@ -9,5 +9,6 @@ namespace trnsim::validate {
 
 std::vector<Record> matmul_tutorial_records();  // VALIDATION.md s2, trn1
 std::vector<Record> single_dma_records();       // VALIDATION.md s3, trn2
+std::vector<Record> allreduce_2rank_records();  // VALIDATION.md s4, trn1 (fabric)
 
 }  // namespace trnsim::validate
