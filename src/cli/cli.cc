@@ -18,6 +18,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   app.require_subcommand(0, 1);
   setup_spec_command(app, io);
   setup_collective_command(app, io);
+  setup_check_command(app, io);
   setup_run_command(app, io);
   setup_validate_command(app, io);
 

@@ -17,6 +17,7 @@ struct Io {
 // Adds the subcommand to `app`; its callback writes to `io`.
 void setup_spec_command(CLI::App& app, Io& io);
 void setup_collective_command(CLI::App& app, Io& io);
+void setup_check_command(CLI::App& app, Io& io);
 void setup_run_command(CLI::App& app, Io& io);
 void setup_validate_command(CLI::App& app, Io& io);
 

@@ -8,9 +8,9 @@
 
 #include <cmath>
 
+#include "core/race_check.h"
 #include "kernel_test_util.h"
 #include "kernels/kernels.h"
-#include "race_check.h"
 
 namespace trnsim::kernel_test {
 namespace {
@@ -27,8 +27,8 @@ TEST_P(AttentionGolden, MatchesReference) {
   for (const Shape s : {Shape{256, 64, false}, Shape{256, 64, true}, Shape{512, 128, true}}) {
     SCOPED_TRACE(::testing::Message() << "seq " << s.seq << " d " << s.d << " causal " << s.causal);
     const isa::Program p = examples::attention(spec, s.seq, s.d, s.causal);
-    const RaceReport races = check_races(p, 20000);
-    EXPECT_TRUE(races.problems.empty()) << races.problems.front();
+    const core::RaceReport races = core::check_races(p, spec, {20000});
+    EXPECT_TRUE(races.clean()) << core::format_race_report(races);
     const size_t n = static_cast<size_t>(s.seq * s.d);
     const auto qT = sixty_fourths(n, 51), kT = sixty_fourths(n, 52), v = sixty_fourths(n, 53);
     auto out = run(spec, p, {{"qT", qT}, {"kT", kT}, {"v", v}});

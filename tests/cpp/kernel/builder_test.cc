@@ -3,11 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include "core/race_check.h"
 #include "isa/assembler.h"
 #include "isa/disassembler.h"
 #include "kernel_test_util.h"
 #include "kernels/kernels.h"
-#include "race_check.h"
 
 namespace trnsim::kernel_test {
 namespace {
@@ -53,7 +53,7 @@ TEST(KernelBuilder, OneMatmulStructure) {
   EXPECT_EQ(ls.waits.size() + mm.waits.size(), 2u);
   EXPECT_EQ(p.stream(Engine::kVector)[0].waits.size(), 1u);  // RAW on the MM
   EXPECT_EQ(p.stream(Engine::kGpSimd)[0].waits.size(), 1u);  // RAW on the copy
-  EXPECT_TRUE(check_races(p).problems.empty());
+  EXPECT_TRUE(core::check_races(p, chip("trn2")).clean());
 }
 
 TEST(KernelBuilder, OneMatmulRunsOnEveryGeneration) {

@@ -6,10 +6,10 @@
 
 #include <functional>
 
+#include "core/race_check.h"
 #include "isa/program.h"
 #include "kernel_test_util.h"
 #include "kernels/kernels.h"
-#include "race_check.h"
 
 namespace trnsim::kernel_test {
 namespace {
@@ -72,8 +72,8 @@ TEST_P(MatmulGolden, AllFourKernelsBitExact) {
   for (const Case& c : cases()) {
     SCOPED_TRACE(c.name);
     const isa::Program p = c.build(spec);
-    const RaceReport races = check_races(p);
-    EXPECT_TRUE(races.problems.empty()) << races.problems.front();
+    const core::RaceReport races = core::check_races(p, spec);
+    EXPECT_TRUE(races.clean()) << core::format_race_report(races);
     EXPECT_GT(races.conflicting_pairs, 0u);
     const auto lhsT = small_ints(static_cast<size_t>(c.k * c.m), -4, 4, 11);
     const auto rhs = small_ints(static_cast<size_t>(c.k * c.n), -4, 4, 12);

@@ -7,9 +7,9 @@
 #include <algorithm>
 #include <functional>
 
+#include "core/race_check.h"
 #include "kernel/builder.h"
 #include "kernel_test_util.h"
-#include "race_check.h"
 
 namespace trnsim::kernel_test {
 namespace {
@@ -66,7 +66,7 @@ TEST_P(Ops, VectorAndGpSimdCalls) {
   kb.transpose(tr, xt({0, 32}, {0, 32}), Engine::kVector);
   kb.dma_copy(tr_out, tr);
   const isa::Program p = kb.build();
-  EXPECT_TRUE(check_races(p).problems.empty());
+  EXPECT_TRUE(core::check_races(p, spec).clean());
 
   const std::vector<float> xv = sixty_fourths(P * F, 81);
   auto out = run(spec, p, {{"x", xv}});

@@ -1,10 +1,12 @@
 // The example registry: every kernel is there, builds on every generation from small
-// arguments, and bad names or arguments are InputErrors.
+// arguments and is race-free there (core/race_check.h), and bad names or arguments are
+// InputErrors.
 #include "kernels/registry.h"
 
 #include <gtest/gtest.h>
 
 #include "base/error.h"
+#include "core/race_check.h"
 #include "kernel_test_util.h"
 
 namespace trnsim::kernel_test {
@@ -40,6 +42,9 @@ TEST(Registry, BuildsSmallShapesOnEveryGeneration) {
       const isa::Program p = examples::build_kernel(name, chip(g), args);
       EXPECT_EQ(p.chip, g);
       EXPECT_GT(p.num_instructions(), 0u);
+      // Every example synchronises itself: the independent checker finds nothing.
+      const core::RaceReport races = core::check_races(p, chip(g), {20000});
+      EXPECT_TRUE(races.clean()) << core::format_race_report(races);
     }
 }
 

@@ -9,9 +9,9 @@
 
 #include <cmath>
 
+#include "core/race_check.h"
 #include "kernel_test_util.h"
 #include "kernels/kernels.h"
-#include "race_check.h"
 
 namespace trnsim::kernel_test {
 namespace {
@@ -28,7 +28,7 @@ TEST_P(RowwiseGolden, Softmax) {
   const int64_t rows = 200, cols = 300;
   const arch::ChipSpec& spec = chip(GetParam());
   const isa::Program p = examples::softmax(spec, rows, cols);
-  EXPECT_TRUE(check_races(p).problems.empty());
+  EXPECT_TRUE(core::check_races(p, spec).clean());
   const auto x = inputs(rows, cols, 21, 8.0f);
   auto out = run(spec, p, {{"x", x}});
   std::vector<double> want(x.size());
@@ -51,7 +51,7 @@ TEST_P(RowwiseGolden, LayerNorm) {
   const arch::ChipSpec& spec = chip(GetParam());
   const double eps = 1e-5;
   const isa::Program p = examples::layernorm(spec, rows, cols, eps);
-  EXPECT_TRUE(check_races(p).problems.empty());
+  EXPECT_TRUE(core::check_races(p, spec).clean());
   const auto x = inputs(rows, cols, 31, 3.0f);
   const auto gamma = inputs(1, cols, 32, 2.0f), beta = inputs(1, cols, 33, 1.0f);
   auto out = run(spec, p, {{"x", x}, {"gamma", gamma}, {"beta", beta}});
@@ -75,7 +75,7 @@ TEST_P(RowwiseGolden, RmsNorm) {
   const arch::ChipSpec& spec = chip(GetParam());
   const double eps = 1e-6;
   const isa::Program p = examples::rmsnorm(spec, rows, cols, eps);
-  EXPECT_TRUE(check_races(p).problems.empty());
+  EXPECT_TRUE(core::check_races(p, spec).clean());
   const auto x = inputs(rows, cols, 41, 2.0f), gamma = inputs(1, cols, 42, 1.5f);
   auto out = run(spec, p, {{"x", x}, {"gamma", gamma}});
   std::vector<double> want(x.size());

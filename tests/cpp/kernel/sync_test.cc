@@ -1,12 +1,12 @@
 // The dependency rule (kernel/sync_resolver.h) on small programs: which instructions wait and
 // signal, pruning by what a stream already knows, accumulation groups, stationary reuse, and
-// that the independent race check (race_check.h) catches a missing wait.
+// that the independent race check (core/race_check.h) catches a missing wait.
 #include <gtest/gtest.h>
 
+#include "core/race_check.h"
 #include "kernel/builder.h"
 #include "kernel_test_util.h"
 #include "kernels/kernels.h"
-#include "race_check.h"
 
 namespace trnsim::kernel_test {
 namespace {
@@ -52,7 +52,7 @@ TEST(Sync, CrossEngineRawWarWaw) {
   EXPECT_EQ(act1.waits[0].value, 2);
   EXPECT_EQ(at(p, Engine::kVector, 0).signals.size(), 1u);
   EXPECT_EQ(at(p, Engine::kScalar, 0).signals.size(), 1u);
-  EXPECT_TRUE(check_races(p).problems.empty());
+  EXPECT_TRUE(core::check_races(p, chip("trn1")).clean());
 }
 
 TEST(Sync, KnownCompletionsArePruned) {
@@ -72,7 +72,7 @@ TEST(Sync, KnownCompletionsArePruned) {
   EXPECT_EQ(at(p, Engine::kVector, 0).waits.size(), 1u);
   EXPECT_TRUE(at(p, Engine::kVector, 1).waits.empty());
   EXPECT_GE(kb.sync_stats().pruned, 1);
-  EXPECT_TRUE(check_races(p).problems.empty());
+  EXPECT_TRUE(core::check_races(p, chip("trn1")).clean());
 }
 
 TEST(Sync, AccumulationGroups) {
@@ -117,14 +117,16 @@ TEST(Sync, StationaryLoadedOnceForBackToBackMatmuls) {
 
 TEST(Sync, RaceCheckCatchesAMissingWait) {
   isa::Program p = examples::matmul_tiled(chip("trn1"), 128, 256, 512);
-  ASSERT_TRUE(check_races(p).problems.empty());
+  ASSERT_TRUE(core::check_races(p, chip("trn1")).clean());
   // Drop the wait of the VectorE copy out of PSUM: it now races with the matmuls.
   auto& copy = p.stream(Engine::kVector).at(0);
   ASSERT_FALSE(copy.waits.empty());
   copy.waits.clear();
-  const RaceReport r = check_races(p);
-  ASSERT_FALSE(r.problems.empty());
-  EXPECT_NE(r.problems.front().find("race"), std::string::npos) << r.problems.front();
+  const core::RaceReport r = core::check_races(p, chip("trn1"));
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings.front().kind, core::FindingKind::kReadAfterWrite)
+      << core::format_race_report(r);
+  EXPECT_EQ(r.findings.front().second.stream, Engine::kVector);
 }
 
 TEST(Sync, EveryExampleIsRaceFreeAndSemaphoresCountUp) {
@@ -134,8 +136,8 @@ TEST(Sync, EveryExampleIsRaceFreeAndSemaphoresCountUp) {
       examples::softmax(spec, 300, 64), examples::layernorm(spec, 256, 600),
       examples::rmsnorm(spec, 256, 64), examples::attention(spec, 256, 64, true)};
   for (const isa::Program& p : progs) {
-    const RaceReport r = check_races(p, 20000);
-    EXPECT_TRUE(r.problems.empty()) << r.problems.front();
+    const core::RaceReport r = core::check_races(p, spec, {20000});
+    EXPECT_TRUE(r.clean()) << core::format_race_report(r);
     EXPECT_LE(p.num_semaphores, isa::kMaxSemaphores);
     // Within a stream, the waits on one semaphore never go down (they are counts).
     for (isa::Engine e : isa::kAllEngines) {
