@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -14,6 +13,7 @@
 #include "core/timing_run.h"
 #include "isa/assembler.h"
 #include "isa/engine.h"
+#include "isa/text_numbers.h"
 #include "kernels/registry.h"
 #include "numerics/format.h"
 
@@ -49,13 +49,13 @@ bool RunTarget::is_program_file() const {
 
 namespace {
 
+// The text form's integer syntax (decimal or 0x hex); the error names the argument.
 int64_t parse_int(const std::string& text, const std::string& where) {
-  int64_t v = 0;
-  const char* end = text.data() + text.size();
-  auto [p, ec] = std::from_chars(text.data(), end, v);
-  if (ec != std::errc() || p != end || text.empty())
-    throw InputError(where, text, "expected an integer");
-  return v;
+  try {
+    return isa::parse_integer<int64_t>(text);
+  } catch (const InputError& e) {
+    throw InputError(where, text, std::string("expected an integer: ") + e.what());
+  }
 }
 
 // Positional integers fill parameters in order; NAME=VALUE sets one by name (after which
