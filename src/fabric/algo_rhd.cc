@@ -1,12 +1,10 @@
-// Recursive halving-doubling (COLL "RDH", INTRA): for a power-of-two number of ranks. The
-// reduce-scatter halves: at distance d = r/2, r/4, ..., 1 position p exchanges with p XOR d,
-// keeps the half of its current block range on its side of the split and sends the other half,
-// which the partner adds; after log2(r) steps position p holds block p. The all-gather doubles
-// back (distance 1, 2, ..., r/2). For all-reduce the positions follow the topology's
-// hypercube order (a 2D torus of power-of-two sides "can be seen as a 4D hyper-cube", INTRA),
-// so partners are neighbours; reduce-scatter and all-gather use rank order, since their output
+// Recursive halving-doubling (COLL "RDH", INTRA): for a power-of-two number of ranks; the
+// patterns are in rdh_steps.h. For all-reduce the positions follow the topology's hypercube
+// order (a 2D torus of power-of-two sides "can be seen as a 4D hyper-cube", INTRA), so
+// partners are neighbours; reduce-scatter and all-gather use rank order, since their output
 // block must be the rank's own.
 #include "fabric/algorithm.h"
+#include "fabric/rdh_steps.h"
 
 namespace trnsim::fabric {
 
@@ -16,44 +14,14 @@ struct Shape {
   std::vector<int32_t> order;
   int64_t count;
   int64_t n() const { return static_cast<int64_t>(order.size()); }
-  // Elements of the positions' blocks [lo, hi).
-  Range blocks(int64_t lo, int64_t hi) const {
+  // The blocks of positions [lo, hi): one range.
+  template <typename Emit>
+  void operator()(int64_t lo, int64_t hi, Emit&& emit) const {
     const Range a = block_range(count, n(), lo);
     const Range b = block_range(count, n(), hi - 1);
-    return {a.off, b.off + b.len - a.off};
+    emit(Range{a.off, b.off + b.len - a.off});
   }
 };
-
-int64_t log2i(int64_t n) {
-  int64_t k = 0;
-  while ((int64_t{1} << k) < n) ++k;
-  return k;
-}
-
-// Reduce-scatter step s: distance d = n >> (s+1); position p's range before the step has
-// size 2d and starts at (p / (2d)) * 2d.
-void halving(const Shape& sh, int64_t s, std::vector<Transfer>& out) {
-  const int64_t d = sh.n() >> (s + 1);
-  for (int64_t p = 0; p < sh.n(); ++p) {
-    const int64_t lo = (p / (2 * d)) * (2 * d);
-    const bool upper = (p & d) != 0;
-    const Range give = upper ? sh.blocks(lo, lo + d) : sh.blocks(lo + d, lo + 2 * d);
-    out.push_back({sh.order[static_cast<size_t>(p)], sh.order[static_cast<size_t>(p ^ d)], give.off,
-                   give.off, give.len, 0, 0, true});
-  }
-}
-
-// All-gather step s: distance d = 1 << s; position p owns the d blocks starting at
-// (p / d) * d and sends them to p XOR d.
-void doubling(const Shape& sh, int64_t s, std::vector<Transfer>& out) {
-  const int64_t d = int64_t{1} << s;
-  for (int64_t p = 0; p < sh.n(); ++p) {
-    const int64_t lo = (p / d) * d;
-    const Range own = sh.blocks(lo, lo + d);
-    out.push_back({sh.order[static_cast<size_t>(p)], sh.order[static_cast<size_t>(p ^ d)], own.off,
-                   own.off, own.len, 0, 0, false});
-  }
-}
 
 }  // namespace
 
@@ -77,14 +45,16 @@ Algorithm rdh_algorithm() {
         } else {
           for (int32_t r = 0; r < ctx.ranks(); ++r) sh->order.push_back(r);
         }
-        const int64_t steps = log2i(ctx.ranks());
+        const int64_t steps = log2_ceil(ctx.ranks());
         Plan plan{"rdh", {}};
         if (ctx.op != Op::kAllGather)
-          plan.phases.push_back({"recursive-halving", steps, false,
-                                 [sh](int64_t s, auto& out) { halving(*sh, s, out); }});
+          plan.phases.push_back({"recursive-halving", steps, false, [sh](int64_t s, auto& out) {
+                                   rdh_halving_step(sh->order, s, *sh, out);
+                                 }});
         if (ctx.op != Op::kReduceScatter)
-          plan.phases.push_back({"recursive-doubling", steps, false,
-                                 [sh](int64_t s, auto& out) { doubling(*sh, s, out); }});
+          plan.phases.push_back({"recursive-doubling", steps, false, [sh](int64_t s, auto& out) {
+                                   rdh_doubling_step(sh->order, s, *sh, out);
+                                 }});
         return plan;
       }};
 }

@@ -27,6 +27,9 @@ Context Fabric::context(const CollectiveRequest& req) const {
   ctx.op = req.op;
   ctx.elem_bytes = req.dtype.storage_bytes;
   ctx.net = net_.get();
+  ctx.runtime = &runtime_;
+  ctx.intra = req.intra;
+  ctx.inter = req.inter;
   const int64_t n = net_->ranks();
   ctx.count = req.bytes / ctx.elem_bytes;
   ctx.root = req.root;
@@ -56,21 +59,20 @@ Context Fabric::context(const CollectiveRequest& req) const {
 }
 
 const Algorithm& Fabric::choose(const Context& ctx, const std::string& forced) const {
-  if (forced.empty() || forced == "auto")
-    return select_algorithm(ctx, runtime_.mesh_max_bytes, runtime_.rdh_max_bytes,
-                            runtime_.mesh_max_ranks);
+  if (forced.empty() || forced == "auto") return select_algorithm(ctx);
   const Algorithm& a = find_algorithm(forced);
   if (std::string why = a.why_not(ctx); !why.empty()) throw InputError("--algorithm", forced, why);
   return a;
 }
 
 CollectiveResult Fabric::simulate(const CollectiveRequest& req) const {
-  const Context ctx = context(req);
+  Context ctx = context(req);
+  ctx.sizes_only = true;
   const Algorithm& algo = choose(ctx, req.algorithm);
   const Plan plan = algo.build(ctx);
   CollectiveResult r;
   r.op = req.op;
-  r.algorithm = std::string(algo.name);
+  r.algorithm = plan.algorithm;
   r.ranks = net_->ranks();
   r.count = ctx.count;
   r.bytes = ctx.count * ctx.elem_bytes;
@@ -90,8 +92,9 @@ std::string Fabric::run(const CollectiveRequest& req, Buffers& buf) const {
   const Algorithm& algo = choose(ctx, req.algorithm);
   if (static_cast<int64_t>(buf.data.size()) != net_->ranks())
     throw InputError("", "data", "one buffer per rank");
-  run_functional(algo.build(ctx), req.dtype, system_.chip.numerics.policy(), buf);
-  return std::string(algo.name);
+  const Plan plan = algo.build(ctx);
+  run_functional(plan, req.dtype, system_.chip.numerics.policy(), buf);
+  return plan.algorithm;
 }
 
 }  // namespace trnsim::fabric

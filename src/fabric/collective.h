@@ -24,6 +24,7 @@ struct CollectiveRequest {
   num::Format dtype = num::fp32();
   Placement placement;
   std::string algorithm = "auto";
+  std::string intra, inter;  // hierarchical stages; "" = by rule (Context)
   int32_t root = 0;
   std::vector<int32_t> perm;               // permute; empty: rank i -> i+1
   std::vector<std::vector<int64_t>> a2av;  // all-to-all-v elements; empty: even
@@ -53,7 +54,8 @@ class Fabric {
   Context context(const CollectiveRequest& req) const;
   const Algorithm& choose(const Context& ctx, const std::string& forced) const;
   CollectiveResult simulate(const CollectiveRequest& req) const;
-  // Runs the request's plan on `buf` (codes of req.dtype); returns the algorithm used.
+  // Runs the request's plan on `buf` (codes of req.dtype); returns the algorithm used (the
+  // plan's name: hierarchical ones name their stages).
   std::string run(const CollectiveRequest& req, Buffers& buf) const;
 
  private:

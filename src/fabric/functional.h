@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "fabric/plan.h"
@@ -15,15 +16,21 @@
 namespace trnsim::fabric {
 
 struct Buffers {
-  std::vector<std::vector<uint64_t>> data, out;  // per rank
+  std::vector<std::vector<uint64_t>> data, out, scratch;  // per rank
 };
 
-// Runs `plan` on `buf` in place. `buf.out` is sized like `buf.data` when empty.
+// Runs `plan` on `buf` in place. `buf.out` and `buf.scratch` are sized like `buf.data` when
+// empty.
 void run_functional(const Plan& plan, const num::Format& dtype, const num::NumericPolicy& policy,
                     Buffers& buf);
 
 // The reduction of two codes as the DMA computes it: fp32 sum, rounded to the dtype (RNE).
 uint64_t reduce_codes(const num::Format& dtype, const num::NumericPolicy& policy, uint64_t a,
                       uint64_t b);
+// The same for n operands (a multi-operand DMA): added left to right in fp32, each addition
+// rounded to fp32, and the result rounded once to the dtype (assumed: the 3R1W reduction of
+// KangaRing keeps its partial sum in the fp32 accumulator; docs/fabric.md).
+uint64_t reduce_codes(const num::Format& dtype, const num::NumericPolicy& policy,
+                      std::span<const uint64_t> codes);
 
 }  // namespace trnsim::fabric

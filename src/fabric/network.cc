@@ -113,30 +113,56 @@ std::string Network::resource_name(int64_t r) const {
   return fmt::format("chip {} HBM", r - links - ranks_);
 }
 
-Picoseconds Network::path(int64_t src, int64_t dst, bool reduce, std::vector<Use>& out) const {
-  const int64_t links = topo_.num_links();
-  const int64_t cs = chip_of(src), cd = chip_of(dst);
-  out.push_back({links + src, reduce && !near_memory_ ? 2.0 : 1.0});
-  const int64_t hbm = links + ranks_;
-  if (cs == cd) {
-    out.push_back({hbm + cs, reduce ? 3.0 : 2.0});
-  } else {
-    out.push_back({hbm + cs, reduce ? 2.0 : 1.0});
-    out.push_back({hbm + cd, 1.0});
+namespace {
+
+void add_use(std::vector<Use>& out, size_t from, int64_t resource, double coef) {
+  for (size_t i = from; i < out.size(); ++i) {
+    if (out[i].resource == resource) {
+      out[i].coef += coef;
+      return;
+    }
   }
-  Picoseconds lat = step_lat_;
-  if (cs == cd) {
-    if (src != dst) lat += core_lat_;
-    return lat;
-  }
+  out.push_back({resource, coef});
+}
+
+}  // namespace
+
+Picoseconds Network::path(const Transfer& x, std::vector<Use>& out) const {
+  const size_t first = out.size();
+  const int64_t links = topo_.num_links(), hbm = links + ranks_;
+  const int32_t exec = x.executor();
+  const int64_t ce = chip_of(exec);
+  const int operands = x.operands();
+  const int dma = std::max(1, near_memory_ ? operands - 1 : operands);
+  add_use(out, first, links + exec, dma);
   thread_local std::vector<int64_t> route;
-  route.clear();
-  topo_.route(cs, cd, route);
-  for (int64_t l : route) {
-    out.push_back({l, 1.0});
-    lat += topo_.link(l).latency;
+  // Links from chip a to chip b, and their latency (core-to-core on one chip).
+  auto hop = [&](int64_t a, int64_t b, bool other_rank) {
+    Picoseconds lat{0};
+    if (a == b) return other_rank ? core_lat_ : lat;
+    route.clear();
+    topo_.route(a, b, route);
+    for (int64_t l : route) {
+      add_use(out, first, l, 1.0);
+      lat += topo_.link(l).latency;
+    }
+    return lat;
+  };
+  Picoseconds in{0}, outl{0};
+  if (x.reduce) add_use(out, first, hbm + ce, 1.0);
+  for (int32_t s : {x.src, x.src2, x.src3}) {
+    if (s < 0) continue;
+    const int64_t cs = chip_of(s);
+    add_use(out, first, hbm + cs, 1.0);
+    if (cs != ce) in = std::max(in, hop(cs, ce, false));
   }
-  return lat;
+  for (int32_t d : {x.dst, x.dst2}) {
+    if (d < 0) continue;
+    const int64_t cd = chip_of(d);
+    add_use(out, first, hbm + cd, 1.0);
+    outl = std::max(outl, hop(ce, cd, d != exec));
+  }
+  return step_lat_ + in + outl;
 }
 
 }  // namespace trnsim::fabric

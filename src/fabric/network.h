@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "base/units.h"
+#include "fabric/plan.h"
 #include "fabric/system.h"
 #include "fabric/topology.h"
 
@@ -54,8 +55,18 @@ class Network {
   std::string resource_name(int64_t resource) const;
   double dma_bytes_per_s() const { return dma_Bps_; }
 
-  // Appends the resources of one transfer and returns its latency.
-  Picoseconds path(int64_t src, int64_t dst, bool reduce, std::vector<Use>& out) const;
+  // Appends the resources of one transfer (each resource once) and returns its latency.
+  //   collective DMA of the executor: operands read, or one fewer with near-memory
+  //     accumulation (the last addition is done at the memory), at least 1 (assumed: the
+  //     engine's rate is set by what it reads; a duplicated write costs no second read);
+  //   HBM: one read per operand on its chip (dst's old value on the executor's chip), one
+  //     write per destination on its chip;
+  //   links: the route of every operand on another chip to the executor, and from the
+  //     executor to every destination on another chip.
+  // Latency: the step latency, plus the slowest operand route and the slowest destination
+  // route (or the core-to-core latency on one chip).
+  Picoseconds path(const Transfer& x, std::vector<Use>& out) const;
+  Picoseconds step_latency() const { return step_lat_; }
 
   // Orders of all ranks that rings may follow, one per server ring order of the topology and
   // then the same with each server's part reversed (more than two ranks): servers in turn, chips in

@@ -3,8 +3,9 @@
 // transfer lands; the next step starts then). The same plan drives functional mode (data moved
 // and reduced in step order) and timing mode (flows on the network); timing needs only sizes.
 //
-// Buffers: every rank has buffer 0 ("data", `Context::count` elements) and, for all-to-all and
-// permute, buffer 1 ("out"). Per operation, with block b = block_range(count, ranks, b):
+// Buffers: every rank has buffer 0 ("data", `Context::count` elements), for all-to-all and
+// permute buffer 1 ("out"), and buffer 2 ("scratch", like data) where an algorithm stages
+// received partial sums (KangaRing). Per operation, with block b = block_range(count, ranks, b):
 //   all-reduce      data in, data out (everyone ends with the reduction)
 //   reduce-scatter  data in, block r of data out on rank r
 //   all-gather      block r of data in on rank r, data out
@@ -40,12 +41,25 @@ double busbw_factor(Op op, int64_t ranks);
 
 // One transfer: `count` elements from src's buffer at src_off to dst's buffer at dst_off;
 // reduce = dst += src (in the order the transfers of a step are listed), else dst = src.
+//
+// Multi-operand DMA (KangaRing, INTRA): src2 and src3 are more operands read at src_off (up to
+// "3R1W"), and dst2 a second destination written at dst_off from the same read ("1R2W",
+// duplication). The value written is the sum of [dst's old value if reduce], src, src2, src3
+// in that order, accumulated in fp32 and rounded once to the dtype (functional.h); a single
+// operand is copied. `by` is the rank whose collective DMA does the work (-1: src).
+// Buffers: 0 data, 1 out, 2 scratch (a rank's receive staging, sized like data).
 struct Transfer {
   int32_t src, dst;
   int64_t src_off, dst_off, count;
   uint8_t src_buf = 0, dst_buf = 0;
   bool reduce = false;
+  int32_t src2 = -1, src3 = -1, dst2 = -1, by = -1;
+  uint8_t src2_buf = 0, src3_buf = 0, dst2_buf = 0;
+
+  int32_t executor() const { return by >= 0 ? by : src; }
+  int operands() const { return (reduce ? 1 : 0) + 1 + (src2 >= 0 ? 1 : 0) + (src3 >= 0 ? 1 : 0); }
 };
+inline constexpr uint8_t kScratch = 2;
 
 struct Phase {
   std::string name;

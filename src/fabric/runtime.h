@@ -25,6 +25,8 @@ struct RuntimeSpec {
   double mesh_max_bytes = 0;
   double rdh_max_bytes = 0;
   int64_t mesh_max_ranks = 0;
+  // Hierarchical: above this many servers the inter-server stage is rdh at every size.
+  int64_t inter_ring_max_servers = 0;
 
   arch::FieldRecords fields;
   std::string file;

@@ -34,6 +34,10 @@ const std::vector<Row>& rows() {
       int_row<RuntimeSpec>("select.mesh_max_ranks", 1, 1 << 20,
                            "the most ranks mesh is chosen for (it sends r*(r-1) transfers)",
                            [](RuntimeSpec& r, int64_t v) { r.mesh_max_ranks = v; }),
+      int_row<RuntimeSpec>("select.inter_ring_max_servers", 1, 1 << 30,
+                           "hierarchical: above this many servers the inter-server stage is "
+                           "rdh at every size (power-of-two servers)",
+                           [](RuntimeSpec& r, int64_t v) { r.inter_ring_max_servers = v; }),
   };
   return table;
 }

@@ -34,22 +34,25 @@ StepResult run_step(const std::vector<Transfer>& xfers, const Context& ctx, bool
   fs.clear();
   for (const Transfer& x : xfers) {
     uses.clear();
-    const Picoseconds lat = net.path(x.src, x.dst, x.reduce, uses);
+    const Picoseconds lat = net.path(x, uses);
     const int64_t bytes = x.count * ctx.elem_bytes;
     for (const Use& u : uses) {
       fs.res.push_back(u.resource);
       fs.coef.push_back(u.coef);
       if (u.resource < links) {
-        acc.link_bytes += bytes * times;
-        if (net.topology().link(u.resource).kind == LinkKind::kEfaUp)
-          acc.efa_bytes += bytes * times;
+        const auto b = static_cast<int64_t>(u.coef) * bytes * times;
+        acc.link_bytes += b;
+        if (net.topology().link(u.resource).kind == LinkKind::kEfaUp) acc.efa_bytes += b;
       }
     }
     fs.close_flow(static_cast<double>(bytes), lat);
-    const auto cs = static_cast<size_t>(net.chip_of(x.src));
-    const auto cd = static_cast<size_t>(net.chip_of(x.dst));
-    acc.hbm_read[cs] += bytes * (x.reduce ? 2 : 1) * times;
-    acc.hbm_write[cd] += bytes * times;
+    // HBM traffic as Network::path charges it: one read per operand, one write per destination.
+    auto chip = [&net](int32_t rank) { return static_cast<size_t>(net.chip_of(rank)); };
+    if (x.reduce) acc.hbm_read[chip(x.executor())] += bytes * times;
+    for (int32_t s : {x.src, x.src2, x.src3})
+      if (s >= 0) acc.hbm_read[chip(s)] += bytes * times;
+    for (int32_t d : {x.dst, x.dst2})
+      if (d >= 0) acc.hbm_write[chip(d)] += bytes * times;
   }
   if (fold) even_out_remainders(fs.bytes);
   StepResult r;

@@ -143,8 +143,19 @@ TEST(Timing, DeterministicAndSelectsByTheDocumentedRule) {
   EXPECT_EQ(sim(f, Op::kAllReduce, 8 * kMiB).algorithm, "rdh");
   EXPECT_EQ(sim(f, Op::kAllReduce, 256 * kMiB).algorithm, "ring");
   EXPECT_EQ(sim(f, Op::kAllToAll, 256 * kMiB).algorithm, "mesh");
+  EXPECT_EQ(sim(f, Op::kAllReduce, 8 * kKiB).algorithm, "single-step-mesh");
+  // Logical cores (LNC=2, 4 a chip) pair up: KangaRing above the RDH range.
+  const Fabric cores = make("trn2.48xlarge", RankUnit::kCore, 64);
+  EXPECT_EQ(sim(cores, Op::kAllReduce, 256 * kMiB).algorithm, "kangaring");
+  EXPECT_EQ(sim(cores, Op::kReduceScatter, 256 * kMiB).algorithm, "kangaring");
+  EXPECT_EQ(sim(make("trn2.48xlarge", RankUnit::kCore, 48), Op::kAllReduce, 8 * kMiB).algorithm,
+            "kangaring");
   const Fabric g = make("trn2.48xlarge", RankUnit::kChip, 48, {{"cluster.servers", "3"}});
-  EXPECT_EQ(sim(g, Op::kAllReduce, 64 * kKiB).algorithm, "hierarchical");
+  EXPECT_EQ(sim(g, Op::kAllReduce, 64 * kKiB).algorithm, "hierarchical(ring+ring)");
+  EXPECT_EQ(sim(g, Op::kReduceScatter, 64 * kKiB).algorithm, "hierarchical(ring+ring)");
+  const Fabric h = make("trn2.48xlarge", RankUnit::kCore, 128, {{"cluster.servers", "2"}});
+  EXPECT_EQ(sim(h, Op::kAllGather, 256 * kMiB).algorithm, "hierarchical(kangaring+ring)");
+  EXPECT_EQ(sim(h, Op::kAllGather, 8 * kMiB).algorithm, "hierarchical(kangaring+rdh)");
   EXPECT_EQ(sim(f, Op::kAllReduce, 3 * kMiB).time, sim(f, Op::kAllReduce, 3 * kMiB).time);
   EXPECT_THROW(sim(make("trn2.48xlarge", RankUnit::kChip, 12), Op::kAllReduce, kMiB, "rdh"),
                InputError);
