@@ -26,6 +26,7 @@ struct CollectiveOptions {
   std::string sizes = "8B:1GiB";
   std::string dtype = "fp32";
   std::string algorithm = "auto";
+  std::string intra, inter;
   int32_t root = 0;
   bool per_rank = false;
   bool json = false;
@@ -72,6 +73,8 @@ void run_collective(const CollectiveOptions& o, Io& io) {
   req.op = fabric::parse_op(o.op);
   req.dtype = num::parse_format(o.dtype);
   req.algorithm = o.algorithm;
+  req.intra = o.intra;
+  req.inter = o.inter;
   req.root = o.root;
   req.placement = pl;
   req.folded = !o.per_rank;
@@ -107,8 +110,13 @@ void setup_collective_command(CLI::App& app, Io& io) {
   sub->add_option("--sizes", o->sizes, "LO:HI[:FACTOR], a list A,B,C, or one size")
       ->capture_default_str();
   sub->add_option("--dtype", o->dtype, "element type (numerics formats)")->capture_default_str();
-  sub->add_option("--algorithm", o->algorithm, "auto, ring, mesh, rdh, hierarchical")
+  sub->add_option("--algorithm", o->algorithm,
+                  "auto, ring, kangaring, mesh, single-step-mesh, rdh, hierarchical")
       ->capture_default_str();
+  sub->add_option("--intra", o->intra,
+                  "hierarchical intra-server stage: ring or kangaring (default: by rule)");
+  sub->add_option("--inter", o->inter,
+                  "hierarchical inter-server stage: ring, rdh or tree (default: by rule)");
   sub->add_option("--root", o->root, "broadcast root");
   sub->add_option("--runtime", o->runtime, "collective runtime (spec/runtime)")
       ->capture_default_str();

@@ -49,6 +49,21 @@ TEST(CollectiveCli, JsonHasBusBandwidthWithTheNccomFactor) {
   EXPECT_GT(row["hbm_read_bytes"].get<int64_t>(), 0);
 }
 
+TEST(CollectiveCli, ForcesKangaRingAndHierarchicalStages) {
+  Out r = run_collective({"all-reduce", "--system", "trn2.48xlarge", "--ranks", "64", "--sizes",
+                          "64MiB:1GiB:4", "--algorithm", "kangaring"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("kangaring"), std::string::npos) << r.out;
+  r = run_collective({"reduce-scatter", "--system", "trn2.48xlarge", "--servers", "4", "--ranks",
+                      "256", "--sizes", "1GiB", "--inter", "rdh", "--intra", "ring"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("hierarchical(ring+rdh)"), std::string::npos) << r.out;
+  r = run_collective({"all-gather", "--system", "trn2.48xlarge", "--servers", "3", "--ranks", "192",
+                      "--sizes", "1MiB", "--inter", "tree"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("tree"), std::string::npos) << r.err;
+}
+
 TEST(CollectiveCli, BadInputNamesIt) {
   Out r = run_collective({"all-reduce", "--system", "trn9"});
   EXPECT_EQ(r.code, 2);
