@@ -1,6 +1,7 @@
 #include "core/dma_engines.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 
 #include "base/error.h"
@@ -10,8 +11,6 @@ namespace trnsim::core {
 
 namespace {
 constexpr uint128 kPsPerSecond = 1'000'000'000'000ull;
-constexpr uint64_t kEngineBits = 8;  // event payload: engine | generation << 8
-constexpr uint64_t kEngineMask = (1u << kEngineBits) - 1;
 constexpr double kBytesPerGB = 1e9;
 constexpr double kPsPerNs = 1e3;
 
@@ -34,9 +33,10 @@ DmaEngines::DmaEngines(TimingContext& ctx)
       queues_by_engine_(static_cast<size_t>(engines_ * queues_)),
       active_(static_cast<size_t>(engines_)),
       round_robin_(static_cast<size_t>(engines_), 0),
-      wake_at_(static_cast<size_t>(engines_), Picoseconds(INT64_MAX)),
-      wake_gen_(static_cast<size_t>(engines_), 0) {
-  TRNSIM_ASSERT(engines_ <= static_cast<int>(kEngineMask) + 1);
+      ready_queues_(static_cast<size_t>(engines_), 0),
+      wake_at_(static_cast<size_t>(engines_), Picoseconds(INT64_MAX)) {
+  // Queue sets are 64-bit masks (DMA-OV: 16 queues per engine).
+  if (queues_ > 64) throw InputError("core.dma.queues_per_engine: at most 64 are modelled");
   ctx.result.dma.engine_busy.assign(static_cast<size_t>(engines_), Picoseconds(0));
 }
 
@@ -50,13 +50,15 @@ uint32_t DmaEngines::new_transfer() {
   return static_cast<uint32_t>(transfers_.size() - 1);
 }
 
-void DmaEngines::submit(const isa::Instruction& ins, const DmaPlan& plan, isa::Engine trigger,
-                        uint64_t id, Picoseconds t) {
+void DmaEngines::submit(const isa::Instruction& ins, const DmaPlan& plan,
+                        std::span<const isa::SemSignal> signals, isa::Engine trigger, uint64_t id,
+                        Picoseconds t) {
   const uint32_t tid = new_transfer();
-  transfers_[tid] = Transfer{&ins, &plan, trigger, id, static_cast<int32_t>(plan.pieces.size())};
+  transfers_[tid] =
+      Transfer{&ins, &plan, signals, trigger, id, static_cast<int32_t>(plan.pieces.size())};
   if (plan.pieces.empty()) {  // nothing to move: completes at once
     ++ctx_.result.dma.transfers;
-    ctx_.apply_signals(ins, t);
+    ctx_.apply_signals(signals, t);
     free_transfers_.push_back(tid);
     return;
   }
@@ -65,6 +67,7 @@ void DmaEngines::submit(const isa::Instruction& ins, const DmaPlan& plan, isa::E
     const int e = plan.pieces[k].engine;
     queues_by_engine_[static_cast<size_t>(e * queues_ + plan.queue)].push_back(
         Pending{tid, static_cast<uint32_t>(k), ready});
+    ready_queues_[static_cast<size_t>(e)] |= uint64_t{1} << plan.queue;
     wake_engine(e, ready);
   }
 }
@@ -73,88 +76,111 @@ void DmaEngines::wake_engine(int engine, Picoseconds t) {
   const auto e = static_cast<size_t>(engine);
   if (active_[e].busy || wake_at_[e] <= t) return;
   wake_at_[e] = t;
-  ctx_.sim.schedule(t, this, kWake, static_cast<uint64_t>(engine) | (++wake_gen_[e] << kEngineBits),
-                    kPriorityComplete);
+  wakes_.emplace(t, engine);
+  if (t < wake_event_at_) schedule_wake_event();
+}
+
+void DmaEngines::schedule_wake_event() {
+  // Wakes superseded by an earlier one for the same engine are dropped here, lazily.
+  while (!wakes_.empty() &&
+         wake_at_[static_cast<size_t>(wakes_.top().second)] != wakes_.top().first)
+    wakes_.pop();
+  wake_event_at_ = wakes_.empty() ? Picoseconds(INT64_MAX) : wakes_.top().first;
+  ++wake_gen_;
+  if (!wakes_.empty()) ctx_.sim.schedule(wake_event_at_, this, kWake, wake_gen_, kPriorityComplete);
 }
 
 void DmaEngines::handle(const sim::Event& ev) {
-  const int engine = static_cast<int>(ev.payload & kEngineMask);
-  const uint64_t gen = ev.payload >> kEngineBits;
-  const auto e = static_cast<size_t>(engine);
   const Picoseconds now = ctx_.sim.now();
   if (ev.kind == kWake) {
-    if (gen != wake_gen_[e]) return;
-    wake_at_[e] = Picoseconds(INT64_MAX);
-    start_next(engine, now);
+    if (ev.payload != wake_gen_) return;  // an earlier wake superseded it
+    advance(now);
+    while (!wakes_.empty() && wakes_.top().first <= now) {
+      const auto [t, engine] = wakes_.top();
+      wakes_.pop();
+      if (wake_at_[static_cast<size_t>(engine)] != t) continue;
+      wake_at_[static_cast<size_t>(engine)] = Picoseconds(INT64_MAX);
+      start_next(engine, now);
+    }
+    schedule_wake_event();
+    settle(now);
     return;
   }
-  if (!active_[e].busy || gen != active_[e].gen) return;  // a rate change superseded it
-  finish_piece(engine, now);
+  if (ev.payload != done_gen_) return;  // a rate change superseded it
+  done_at_ = Picoseconds(INT64_MAX);
+  advance(now);
+  // Every piece done by now, class by class; an engine that finishes starts its next piece,
+  // which cannot be done before `now` unless it has nothing to move.
+  for (DmaRateClass& c : classes_) {
+    uint32_t engine = 0;
+    while (c.pop_done(engine)) finish_piece(static_cast<int>(engine), now);
+  }
+  settle(now);
+}
+
+void DmaEngines::advance(Picoseconds now) {
+  for (DmaRateClass& c : classes_) c.advance(now);
 }
 
 void DmaEngines::start_next(int engine, Picoseconds now) {
-  Active& a = active_[static_cast<size_t>(engine)];
+  const auto e = static_cast<size_t>(engine);
+  Active& a = active_[e];
   if (a.busy) return;
   Picoseconds earliest(INT64_MAX);
-  int& rr = round_robin_[static_cast<size_t>(engine)];
-  for (int i = 0; i < queues_; ++i) {
-    const int q = (rr + i) % queues_;
-    auto& fifo = queues_by_engine_[static_cast<size_t>(engine * queues_ + q)];
-    if (fifo.empty()) continue;
+  int& rr = round_robin_[e];
+  // Non-empty queues from the round-robin position on: the set rotated so that bit 0 is rr.
+  const uint64_t set = ready_queues_[e];
+  const uint64_t rotated = rr == 0 ? set : (set >> rr) | (set << (queues_ - rr));
+  for (uint64_t left = rotated & (queues_ == 64 ? ~uint64_t{0} : (uint64_t{1} << queues_) - 1);
+       left != 0; left &= left - 1) {
+    const int q = (rr + std::countr_zero(left)) % queues_;
+    auto& fifo = queues_by_engine_[e * static_cast<size_t>(queues_) + static_cast<size_t>(q)];
     if (fifo.front().ready > now) {
       earliest = std::min(earliest, fifo.front().ready);
       continue;
     }
     const Pending p = fifo.front();
     fifo.pop_front();
+    if (fifo.empty()) ready_queues_[e] &= ~(uint64_t{1} << q);
     rr = (q + 1) % queues_;
     const DmaPlan& plan = *transfers_[p.transfer].plan;
     const DmaPiece& piece = plan.pieces[p.piece];
-    a = Active{};
-    a.busy = true;
-    a.transfer = p.transfer;
-    a.piece = p.piece;
-    a.hbm_sides = piece.hbm_sides;
-    a.percent = std::max(plan.throughput_percent, 1);
+    a = Active{true, p.transfer, p.piece, piece.hbm_sides, now};
+    ++busy_;
+    hbm_weight_ += static_cast<uint64_t>(piece.hbm_sides);
     // Work at full rate = bytes x 100 / percent (a 50% transfer moves its bytes in twice the time).
-    const uint128 work = static_cast<uint128>(piece.bytes) * kPsPerSecond * 100u;
-    a.remaining = (work + static_cast<uint128>(a.percent) - 1) / static_cast<uint128>(a.percent);
-    a.last = a.started = now;
-    rebalance(now, engine);
+    const uint128 bytes_work = static_cast<uint128>(piece.bytes) * kPsPerSecond;
+    const int32_t percent = std::max(plan.throughput_percent, 1);
+    const uint128 work = percent == 100 ? bytes_work
+                                        : (bytes_work * 100u + static_cast<uint128>(percent) - 1) /
+                                              static_cast<uint128>(percent);
+    classes_[piece.hbm_sides ? kTouchesHbm : kOnChip].add(work, static_cast<uint32_t>(engine));
     return;
   }
   if (earliest.v != INT64_MAX) wake_engine(engine, earliest);
-  rebalance(now, -1);
 }
 
-void DmaEngines::rebalance(Picoseconds now, int started) {
-  uint64_t weight = 0, busy = 0;
-  for (Active& a : active_) {
-    if (!a.busy) continue;
-    ++busy;
-    const uint128 done = static_cast<uint128>((now - a.last).v) * a.rate;
-    a.remaining = done >= a.remaining ? 0 : a.remaining - done;
-    a.last = now;
-    weight += static_cast<uint64_t>(a.hbm_sides);
-  }
+void DmaEngines::settle(Picoseconds now) {
   // The core's cap (spec dma.core_bandwidth_gbps) is shared equally by the busy engines.
-  const uint64_t engine_rate = busy ? std::min(engine_rate_, core_rate_ / busy) : engine_rate_;
-  const uint64_t hbm_rate = weight ? std::min(engine_rate, hbm_share_ / weight) : engine_rate;
-  for (size_t e = 0; e < active_.size(); ++e) {
-    Active& a = active_[e];
-    if (!a.busy) continue;
-    const uint64_t rate = std::max<uint64_t>(a.hbm_sides ? hbm_rate : engine_rate, 1);
-    if (rate == a.rate && static_cast<int>(e) != started) continue;
-    a.rate = rate;
-    const uint128 ps = (a.remaining + rate - 1) / rate;
-    ctx_.sim.schedule(now + Picoseconds(static_cast<int64_t>(ps)), this, kPieceDone,
-                      static_cast<uint64_t>(e) | (++a.gen << kEngineBits), kPriorityComplete);
-  }
+  const uint64_t engine_rate = busy_ ? std::min(engine_rate_, core_rate_ / busy_) : engine_rate_;
+  const uint64_t hbm_rate =
+      hbm_weight_ ? std::min(engine_rate, hbm_share_ / hbm_weight_) : engine_rate;
+  classes_[kOnChip].set_rate(std::max<uint64_t>(engine_rate, 1));
+  classes_[kTouchesHbm].set_rate(std::max<uint64_t>(hbm_rate, 1));
+  const Picoseconds next =
+      std::min(classes_[kOnChip].next_done(), classes_[kTouchesHbm].next_done());
+  if (next == done_at_) return;
+  done_at_ = next;
+  ++done_gen_;
+  if (next.v != INT64_MAX)
+    ctx_.sim.schedule(std::max(next, now), this, kPiecesDone, done_gen_, kPriorityComplete);
 }
 
 void DmaEngines::finish_piece(int engine, Picoseconds now) {
   Active& a = active_[static_cast<size_t>(engine)];
   a.busy = false;
+  --busy_;
+  hbm_weight_ -= static_cast<uint64_t>(a.hbm_sides);
   Transfer& t = transfers_[a.transfer];
   const DmaPiece& piece = t.plan->pieces[a.piece];
   DmaStats& st = ctx_.result.dma;
@@ -168,7 +194,7 @@ void DmaEngines::finish_piece(int engine, Picoseconds now) {
     st.hbm_write_bytes += t.plan->hbm_write_bytes;
     st.finish = std::max(st.finish, now);
     if (ctx_.executor != nullptr) ctx_.executor->execute(*t.ins, t.trigger, t.id);
-    ctx_.apply_signals(*t.ins, now);
+    ctx_.apply_signals(t.signals, now);
     free_transfers_.push_back(a.transfer);
   }
   start_next(engine, now);

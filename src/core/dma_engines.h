@@ -9,16 +9,24 @@
 //    B/ns, the sustained per-engine rate), times the transfer's throughput percentage (DMA
 //    transpose, legacy accumulate). Pieces that touch HBM share the core's HBM bandwidth, the
 //    chip's HBM bandwidth / cores, fairly: each gets min(engine rate, share / weight) where the
-//    weight counts HBM endpoints (a fluid model: rates are re-divided whenever a piece starts
-//    or ends, with exact integer arithmetic).
+//    weight counts HBM endpoints; a per-core cap (dma.core_bandwidth_gbps) is shared equally by
+//    the busy engines. A fluid model: rates are re-divided whenever a piece starts or ends, with
+//    exact integer arithmetic. All pieces of one kind (on-chip only, touching HBM) stream at the
+//    same rate, so each kind is one virtual-time class (dma_rate_class.h): a start or an end
+//    costs O(log pieces), not a reschedule of every running piece.
 //  - The instruction completes, and its semaphore signals apply, when its last piece ends.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
+#include <queue>
+#include <span>
+#include <utility>
 #include <vector>
 
 #include "base/int128.h"
+#include "core/dma_rate_class.h"
 #include "core/timing_context.h"
 
 namespace trnsim::core {
@@ -28,7 +36,9 @@ class DmaEngines : public sim::Component {
   explicit DmaEngines(TimingContext& ctx);
 
   // A DMA instruction issued at `t` by `trigger` (issue number `id`).
-  void submit(const isa::Instruction& ins, const DmaPlan& plan, isa::Engine trigger, uint64_t id,
+  // `signals` are the instruction's (they apply when its last piece ends).
+  void submit(const isa::Instruction& ins, const DmaPlan& plan,
+              std::span<const isa::SemSignal> signals, isa::Engine trigger, uint64_t id,
               Picoseconds t);
   void handle(const sim::Event& e) override;
 
@@ -37,11 +47,13 @@ class DmaEngines : public sim::Component {
   Picoseconds fixed_overhead() const { return overhead_; }
 
  private:
-  enum Kind : uint32_t { kWake = 0, kPieceDone = 1 };
+  enum Kind : uint32_t { kWake = 0, kPiecesDone = 1 };
+  enum RateKind : int { kOnChip = 0, kTouchesHbm = 1 };
 
   struct Transfer {
     const isa::Instruction* ins = nullptr;
     const DmaPlan* plan = nullptr;
+    std::span<const isa::SemSignal> signals;
     isa::Engine trigger = isa::Engine::kSync;
     uint64_t id = 0;
     int32_t pieces_left = 0;
@@ -56,18 +68,17 @@ class DmaEngines : public sim::Component {
     uint32_t transfer = 0;
     uint32_t piece = 0;
     int32_t hbm_sides = 0;
-    int32_t percent = 100;
-    uint128 remaining = 0;  // bytes x 1e12 still to move (so that ps x B/s is exact)
-    uint64_t rate = 0;      // bytes per second
-    Picoseconds last;       // when `remaining` was last brought up to date
     Picoseconds started;
-    uint64_t gen = 0;  // completion events of older rates are stale
   };
 
   void wake_engine(int engine, Picoseconds t);
+  void schedule_wake_event();
+  // Starts the engine's next ready piece (round-robin over its queues), or arranges a wake.
   void start_next(int engine, Picoseconds now);
   void finish_piece(int engine, Picoseconds now);
-  void rebalance(Picoseconds now, int started);
+  void advance(Picoseconds now);
+  // Re-divides the bandwidth after starts and ends at `now` and schedules the next completion.
+  void settle(Picoseconds now);
   uint32_t new_transfer();
 
   TimingContext& ctx_;
@@ -81,8 +92,18 @@ class DmaEngines : public sim::Component {
   std::vector<std::deque<Pending>> queues_by_engine_;  // engine * queues + queue
   std::vector<Active> active_;
   std::vector<int> round_robin_;
+  std::vector<uint64_t> ready_queues_;  // per engine: bit q set when queue q is not empty
+  // Idle engines to wake when a queued piece becomes ready: one simulator event for the
+  // earliest (a DMA spread over 16 engines wakes them with one event, not 16).
   std::vector<Picoseconds> wake_at_;  // pending wake per engine (INT64_MAX: none)
-  std::vector<uint64_t> wake_gen_;
+  using Wake = std::pair<Picoseconds, int>;
+  std::priority_queue<Wake, std::vector<Wake>, std::greater<>> wakes_;
+  Picoseconds wake_event_at_{INT64_MAX};
+  uint64_t wake_gen_ = 0;
+  std::array<DmaRateClass, 2> classes_;  // by RateKind
+  uint64_t busy_ = 0, hbm_weight_ = 0;   // running pieces, their HBM endpoints
+  Picoseconds done_at_{INT64_MAX};       // the scheduled completion event (INT64_MAX: none)
+  uint64_t done_gen_ = 0;                // completion events of older schedules are stale
 };
 
 }  // namespace trnsim::core

@@ -50,14 +50,23 @@ DmaPlan plan_dma(const isa::Instruction& ins, const arch::CoreSpec& spec) {
   // Pieces of `per_engine` rows, at most one per engine (longer HBM row lists share out evenly).
   const int64_t pieces = std::min<int64_t>(engines, (rows + per_engine - 1) / per_engine);
   const int64_t rows_per_piece = (rows + pieces - 1) / pieces;
-  for (int64_t k = 0; k * rows_per_piece < rows; ++k) {
-    const int64_t r0 = k * rows_per_piece, r1 = std::min(rows, r0 + rows_per_piece);
+  // Integer divisions dominate this per-instruction cost: one per piece at most, none when the
+  // rows split the bytes evenly (the common case).
+  const int64_t per_row = total / rows;
+  const bool even = per_row * rows == total;
+  plan.pieces.reserve(static_cast<size_t>(pieces));
+  int64_t engine = (first_group + rotate) % engines, before = 0;
+  for (int64_t r0 = 0; r0 < rows; r0 += rows_per_piece) {
+    const int64_t r1 = std::min(rows, r0 + rows_per_piece);
+    const int64_t upto = even ? per_row * r1 : total * r1 / rows;  // exact split of the total
     DmaPiece piece;
-    piece.engine = static_cast<int32_t>((first_group + k + rotate) % engines);
+    piece.engine = static_cast<int32_t>(engine);
     piece.rows = static_cast<int32_t>(r1 - r0);
-    piece.bytes = total * r1 / rows - total * r0 / rows;  // exact split of the total
+    piece.bytes = upto - before;
     piece.hbm_sides = hbm_sides;
     plan.pieces.push_back(piece);
+    before = upto;
+    if (++engine == engines) engine = 0;
   }
   return plan;
 }

@@ -5,8 +5,8 @@
 
 namespace trnsim::core {
 
-void TimingContext::apply_signals(const isa::Instruction& ins, Picoseconds now) {
-  for (const isa::SemSignal& s : ins.signals) {
+void TimingContext::apply_signals(std::span<const isa::SemSignal> signals, Picoseconds now) {
+  for (const isa::SemSignal& s : signals) {
     const uint8_t waiters = sems.signal(s);
     for (int e = 0; e < isa::kNumEngines; ++e)
       if (waiters & (1u << e)) seq[static_cast<size_t>(e)]->wake(now);

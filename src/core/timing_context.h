@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
 
 #include "arch/chip_spec.h"
 #include "core/timing_executor.h"
@@ -48,7 +49,7 @@ struct TimingContext {
   bool stopped = false;  // a fault ended the run (step limit)
 
   // Applies an instruction's signals at `now` and wakes the sequencers that waited on them.
-  void apply_signals(const isa::Instruction& ins, Picoseconds now);
+  void apply_signals(std::span<const isa::SemSignal> signals, Picoseconds now);
   void fault(mem::FaultKind kind, const isa::Instruction& ins, isa::Engine e, uint64_t id,
              std::string message);
 };

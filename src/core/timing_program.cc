@@ -1,6 +1,10 @@
 #include "core/timing_program.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+
+#include "base/error.h"
 
 namespace trnsim::core {
 
@@ -38,7 +42,19 @@ TimingProgram::TimingProgram(const isa::Program& program, const arch::CoreSpec& 
       const isa::Instruction& ins = stream[i];
       InstrInfo& x = info[i];
       x.cost = instruction_cost(ins, spec);
-      x.ports = is_control(ins.op) || is_dma(ins.op) ? 0 : shared_ports(ins, spec.ports);
+      x.op = ins.op;
+      x.control = is_control(ins.op);
+      x.dma = is_dma(ins.op);
+      x.ports = x.control || x.dma ? 0 : shared_ports(ins, spec.ports);
+      if (ins.waits.size() > UINT16_MAX || ins.signals.size() > UINT16_MAX)
+        throw InputError(fmt::format("{} instruction {}: more than {} waits or signals",
+                                     isa::engine_name(e), i, UINT16_MAX));
+      x.waits = static_cast<uint32_t>(waits_.size());
+      x.num_waits = static_cast<uint16_t>(ins.waits.size());
+      waits_.insert(waits_.end(), ins.waits.begin(), ins.waits.end());
+      x.signals = static_cast<uint32_t>(signals_.size());
+      x.num_signals = static_cast<uint16_t>(ins.signals.size());
+      signals_.insert(signals_.end(), ins.signals.begin(), ins.signals.end());
       x.flops = tensor_flops(ins, spec);
       if (is_dma(ins.op)) {
         x.dma_plan = static_cast<int32_t>(dma_plans_.size());

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "arch/core_spec.h"
@@ -22,13 +23,21 @@ enum PortBit : uint8_t {
 };
 inline constexpr int kNumSharedPorts = 2;
 
+// What the sequencers read per executed instruction, kept apart from isa::Instruction (close
+// to 900 bytes with its operands) so that the issue loop touches a few cache lines, not the
+// whole instruction: waits and signals are copied into flat arrays of the TimingProgram.
 struct InstrInfo {
   Cost cost;
-  uint8_t ports = 0;      // PortBit mask held while the instruction streams (its ii)
-  int32_t dma_plan = -1;  // index into TimingProgram::dma_plans for DMA instructions
-  double flops = 0;       // TensorE multiply-accumulate FLOPs
-  int64_t sbuf_end = 0;   // one past the highest SBUF byte touched in a partition
-  int64_t psum_end = 0;   // the same for PSUM
+  isa::Opcode op = isa::Opcode::kNop;
+  bool control = false;  // semaphore, register and branch instructions (resolved by sequencers)
+  bool dma = false;      // handed to the DMA engines
+  uint8_t ports = 0;     // PortBit mask held while the instruction streams (its ii)
+  uint16_t num_waits = 0, num_signals = 0;
+  uint32_t waits = 0, signals = 0;  // first index into TimingProgram's wait / signal arrays
+  int32_t dma_plan = -1;            // index into TimingProgram::dma_plans for DMA instructions
+  double flops = 0;                 // TensorE multiply-accumulate FLOPs
+  int64_t sbuf_end = 0;             // one past the highest SBUF byte touched in a partition
+  int64_t psum_end = 0;             // the same for PSUM
 };
 
 class TimingProgram {
@@ -39,6 +48,12 @@ class TimingProgram {
   const std::vector<isa::Instruction>& stream(isa::Engine e) const { return program_.stream(e); }
   const std::vector<InstrInfo>& info(isa::Engine e) const { return info_[static_cast<size_t>(e)]; }
   const DmaPlan& dma_plan(int32_t i) const { return dma_plans_[static_cast<size_t>(i)]; }
+  std::span<const isa::SemWait> waits(const InstrInfo& x) const {
+    return {waits_.data() + x.waits, x.num_waits};
+  }
+  std::span<const isa::SemSignal> signals(const InstrInfo& x) const {
+    return {signals_.data() + x.signals, x.num_signals};
+  }
   int num_semaphores() const { return num_semaphores_; }
   int num_registers(isa::Engine e) const { return num_registers_[static_cast<size_t>(e)]; }
 
@@ -46,6 +61,8 @@ class TimingProgram {
   const isa::Program& program_;
   std::array<std::vector<InstrInfo>, isa::kNumEngines> info_;
   std::vector<DmaPlan> dma_plans_;
+  std::vector<isa::SemWait> waits_;
+  std::vector<isa::SemSignal> signals_;
   int num_semaphores_ = 0;
   std::array<int, isa::kNumEngines> num_registers_{};
 };

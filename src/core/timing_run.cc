@@ -38,7 +38,7 @@ void report_deadlock(TimingContext& ctx) {
     const Sequencer& s = *ctx.seq[static_cast<size_t>(e)];
     if (s.finished()) continue;
     const isa::Instruction& ins = ctx.prog.stream(e)[s.pc()];
-    const isa::SemWait* w = ctx.sems.first_unmet(ins.waits);
+    const isa::SemWait* w = ctx.sems.first_unmet(std::span<const isa::SemWait>(ins.waits));
     ctx.fault(mem::FaultKind::kDeadlock, ins, e,
               ctx.result.engines[static_cast<size_t>(e)].instructions,
               w ? fmt::format("waits for semaphore {} >= {}, which stays at {}", w->sem, w->value,

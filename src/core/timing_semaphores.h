@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "isa/instruction.h"
@@ -18,7 +19,7 @@ class Semaphores {
   int64_t value(uint16_t sem) const { return value_.at(sem); }
   bool satisfied(const isa::SemWait& w) const { return value_.at(w.sem) >= w.value; }
   // The first wait of `waits` that does not hold, or nullptr.
-  const isa::SemWait* first_unmet(const std::vector<isa::SemWait>& waits) const {
+  const isa::SemWait* first_unmet(std::span<const isa::SemWait> waits) const {
     for (const auto& w : waits)
       if (!satisfied(w)) return &w;
     return nullptr;

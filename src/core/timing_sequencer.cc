@@ -54,7 +54,6 @@ void Sequencer::try_issue() {
   Picoseconds now = ctx_.sim.now();
   uint64_t cycle = clock_.cycle_at_or_after(now);
   while (!finished() && !ctx_.stopped) {
-    const isa::Instruction& ins = stream_[pc_];
     const InstrInfo& info = info_[pc_];
     uint64_t ready = std::max(next_issue_cycle_, unit_free_[static_cast<size_t>(info.cost.unit)]);
     if (info.cost.waits_background)
@@ -69,7 +68,7 @@ void Sequencer::try_issue() {
       schedule_try(t);
       return;
     }
-    if (const isa::SemWait* w = ctx_.sems.first_unmet(ins.waits)) {
+    if (const isa::SemWait* w = ctx_.sems.first_unmet(ctx_.prog.waits(info))) {
       ctx_.sems.add_waiter(w->sem, index_);  // woken by the signal
       wake_engines(ctx_, ctx_.ports.withdraw(index_), now);
       return;
@@ -82,12 +81,12 @@ void Sequencer::try_issue() {
       }
     }
     if (ctx_.max_instructions != 0 && ctx_.executed >= ctx_.max_instructions) {
-      ctx_.fault(mem::FaultKind::kStepLimit, ins, engine_, issued_,
+      ctx_.fault(mem::FaultKind::kStepLimit, stream_[pc_], engine_, issued_,
                  fmt::format("instruction budget of {} exhausted", ctx_.max_instructions));
       ctx_.stopped = true;
       return;
     }
-    issue(ins, info, cycle);
+    issue(stream_[pc_], info, cycle);
   }
 }
 
@@ -105,7 +104,7 @@ void Sequencer::issue(const isa::Instruction& ins, const InstrInfo& info, uint64
   if (info.ports != 0) wake_engines(ctx_, ctx_.ports.acquire(info.ports, index_, t_free), t_free);
 
   ++stats_.instructions;
-  ++stats_.by_opcode[static_cast<size_t>(ins.op)];
+  ++stats_.by_opcode[static_cast<size_t>(info.op)];
   (c.unit == Unit::kMain ? stats_.busy : stats_.background_busy) += t_free - t0;
   // In-order retirement: values and signals take effect at completion, but not before those of
   // an earlier instruction of the same engine (a LoadStationary finishing in the background
@@ -120,11 +119,12 @@ void Sequencer::issue(const isa::Instruction& ins, const InstrInfo& info, uint64
   ctx_.result.psum_high_water = std::max(ctx_.result.psum_high_water, info.psum_end);
   if (ctx_.trace) ctx_.trace->on_issue(engine_, c.unit, index, t0, t_free);
 
-  const bool control = is_control(ins.op);
+  const bool control = info.control;
   pc_ = control ? run_control(ins, id) : pc_ + 1;
-  if (is_dma(ins.op)) {
-    ctx_.dma->submit(ins, ctx_.prog.dma_plan(info.dma_plan), engine_, id, t0);
-  } else if (!ins.signals.empty() || (ctx_.executor != nullptr && !control)) {
+  if (info.dma) {
+    ctx_.dma->submit(ins, ctx_.prog.dma_plan(info.dma_plan), ctx_.prog.signals(info), engine_, id,
+                     t0);
+  } else if (info.num_signals != 0 || (ctx_.executor != nullptr && !control)) {
     ctx_.sim.schedule(t_retire, this, kComplete, index | ((id & kLow32) << 32), kPriorityComplete);
   }
 }
@@ -134,9 +134,10 @@ void Sequencer::complete(uint64_t payload) {
   // The issue number from its low 32 bits: the latest one handed out that matches.
   const uint64_t last = issued_ - 1;
   const uint64_t id = last - ((last - (payload >> 32)) & kLow32);
-  const isa::Instruction& ins = stream_[index];
-  if (ctx_.executor != nullptr && !is_control(ins.op)) ctx_.executor->execute(ins, engine_, id);
-  ctx_.apply_signals(ins, ctx_.sim.now());
+  const InstrInfo& info = info_[index];
+  if (ctx_.executor != nullptr && !info.control)
+    ctx_.executor->execute(stream_[index], engine_, id);
+  ctx_.apply_signals(ctx_.prog.signals(info), ctx_.sim.now());
 }
 
 size_t Sequencer::run_control(const isa::Instruction& ins, uint64_t id) {
