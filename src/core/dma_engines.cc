@@ -19,7 +19,7 @@ uint64_t bytes_per_second(double gbps) {
 }
 }  // namespace
 
-DmaEngines::DmaEngines(TimingContext& ctx)
+DmaEngines::DmaEngines(TimingContext& ctx, bool fold)
     : ctx_(ctx),
       engines_(std::max(ctx.spec.dma.engines, 1)),
       queues_(std::max(ctx.spec.dma.queues_per_engine, 1)),
@@ -30,6 +30,7 @@ DmaEngines::DmaEngines(TimingContext& ctx)
                      ? bytes_per_second(*ctx.spec.dma.core_bandwidth_gbps)
                      : UINT64_MAX),
       overhead_(std::llround(ctx.spec.dma.fixed_overhead_ns * kPsPerNs)),
+      fold_(fold && ctx.prog.dma_engines_symmetric() ? engines_ : 1),
       queues_by_engine_(static_cast<size_t>(engines_ * queues_)),
       active_(static_cast<size_t>(engines_)),
       round_robin_(static_cast<size_t>(engines_), 0),
@@ -63,8 +64,10 @@ void DmaEngines::submit(const isa::Instruction& ins, const DmaPlan& plan,
     return;
   }
   const Picoseconds ready = t + overhead_;
-  for (size_t k = 0; k < plan.pieces.size(); ++k) {
-    const int e = plan.pieces[k].engine;
+  // Folded: engine 0 takes the first piece and stands for the engines of the others.
+  const size_t simulated = fold_ > 1 ? 1 : plan.pieces.size();
+  for (size_t k = 0; k < simulated; ++k) {
+    const int e = fold_ > 1 ? 0 : plan.pieces[k].engine;
     queues_by_engine_[static_cast<size_t>(e * queues_ + plan.queue)].push_back(
         Pending{tid, static_cast<uint32_t>(k), ready});
     ready_queues_[static_cast<size_t>(e)] |= uint64_t{1} << plan.queue;
@@ -133,7 +136,8 @@ void DmaEngines::start_next(int engine, Picoseconds now) {
   const uint64_t rotated = rr == 0 ? set : (set >> rr) | (set << (queues_ - rr));
   for (uint64_t left = rotated & (queues_ == 64 ? ~uint64_t{0} : (uint64_t{1} << queues_) - 1);
        left != 0; left &= left - 1) {
-    const int q = (rr + std::countr_zero(left)) % queues_;
+    int q = rr + std::countr_zero(left);  // < 2 x queues: no division on this hot path
+    if (q >= queues_) q -= queues_;
     auto& fifo = queues_by_engine_[e * static_cast<size_t>(queues_) + static_cast<size_t>(q)];
     if (fifo.front().ready > now) {
       earliest = std::min(earliest, fifo.front().ready);
@@ -142,12 +146,12 @@ void DmaEngines::start_next(int engine, Picoseconds now) {
     const Pending p = fifo.front();
     fifo.pop_front();
     if (fifo.empty()) ready_queues_[e] &= ~(uint64_t{1} << q);
-    rr = (q + 1) % queues_;
+    rr = q + 1 == queues_ ? 0 : q + 1;
     const DmaPlan& plan = *transfers_[p.transfer].plan;
     const DmaPiece& piece = plan.pieces[p.piece];
     a = Active{true, p.transfer, p.piece, piece.hbm_sides, now};
-    ++busy_;
-    hbm_weight_ += static_cast<uint64_t>(piece.hbm_sides);
+    busy_ += static_cast<uint64_t>(fold_);
+    hbm_weight_ += static_cast<uint64_t>(piece.hbm_sides) * static_cast<uint64_t>(fold_);
     // Work at full rate = bytes x 100 / percent (a 50% transfer moves its bytes in twice the time).
     const uint128 bytes_work = static_cast<uint128>(piece.bytes) * kPsPerSecond;
     const int32_t percent = std::max(plan.throughput_percent, 1);
@@ -179,16 +183,24 @@ void DmaEngines::settle(Picoseconds now) {
 void DmaEngines::finish_piece(int engine, Picoseconds now) {
   Active& a = active_[static_cast<size_t>(engine)];
   a.busy = false;
-  --busy_;
-  hbm_weight_ -= static_cast<uint64_t>(a.hbm_sides);
+  busy_ -= static_cast<uint64_t>(fold_);
+  hbm_weight_ -= static_cast<uint64_t>(a.hbm_sides) * static_cast<uint64_t>(fold_);
   Transfer& t = transfers_[a.transfer];
   const DmaPiece& piece = t.plan->pieces[a.piece];
   DmaStats& st = ctx_.result.dma;
-  st.engine_busy[static_cast<size_t>(engine)] += now - a.started;
-  ++st.pieces;
-  st.bytes += piece.bytes;
-  if (ctx_.trace) ctx_.trace->on_piece(engine, t.plan->queue, *t.ins, t.trigger, a.started, now);
-  if (--t.pieces_left == 0) {
+  if (fold_ == 1) {
+    st.engine_busy[static_cast<size_t>(engine)] += now - a.started;
+    if (ctx_.trace) ctx_.trace->on_piece(engine, t.plan->queue, *t.ins, t.trigger, a.started, now);
+  } else {  // the same piece on every engine
+    for (Picoseconds& busy : st.engine_busy) busy += now - a.started;
+    if (ctx_.trace)
+      for (const DmaPiece& p : t.plan->pieces)
+        ctx_.trace->on_piece(p.engine, t.plan->queue, *t.ins, t.trigger, a.started, now);
+  }
+  st.pieces += static_cast<uint64_t>(fold_);
+  st.bytes += piece.bytes * fold_;
+  t.pieces_left -= fold_;
+  if (t.pieces_left == 0) {
     ++st.transfers;
     st.hbm_read_bytes += t.plan->hbm_read_bytes;
     st.hbm_write_bytes += t.plan->hbm_write_bytes;

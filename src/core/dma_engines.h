@@ -14,6 +14,11 @@
 //    exact integer arithmetic. All pieces of one kind (on-chip only, touching HBM) stream at the
 //    same rate, so each kind is one virtual-time class (dma_rate_class.h): a start or an end
 //    costs O(log pieces), not a reschedule of every running piece.
+//  - Symmetry: when every DMA of the program spreads evenly over all engines
+//    (TimingProgram::dma_engines_symmetric), the engines are exchangeable, so one engine is
+//    simulated standing for all (`fold_`): it counts `fold_` times in the bandwidth shares, and
+//    its busy time, pieces and trace events are replicated. Results are identical to
+//    simulating each engine (tests/cpp/core/timing_dma_test.cc checks both ways).
 //  - The instruction completes, and its semaphore signals apply, when its last piece ends.
 #pragma once
 
@@ -33,7 +38,10 @@ namespace trnsim::core {
 
 class DmaEngines : public sim::Component {
  public:
-  explicit DmaEngines(TimingContext& ctx);
+  // `fold`: allow the symmetric shortcut when the program permits it (false: always simulate
+  // each engine; for tests that compare the two).
+  explicit DmaEngines(TimingContext& ctx, bool fold = true);
+  int fold() const { return fold_; }
 
   // A DMA instruction issued at `t` by `trigger` (issue number `id`).
   // `signals` are the instruction's (they apply when its last piece ends).
@@ -86,6 +94,7 @@ class DmaEngines : public sim::Component {
   const uint64_t engine_rate_, hbm_share_;
   const uint64_t core_rate_;  // bytes per second, all engines together (UINT64_MAX: no cap)
   const Picoseconds overhead_;
+  const int fold_;  // engines one simulated engine stands for (1: each engine simulated)
 
   std::vector<Transfer> transfers_;
   std::vector<uint32_t> free_transfers_;

@@ -54,6 +54,11 @@ class TimingProgram {
   std::span<const isa::SemSignal> signals(const InstrInfo& x) const {
     return {signals_.data() + x.signals, x.num_signals};
   }
+  // True when every DMA of the program spreads over all the core's engines in equal pieces
+  // (one per engine, same bytes and HBM endpoints): then every engine receives the same
+  // sequence of pieces on the same queues, they behave identically, and the DMA engines can
+  // simulate one engine for all (dma_engines.h). Most kernels move whole 128-partition tiles.
+  bool dma_engines_symmetric() const { return dma_symmetric_; }
   int num_semaphores() const { return num_semaphores_; }
   int num_registers(isa::Engine e) const { return num_registers_[static_cast<size_t>(e)]; }
 
@@ -63,6 +68,7 @@ class TimingProgram {
   std::vector<DmaPlan> dma_plans_;
   std::vector<isa::SemWait> waits_;
   std::vector<isa::SemSignal> signals_;
+  bool dma_symmetric_ = true;
   int num_semaphores_ = 0;
   std::array<int, isa::kNumEngines> num_registers_{};
 };

@@ -77,7 +77,7 @@ TimingResult run_timing(const arch::ChipSpec& chip, const isa::Program& program,
     seqs.push_back(std::make_unique<Sequencer>(ctx, e, engine_clock(chip.core, e)));
     ctx.seq[static_cast<size_t>(e)] = seqs.back().get();
   }
-  DmaEngines dma(ctx);
+  DmaEngines dma(ctx, options.fold_dma_engines);
   ctx.dma = &dma;
   for (auto& s : seqs) s->wake(Picoseconds(0));
   ctx.sim.run();

@@ -25,6 +25,9 @@ struct TimingOptions {
   profile::Trace* trace = nullptr;                // null: no per-instruction trace
   uint64_t max_instructions = uint64_t{1} << 40;  // a kStepLimit fault beyond this
   int core_index = 0;                             // names the trace's tracks ("core0")
+  // Simulate one DMA engine for all when the program's DMAs are symmetric (dma_engines.h);
+  // false simulates each engine (same results, slower: for tests that check that).
+  bool fold_dma_engines = true;
 };
 
 TimingResult run_timing(const arch::ChipSpec& chip, const isa::Program& program,
