@@ -16,8 +16,7 @@ isa::Program layernorm(const arch::ChipSpec& chip, int64_t rows, int64_t cols, d
   using kernel::Tile;
   constexpr int64_t kBnChunk = 512;  // bn_stats takes at most 512 elements per partition
   const int64_t parts = chip.core.sbuf.partitions;
-  require_range("layernorm", "rows", rows, 1, int64_t{1} << 30);
-  require_range("layernorm", "cols", cols, 1, 16384);
+  require_rows("layernorm", rows, cols);
   kernel::KernelBuilder kb(chip);
   const kernel::Tensor x = kb.input("x", num::fp32(), {rows, cols});
   const kernel::Tensor gamma = kb.input("gamma", num::fp32(), {cols});
@@ -33,9 +32,7 @@ isa::Program layernorm(const arch::ChipSpec& chip, int64_t rows, int64_t cols, d
   const auto y_bufs = kb.sbuf_buffers("y_tile", num::fp32(), {parts, cols}, 2);
   const auto stats_bufs = kb.sbuf_buffers("bn_stats", num::fp32(), {parts, chunks, 6}, 2);
   const auto mv_bufs = kb.sbuf_buffers("mean_var", num::fp32(), {parts, 3}, 2);
-  for (int64_t r0 = 0, i = 0; r0 < rows; r0 += parts, ++i) {
-    const int64_t p = std::min(parts, rows - r0);
-    const size_t buf = static_cast<size_t>(i % 2);
+  for_each_row_tile(rows, parts, [&](int64_t r0, int64_t p, size_t buf) {
     const Tile xt = x_bufs[buf]({0, p}), yt = y_bufs[buf]({0, p});
     const Tile stats = stats_bufs[buf]({0, p});
     const Tile mv = mv_bufs[buf]({0, p});  // mean, variance, rstd
@@ -48,7 +45,7 @@ isa::Program layernorm(const arch::ChipSpec& chip, int64_t rows, int64_t cols, d
     kb.tensor_tensor(yt, yt, gamma_t({0, p}), AluOp::kMult);
     kb.tensor_tensor(yt, yt, beta_t({0, p}), AluOp::kAdd);
     kb.dma_copy(y({r0, r0 + p}), yt);
-  }
+  });
   return kb.build();
 }
 

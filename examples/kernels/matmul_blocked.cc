@@ -23,15 +23,10 @@ isa::Program matmul_blocked(const arch::ChipSpec& chip, int64_t m, int64_t k, in
   using kernel::Tile;
   const MatmulTiles t = matmul_tiles(chip.core);
   const int64_t block_m = t.m * kTilesInBlockM, block_n = t.n * kTilesInBlockN;
-  require_multiple("matmul_blocked", "m", m, block_m);
-  require_multiple("matmul_blocked", "k", k, t.k);
-  require_multiple("matmul_blocked", "n", n, block_n);
+  require_matmul_shape("matmul_blocked", m, k, n, {.k = t.k, .m = block_m, .n = block_n});
   const int64_t kt = k / t.k;
   kernel::KernelBuilder kb(chip);
-  kb.set_dma_policy(load_bound_policy());
-  const kernel::Tensor lhsT = kb.input("lhsT", num::bf16(), {k, m});
-  const kernel::Tensor rhs = kb.input("rhs", num::bf16(), {k, n});
-  const kernel::Tensor result = kb.output("result", num::bf16(), {m, n});
+  const auto [lhsT, rhs, result] = matmul_tensors(kb, m, k, n);
 
   const auto psum_bufs = kb.psum_buffers("result_tile", num::fp32(), {t.m, t.n}, 2);
   const auto out_bufs = kb.sbuf_buffers("result_tmp", num::bf16(), {t.m, t.n}, 2);
@@ -41,15 +36,13 @@ isa::Program matmul_blocked(const arch::ChipSpec& chip, int64_t m, int64_t k, in
     const Tile lhsT_tiles = kb.sbuf("lhsT_tiles", num::bf16(), {t.k, kTilesInBlockM, kt, t.m});
     for (int64_t bm = 0; bm < kTilesInBlockM; ++bm) {
       const int64_t c0 = (mb * kTilesInBlockM + bm) * t.m;
-      for (int64_t ki = 0; ki < kt; ++ki)
-        kb.dma_copy(lhsT_tiles(all, bm, ki), lhsT({ki * t.k, (ki + 1) * t.k}, {c0, c0 + t.m}));
+      load_k_strip(kb, lhsT_tiles(all, bm), lhsT, t.k, 0, {c0, c0 + t.m});
     }
     for (int64_t nb = 0; nb < n / block_n; ++nb) {
       const Tile rhs_tiles = kb.sbuf("rhs_tiles", num::bf16(), {t.k, kTilesInBlockN, kt, t.n});
       for (int64_t bn = 0; bn < kTilesInBlockN; ++bn) {
         const int64_t c0 = (nb * kTilesInBlockN + bn) * t.n;
-        for (int64_t ki = 0; ki < kt; ++ki)
-          kb.dma_copy(rhs_tiles(all, bn, ki), rhs({ki * t.k, (ki + 1) * t.k}, {c0, c0 + t.n}));
+        load_k_strip(kb, rhs_tiles(all, bn), rhs, t.k, 0, {c0, c0 + t.n});
       }
       for (int64_t bm = 0; bm < kTilesInBlockM; ++bm) {
         for (int64_t bn = 0; bn < kTilesInBlockN; ++bn) {

@@ -25,14 +25,9 @@ isa::Program matmul_fully_optimized(const arch::ChipSpec& chip, int64_t m, int64
   require_range(kName, "tiles_n", b.tiles_n, 1, 1024);
   require_range(kName, "tiles_k", b.tiles_k, 1, 1024);
   const int64_t block_m = t.m * b.tiles_m, block_n = t.n * b.tiles_n, block_k = t.k * b.tiles_k;
-  require_multiple(kName, "m", m, block_m);
-  require_multiple(kName, "n", n, block_n);
-  require_multiple(kName, "k", k, block_k);
+  require_matmul_shape(kName, m, k, n, {.k = block_k, .m = block_m, .n = block_n});
   kernel::KernelBuilder kb(chip);
-  kb.set_dma_policy(load_bound_policy());
-  const kernel::Tensor lhsT = kb.input("lhsT", num::bf16(), {k, m});
-  const kernel::Tensor rhs = kb.input("rhs", num::bf16(), {k, n});
-  const kernel::Tensor result = kb.output("result", num::bf16(), {m, n});
+  const auto [lhsT, rhs, result] = matmul_tensors(kb, m, k, n);
 
   const auto rhs_bufs = kb.sbuf_buffers("rhs_tiles", num::bf16(), {t.k, b.tiles_k, block_n}, 2);
   const auto lhsT_bufs = kb.sbuf_buffers("lhsT_tiles", num::bf16(), {t.k, b.tiles_k, block_m}, 2);
@@ -48,17 +43,11 @@ isa::Program matmul_fully_optimized(const arch::ChipSpec& chip, int64_t m, int64
     }
     for (int64_t kb_i = 0; kb_i < k / block_k; ++kb_i) {
       const Tile& rhs_tiles = rhs_bufs[static_cast<size_t>(rhs_load++ % 2)];
-      for (int64_t kt = 0; kt < b.tiles_k; ++kt) {
-        const int64_t k0 = (kb_i * b.tiles_k + kt) * t.k;
-        kb.dma_copy(rhs_tiles(all, kt, all), rhs({k0, k0 + t.k}, {n0, n0 + block_n}));
-      }
+      load_k_strip(kb, rhs_tiles, rhs, t.k, kb_i * b.tiles_k, {n0, n0 + block_n});
       for (int64_t mb = 0; mb < m / block_m; ++mb) {
         const int64_t m0 = mb * block_m;
         const Tile& lhsT_tiles = lhsT_bufs[static_cast<size_t>(lhsT_load++ % 2)];
-        for (int64_t kt = 0; kt < b.tiles_k; ++kt) {
-          const int64_t k0 = (kb_i * b.tiles_k + kt) * t.k;
-          kb.dma_copy(lhsT_tiles(all, kt, all), lhsT({k0, k0 + t.k}, {m0, m0 + block_m}));
-        }
+        load_k_strip(kb, lhsT_tiles, lhsT, t.k, kb_i * b.tiles_k, {m0, m0 + block_m});
         for (int64_t nt = 0; nt < b.tiles_n; ++nt) {
           for (int64_t mt = 0; mt < b.tiles_m; ++mt) {
             const Tile& result_tile = psum_bufs[static_cast<size_t>(tile++ % 4)];

@@ -14,15 +14,10 @@ namespace trnsim::examples {
 isa::Program matmul_hoisted(const arch::ChipSpec& chip, int64_t m, int64_t k, int64_t n) {
   using kernel::Tile;
   const MatmulTiles t = matmul_tiles(chip.core);
-  require_multiple("matmul_hoisted", "m", m, t.m);
-  require_multiple("matmul_hoisted", "k", k, t.k);
-  require_multiple("matmul_hoisted", "n", n, t.n);
+  require_matmul_shape("matmul_hoisted", m, k, n, t);
   const int64_t kt = k / t.k;
   kernel::KernelBuilder kb(chip);
-  kb.set_dma_policy(load_bound_policy());
-  const kernel::Tensor lhsT = kb.input("lhsT", num::bf16(), {k, m});
-  const kernel::Tensor rhs = kb.input("rhs", num::bf16(), {k, n});
-  const kernel::Tensor result = kb.output("result", num::bf16(), {m, n});
+  const auto [lhsT, rhs, result] = matmul_tensors(kb, m, k, n);
 
   // A strip is [128 partitions, K/128 tiles, free]: tile ki holds rows ki*128 .. ki*128+127.
   const auto lhsT_strips = kb.sbuf_buffers("lhsT_tiles", num::bf16(), {t.k, kt, t.m}, 2);
@@ -32,14 +27,10 @@ isa::Program matmul_hoisted(const arch::ChipSpec& chip, int64_t m, int64_t k, in
   int64_t strip = 0, out = 0;
   for (int64_t mi = 0; mi < m / t.m; ++mi) {
     const Tile& lhsT_tiles = lhsT_strips[static_cast<size_t>(mi % 2)];
-    for (int64_t ki = 0; ki < kt; ++ki)
-      kb.dma_copy(lhsT_tiles(kernel::all, ki),
-                  lhsT({ki * t.k, (ki + 1) * t.k}, {mi * t.m, (mi + 1) * t.m}));
+    load_k_strip(kb, lhsT_tiles, lhsT, t.k, 0, {mi * t.m, (mi + 1) * t.m});
     for (int64_t ni = 0; ni < n / t.n; ++ni) {
       const Tile& rhs_tiles = rhs_strips[static_cast<size_t>(strip++ % 2)];
-      for (int64_t ki = 0; ki < kt; ++ki)
-        kb.dma_copy(rhs_tiles(kernel::all, ki),
-                    rhs({ki * t.k, (ki + 1) * t.k}, {ni * t.n, (ni + 1) * t.n}));
+      load_k_strip(kb, rhs_tiles, rhs, t.k, 0, {ni * t.n, (ni + 1) * t.n});
       const Tile& res_psum = psum_bufs[static_cast<size_t>(out % 2)];
       for (int64_t ki = 0; ki < kt; ++ki)
         kb.matmul(res_psum, lhsT_tiles(kernel::all, ki), rhs_tiles(kernel::all, ki));

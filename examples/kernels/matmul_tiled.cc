@@ -21,14 +21,9 @@ constexpr int kOutBufs = 2;
 isa::Program matmul_tiled(const arch::ChipSpec& chip, int64_t m, int64_t k, int64_t n) {
   using kernel::Tile;
   const MatmulTiles t = matmul_tiles(chip.core);
-  require_multiple("matmul_tiled", "m", m, t.m);
-  require_multiple("matmul_tiled", "k", k, t.k);
-  require_multiple("matmul_tiled", "n", n, t.n);
+  require_matmul_shape("matmul_tiled", m, k, n, t);
   kernel::KernelBuilder kb(chip);
-  kb.set_dma_policy(load_bound_policy());
-  const kernel::Tensor lhsT = kb.input("lhsT", num::bf16(), {k, m});
-  const kernel::Tensor rhs = kb.input("rhs", num::bf16(), {k, n});
-  const kernel::Tensor result = kb.output("result", num::bf16(), {m, n});
+  const auto [lhsT, rhs, result] = matmul_tensors(kb, m, k, n);
 
   const auto lhsT_bufs = kb.sbuf_buffers("lhsT_tile", num::bf16(), {t.k, t.m}, kLoadBufs);
   const auto rhs_bufs = kb.sbuf_buffers("rhs_tile", num::bf16(), {t.k, t.n}, kLoadBufs);

@@ -14,8 +14,7 @@ isa::Program rmsnorm(const arch::ChipSpec& chip, int64_t rows, int64_t cols, dou
   using kernel::all;
   using kernel::Tile;
   const int64_t parts = chip.core.sbuf.partitions;
-  require_range("rmsnorm", "rows", rows, 1, int64_t{1} << 30);
-  require_range("rmsnorm", "cols", cols, 1, 16384);
+  require_rows("rmsnorm", rows, cols);
   kernel::KernelBuilder kb(chip);
   const kernel::Tensor x = kb.input("x", num::fp32(), {rows, cols});
   const kernel::Tensor gamma = kb.input("gamma", num::fp32(), {cols});
@@ -26,9 +25,7 @@ isa::Program rmsnorm(const arch::ChipSpec& chip, int64_t rows, int64_t cols, dou
   const auto x_bufs = kb.sbuf_buffers("x_tile", num::fp32(), {parts, cols}, 2);
   const auto sq_bufs = kb.sbuf_buffers("square", num::fp32(), {parts, cols}, 2);
   const auto stat_bufs = kb.sbuf_buffers("row_stats", num::fp32(), {parts, 2}, 2);
-  for (int64_t r0 = 0, i = 0; r0 < rows; r0 += parts, ++i) {
-    const int64_t p = std::min(parts, rows - r0);
-    const size_t buf = static_cast<size_t>(i % 2);
+  for_each_row_tile(rows, parts, [&](int64_t r0, int64_t p, size_t buf) {
     const Tile xt = x_bufs[buf]({0, p}), sq = sq_bufs[buf]({0, p});
     const Tile st = stat_bufs[buf]({0, p});
     const Tile ss = st(all, {0, 1}), rstd = st(all, {1, 2});
@@ -38,7 +35,7 @@ isa::Program rmsnorm(const arch::ChipSpec& chip, int64_t rows, int64_t cols, dou
     // The squares are no longer needed: y goes into their tile.
     kb.scalar_tensor_tensor(sq, xt, {AluOp::kMult, rstd}, AluOp::kMult, gamma_t({0, p}));
     kb.dma_copy(y({r0, r0 + p}), sq);
-  }
+  });
   return kb.build();
 }
 

@@ -15,8 +15,7 @@ isa::Program softmax(const arch::ChipSpec& chip, int64_t rows, int64_t cols) {
   using kernel::all;
   using kernel::Tile;
   const int64_t parts = chip.core.sbuf.partitions;
-  require_range("softmax", "rows", rows, 1, int64_t{1} << 30);
-  require_range("softmax", "cols", cols, 1, 16384);
+  require_rows("softmax", rows, cols);
   kernel::KernelBuilder kb(chip);
   const kernel::Tensor x = kb.input("x", num::fp32(), {rows, cols});
   const kernel::Tensor y = kb.output("y", num::fp32(), {rows, cols});
@@ -24,9 +23,7 @@ isa::Program softmax(const arch::ChipSpec& chip, int64_t rows, int64_t cols) {
   const auto x_bufs = kb.sbuf_buffers("x_tile", num::fp32(), {parts, cols}, 2);
   const auto e_bufs = kb.sbuf_buffers("exp_tile", num::fp32(), {parts, cols}, 2);
   const auto stat_bufs = kb.sbuf_buffers("row_stats", num::fp32(), {parts, 4}, 2);
-  for (int64_t r0 = 0, i = 0; r0 < rows; r0 += parts, ++i) {
-    const int64_t p = std::min(parts, rows - r0);
-    const size_t buf = static_cast<size_t>(i % 2);
+  for_each_row_tile(rows, parts, [&](int64_t r0, int64_t p, size_t buf) {
     const Tile xt = x_bufs[buf]({0, p}), et = e_bufs[buf]({0, p});
     // Columns of the stats tile: max, -max, sum, 1/sum.
     const Tile st = stat_bufs[buf]({0, p});
@@ -39,7 +36,7 @@ isa::Program softmax(const arch::ChipSpec& chip, int64_t rows, int64_t cols) {
     kb.reciprocal(inv, sum);
     kb.tensor_scalar(et, et, {AluOp::kMult, inv});
     kb.dma_copy(y({r0, r0 + p}), et);
-  }
+  });
   return kb.build();
 }
 

@@ -23,6 +23,35 @@ kernel::DmaPolicy load_bound_policy() {
   return p;
 }
 
+void require_matmul_shape(std::string_view kernel, int64_t m, int64_t k, int64_t n,
+                          const MatmulTiles& step) {
+  require_multiple(kernel, "m", m, step.m);
+  require_multiple(kernel, "k", k, step.k);
+  require_multiple(kernel, "n", n, step.n);
+}
+
+MatmulTensors matmul_tensors(kernel::KernelBuilder& kb, int64_t m, int64_t k, int64_t n) {
+  kb.set_dma_policy(load_bound_policy());
+  MatmulTensors t;
+  t.lhsT = kb.input("lhsT", num::bf16(), {k, m});
+  t.rhs = kb.input("rhs", num::bf16(), {k, n});
+  t.result = kb.output("result", num::bf16(), {m, n});
+  return t;
+}
+
+void load_k_strip(kernel::KernelBuilder& kb, const kernel::Tile& strip, const kernel::Tensor& src,
+                  int64_t tile_k, int64_t first, kernel::Idx cols) {
+  for (int64_t i = 0; i < strip.size(1); ++i) {
+    const int64_t k0 = (first + i) * tile_k;
+    kb.dma_copy(strip(kernel::all, i), src({k0, k0 + tile_k}, cols));
+  }
+}
+
+void require_rows(std::string_view kernel, int64_t rows, int64_t cols) {
+  require_range(kernel, "rows", rows, 1, int64_t{1} << 30);
+  require_range(kernel, "cols", cols, 1, 16384);
+}
+
 void require_multiple(std::string_view kernel, std::string_view arg, int64_t value, int64_t of) {
   if (value < 1 || value % of != 0)
     throw InputError(std::string(kernel), std::string(arg),

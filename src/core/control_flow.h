@@ -1,6 +1,6 @@
 // The order in which one stream executes its instructions. Control flow (reg_set, reg_alu,
 // branch) reads only the engine's own scalar registers, never memory or semaphores, so it is
-// fixed before a run: the race checker unrolls loops with it. Semantics as exec_control.cc;
+// fixed before a run: the race checker unrolls loops with it. Semantics: core/control_step.h;
 // like the timing sequencer, a control instruction that faults (a bad register or target)
 // falls through to the next one.
 #pragma once

@@ -11,11 +11,9 @@ SemanticsFn semantics_for(Opcode op) {
     case Opcode::kSemSignal:
       return exec_nop;
     case Opcode::kRegSet:
-      return exec_reg_set;
     case Opcode::kRegAlu:
-      return exec_reg_alu;
     case Opcode::kBranch:
-      return exec_branch;
+      return exec_control;
     case Opcode::kLoadStationary:
       return exec_load_stationary;
     case Opcode::kMultiplyMoving:

@@ -17,9 +17,7 @@ SemanticsFn semantics_for(isa::Opcode op);
 // exec_control.cc: nop, semaphores (no data semantics: the runner applies waits and
 // signals), scalar registers and branches.
 void exec_nop(ExecContext&);
-void exec_reg_set(ExecContext&);
-void exec_reg_alu(ExecContext&);
-void exec_branch(ExecContext&);
+void exec_control(ExecContext&);  // reg_set, reg_alu, branch
 // exec_matmul.cc, exec_matmul_mx.cc, exec_transpose.cc
 void exec_load_stationary(ExecContext&);
 void exec_multiply_moving(ExecContext&);

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "core/alu.h"
+#include "core/control_step.h"
 #include "core/dma_engines.h"
 #include "core/timing_trace.h"
 
@@ -141,47 +141,15 @@ void Sequencer::complete(uint64_t payload) {
 }
 
 size_t Sequencer::run_control(const isa::Instruction& ins, uint64_t id) {
-  // Semantics as exec_control.cc (the functional executor's): 32-bit registers, rhs is
-  // r[reg_b] when reg_b >= 0 else reg_imm, branch when op0 == bypass or (ra op0 rhs) != 0.
-  const isa::Params& p = ins.p;
-  const auto bad = [&](std::string msg) {
-    ctx_.fault(mem::FaultKind::kRegister, ins, engine_, id, std::move(msg));
-    return pc_ + 1;
-  };
-  const auto rhs = [&](int32_t& out) {
-    if (p.reg_b < 0) {
-      out = static_cast<int32_t>(static_cast<uint32_t>(p.reg_imm));
-      return true;
-    }
-    if (!regs_.valid(p.reg_b)) return false;
-    out = regs_.get(p.reg_b);
-    return true;
-  };
-  int32_t b = 0, out = 0;
-  switch (ins.op) {
-    case isa::Opcode::kRegSet:
-      if (!regs_.valid(p.reg_dst)) return bad("bad destination register");
-      regs_.set(p.reg_dst, static_cast<int32_t>(static_cast<uint32_t>(p.reg_imm)));
-      return pc_ + 1;
-    case isa::Opcode::kRegAlu:
-      if (!regs_.valid(p.reg_dst) || !regs_.valid(p.reg_a) || !rhs(b)) return bad("bad register");
-      if (!alu_reg(p.op0, regs_.get(p.reg_a), b, out)) return bad("undefined register op");
-      regs_.set(p.reg_dst, out);
-      return pc_ + 1;
-    case isa::Opcode::kBranch: {
-      const auto target = static_cast<size_t>(std::max(p.branch_target, 0));
-      if (p.branch_target < 0 || target > stream_.size()) return bad("bad branch target");
-      if (p.op0 == isa::AluOp::kBypass) return target;
-      if (!regs_.valid(p.reg_a) || !rhs(b)) return bad("bad register");
-      if (!is_comparison(p.op0) && p.op0 != isa::AluOp::kLogicalAnd &&
-          p.op0 != isa::AluOp::kLogicalOr)
-        return bad("branch condition must be a comparison or logical op");
-      alu_reg(p.op0, regs_.get(p.reg_a), b, out);
-      return out != 0 ? target : pc_ + 1;
-    }
-    default:  // nop, sem_wait, sem_signal: their waits and signals are the whole effect
-      return pc_ + 1;
-  }
+  // Semantics shared with the functional executor (core/control_step.h); a control
+  // instruction that faults falls through to the next one.
+  ControlStep s = step_control(ins, regs_);
+  if (s.jump && static_cast<size_t>(*s.jump) > stream_.size())
+    s = {std::nullopt,
+         fmt::format("branch target {} outside the stream (0..{})", *s.jump, stream_.size())};
+  if (s.ok()) return s.next_pc(pc_);
+  ctx_.fault(mem::FaultKind::kRegister, ins, engine_, id, std::move(s.fault));
+  return pc_ + 1;
 }
 
 }  // namespace trnsim::core

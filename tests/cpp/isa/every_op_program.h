@@ -1,11 +1,12 @@
 // A hand-written program that uses every opcode at least once and breaks no hardware rule of
-// trn3 (NC-v4, which has every feature but double_row). docs/isa.md shows the same program.
+// trn3 (NC-v4, which has every feature but double_row), synchronised so that the race checker
+// finds nothing (tests/cpp/core/race_check_test.cc). docs/isa.md shows the same program.
 #pragma once
 
-inline constexpr const char* kEveryOpProgram = R"(# Every opcode once, valid on trn3.
+inline constexpr const char* kEveryOpProgram = R"(# Every opcode once, valid and race-free on trn3.
 .chip trn3
 .seed 7
-.semaphores 4
+.semaphores 7                  # s0 loads, s1 transpose, s2 matmuls, s3 down, s4 dve, s5 pool, s6 C
 .tensor A hbm bf16 [128, 512] input
 .tensor B hbm bf16 [128, 512] input at=0x20000
 .tensor C hbm fp32 [128, 512] output
@@ -15,9 +16,9 @@ inline constexpr const char* kEveryOpProgram = R"(# Every opcode once, valid on 
   dma_copy sbuf[0:128] [[1,512]] bf16 <- A[0:128] [[1,512]] queue=0 signal=s0+1
   dma_copy sbuf[0:128]+4096 [[1,512]] bf16 <- B[0:128] [[1,512]] bf16 queue=1 signal=s0+1
   dma_transpose sbuf[0:128]+8192 [[1,128]] bf16 <- A[0:128] [[1,128]] queue=2 signal=s1+1
-  sem_wait wait=s2>=1
-  dma_copy C[0:128] [[1,512]] <- sbuf[0:128]+45056 [[1,512]] fp32 queue=3
-  dma_copy sbuf[0:64]+49152 [[1,512]] fp32 <- hbm[0:64:512]+0x40000 [[1,512]] fp32 accumulate=true queue=255 rounding=rz signal=s3-1
+  sem_wait wait=s4>=1            # dve's sum is in SBUF
+  dma_copy C[0:128] [[1,512]] <- sbuf[0:128]+45056 [[1,512]] fp32 queue=3 signal=s6+1
+  dma_copy sbuf[0:64]+49152 [[1,512]] fp32 <- hbm[0:64:512]+0x40000 [[1,512]] fp32 accumulate=true queue=255 rounding=rz wait=s6>=1 signal=s3-1
 
 .engine pe
   sem_wait wait=s0>=2 wait=s1>=1
@@ -28,23 +29,23 @@ inline constexpr const char* kEveryOpProgram = R"(# Every opcode once, valid on 
   sem_signal signal=s2+1 name="matmuls done"
 
 .engine act
-  reg_set rd=r0 imm=0
+  reg_set rd=r0 imm=0 wait=s0>=2
 loop:
   activation sbuf[0:128]+28672 [[1,512]] bf16 <- sbuf[0:128] [[1,512]] bf16, sbuf[0:128]+32768 [[1,1]] fp32 func=gelu_apprx_tanh scale=0.5 bias=@2
   reg_alu rd=r0 ra=r0 op0=add imm=1
   branch target=loop ra=r0 op0=is_lt imm=4
   activation_reduce sbuf[0:128]+36864 [[1,512]] bf16, sbuf[0:128]+40960 [[1,1]] fp32 <- sbuf[0:128] [[1,512]] bf16 func=exp scale=-1.5 alpha=0.25 rounding=stochastic
   tensor_scalar sbuf[0:64]+28672 [[1,512]] bf16 <- sbuf[64:128] [[1,512]] bf16, sbuf[64:128]+32768 [[1,1]] fp32 op0=mult arg0=0.125 op1=add arg1=@2
-  tensor_copy sbuf[0:32]+61440 [[2,256]] bf16 <- sbuf[96:128] [[2,256]] bf16
+  tensor_copy sbuf[0:32]+61440 [[2,256]] bf16 <- sbuf[96:128] [[2,256]] bf16 wait=s4>=2
   nop
 
 .engine dve
   sem_wait wait=s0>=2
-  tensor_tensor sbuf[0:128]+45056 [[1,512]] fp32 <- sbuf[0:128] [[1,512]] bf16, sbuf[0:128]+4096 [[1,512]] bf16 op0=add
+  tensor_tensor sbuf[0:128]+45056 [[1,512]] fp32 <- sbuf[0:128] [[1,512]] bf16, sbuf[0:128]+4096 [[1,512]] bf16 op0=add signal=s4+1
   tensor_scalar sbuf[64:128]+49152 [[1,512]] fp32 <- sbuf[0:64] [[1,512]] bf16 op0=mult arg0=1e-05 reverse0=true op1=max arg1=-inf
   scalar_tensor_tensor sbuf[0:128]+53248 [[1,512]] fp32 <- sbuf[0:128] [[1,512]] bf16, sbuf[0:128]+4096 [[1,512]] bf16 op0=subtract arg0=1.5 op1=mult
   tensor_reduce sbuf[0:128]+57344 [[1,8]] fp32 <- sbuf[0:128] [[64,8],[1,64]] bf16 reduce_op=max reduce_axes=1
-  tensor_copy sbuf[0:128]+61440 [[1,512]] fp32 <- psum[0:128] [[1,512]] fp32
+  tensor_copy sbuf[0:128]+61440 [[1,512]] fp32 <- psum[0:128] [[1,512]] fp32 wait=s2>=1 signal=s4+1
   tensor_tensor_scan sbuf[0:128]+65536 [[1,512]] fp32 <- sbuf[0:128] [[1,512]] bf16, sbuf[0:128]+4096 [[1,512]] bf16 op0=mult op1=add arg0=0
   tensor_scalar_reduce sbuf[0:128]+69632 [[1,512]] fp32, sbuf[0:128]+73728 [[1,1]] fp32 <- sbuf[0:128] [[1,512]] bf16 op0=mult arg0=2 reduce_op=add
   memset sbuf[0:128]+77824 [[1,512]] bf16 value=-0
@@ -59,9 +60,9 @@ loop:
 
 .engine pool
   iota sbuf[0:128]+118784 [[1,512]] int32 iota_base=-3 channel_multiplier=512
-  affine_select sbuf[0:128]+122880 [[1,512]] fp32 <- sbuf[0:128]+45056 [[1,512]] fp32 op0=is_ge channel_multiplier=-1 value=-inf
+  affine_select sbuf[0:128]+122880 [[1,512]] fp32 <- sbuf[0:128]+45056 [[1,512]] fp32 op0=is_ge channel_multiplier=-1 value=-inf wait=s4>=1
   partition_reduce sbuf[0:1]+126976 [[1,512]] fp32 <- sbuf[0:128]+45056 [[1,512]] fp32 reduce_op=max
   memset sbuf[0:128]+131072 [[1,512]] fp32 value=3.25
-  tensor_tensor sbuf[0:128]+135168 [[1,512]] fp32 <- sbuf[0:128] [[1,512]] bf16, sbuf[0:128]+4096 [[1,512]] bf16 op0=max
-  dma_copy S[0:128] [[1,512]] fp32 <- sbuf[0:128]+135168 [[1,512]] fp32 queue=16
+  tensor_tensor sbuf[0:128]+135168 [[1,512]] fp32 <- sbuf[0:128] [[1,512]] bf16, sbuf[0:128]+4096 [[1,512]] bf16 op0=max signal=s5+1
+  dma_copy S[0:128] [[1,512]] fp32 <- sbuf[0:128]+135168 [[1,512]] fp32 queue=16 wait=s5>=1
 )";

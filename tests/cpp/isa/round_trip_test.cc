@@ -5,9 +5,9 @@
 #include <bit>
 #include <cmath>
 #include <fstream>
-#include <sstream>
 #include <limits>
 #include <set>
+#include <sstream>
 
 #include "every_op_program.h"
 #include "isa/assembler.h"
@@ -50,7 +50,7 @@ TEST(RoundTrip, AssemblerReadsWhatItShould) {
   const Program p = assemble(kEveryOpProgram, "every_op.trn");
   EXPECT_EQ(p.chip, "trn3");
   EXPECT_EQ(p.seed, 7u);
-  EXPECT_EQ(p.num_semaphores, 4);
+  EXPECT_EQ(p.num_semaphores, 7);
   ASSERT_EQ(p.tensors.size(), 4u);
   EXPECT_EQ(p.tensors[1].address, 0x20000);
   EXPECT_EQ(p.tensors[2].address, 0x40000);  // after B, aligned to kTensorAlignment
