@@ -56,8 +56,8 @@ void DmaEngines::submit(const isa::Instruction& ins, const DmaPlan& plan,
                         Picoseconds t) {
   const uint32_t tid = new_transfer();
   transfers_[tid] =
-      Transfer{&ins, &plan, signals, trigger, id, static_cast<int32_t>(plan.pieces.size())};
-  if (plan.pieces.empty()) {  // nothing to move: completes at once
+      Transfer{&ins, &plan, signals, trigger, id, static_cast<int32_t>(plan.num_pieces)};
+  if (plan.num_pieces == 0) {  // nothing to move: completes at once
     ++ctx_.result.dma.transfers;
     ctx_.apply_signals(signals, t);
     free_transfers_.push_back(tid);
@@ -65,9 +65,9 @@ void DmaEngines::submit(const isa::Instruction& ins, const DmaPlan& plan,
   }
   const Picoseconds ready = t + overhead_;
   // Folded: engine 0 takes the first piece and stands for the engines of the others.
-  const size_t simulated = fold_ > 1 ? 1 : plan.pieces.size();
-  for (size_t k = 0; k < simulated; ++k) {
-    const int e = fold_ > 1 ? 0 : plan.pieces[k].engine;
+  const int32_t simulated = fold_ > 1 ? 1 : plan.num_pieces;
+  for (int32_t k = 0; k < simulated; ++k) {
+    const int e = fold_ > 1 ? 0 : plan.piece(k).engine;
     queues_by_engine_[static_cast<size_t>(e * queues_ + plan.queue)].push_back(
         Pending{tid, static_cast<uint32_t>(k), ready});
     ready_queues_[static_cast<size_t>(e)] |= uint64_t{1} << plan.queue;
@@ -148,7 +148,7 @@ void DmaEngines::start_next(int engine, Picoseconds now) {
     if (fifo.empty()) ready_queues_[e] &= ~(uint64_t{1} << q);
     rr = q + 1 == queues_ ? 0 : q + 1;
     const DmaPlan& plan = *transfers_[p.transfer].plan;
-    const DmaPiece& piece = plan.pieces[p.piece];
+    const DmaPiece piece = plan.piece(static_cast<int32_t>(p.piece));
     a = Active{true, p.transfer, p.piece, piece.hbm_sides, now};
     busy_ += static_cast<uint64_t>(fold_);
     hbm_weight_ += static_cast<uint64_t>(piece.hbm_sides) * static_cast<uint64_t>(fold_);
@@ -186,7 +186,7 @@ void DmaEngines::finish_piece(int engine, Picoseconds now) {
   busy_ -= static_cast<uint64_t>(fold_);
   hbm_weight_ -= static_cast<uint64_t>(a.hbm_sides) * static_cast<uint64_t>(fold_);
   Transfer& t = transfers_[a.transfer];
-  const DmaPiece& piece = t.plan->pieces[a.piece];
+  const DmaPiece piece = t.plan->piece(static_cast<int32_t>(a.piece));
   DmaStats& st = ctx_.result.dma;
   if (fold_ == 1) {
     st.engine_busy[static_cast<size_t>(engine)] += now - a.started;
@@ -194,8 +194,9 @@ void DmaEngines::finish_piece(int engine, Picoseconds now) {
   } else {  // the same piece on every engine
     for (Picoseconds& busy : st.engine_busy) busy += now - a.started;
     if (ctx_.trace)
-      for (const DmaPiece& p : t.plan->pieces)
-        ctx_.trace->on_piece(p.engine, t.plan->queue, *t.ins, t.trigger, a.started, now);
+      for (int32_t k = 0; k < t.plan->num_pieces; ++k)
+        ctx_.trace->on_piece(t.plan->piece(k).engine, t.plan->queue, *t.ins, t.trigger, a.started,
+                             now);
   }
   st.pieces += static_cast<uint64_t>(fold_);
   st.bytes += piece.bytes * fold_;

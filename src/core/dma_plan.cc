@@ -32,7 +32,7 @@ DmaPlan plan_dma(const isa::Instruction& ins, const arch::CoreSpec& spec) {
   const bool dst_hbm = dst.space == isa::Space::kHbm, src_hbm = src.space == isa::Space::kHbm;
   if (src_hbm) plan.hbm_read_bytes = operand_bytes(src);
   if (dst_hbm) plan.hbm_write_bytes = operand_bytes(dst);
-  const int hbm_sides = int{dst_hbm} + int{src_hbm};
+  plan.hbm_sides = int{dst_hbm} + int{src_hbm};
 
   // Throughput of special transfers (HARDWARE.md s4).
   if (ins.op == isa::Opcode::kDmaTranspose) {
@@ -43,32 +43,31 @@ DmaPlan plan_dma(const isa::Instruction& ins, const arch::CoreSpec& spec) {
   }
 
   const isa::AccessPattern& split = !dst_hbm ? dst : !src_hbm ? src : dst;
-  const int64_t rows = std::max<int64_t>(split.num_partitions, 1);
-  const int64_t total = std::max(operand_bytes(dst), operand_bytes(src));
+  plan.rows = std::max<int64_t>(split.num_partitions, 1);
+  plan.total_bytes = std::max(operand_bytes(dst), operand_bytes(src));
   const int64_t first_group =
       split.space == isa::Space::kHbm ? 0 : split.start_partition / per_engine;
   // Pieces of `per_engine` rows, at most one per engine (longer HBM row lists share out evenly).
-  const int64_t pieces = std::min<int64_t>(engines, (rows + per_engine - 1) / per_engine);
-  const int64_t rows_per_piece = (rows + pieces - 1) / pieces;
-  // Integer divisions dominate this per-instruction cost: one per piece at most, none when the
-  // rows split the bytes evenly (the common case).
-  const int64_t per_row = total / rows;
-  const bool even = per_row * rows == total;
-  plan.pieces.reserve(static_cast<size_t>(pieces));
-  int64_t engine = (first_group + rotate) % engines, before = 0;
-  for (int64_t r0 = 0; r0 < rows; r0 += rows_per_piece) {
-    const int64_t r1 = std::min(rows, r0 + rows_per_piece);
-    const int64_t upto = even ? per_row * r1 : total * r1 / rows;  // exact split of the total
-    DmaPiece piece;
-    piece.engine = static_cast<int32_t>(engine);
-    piece.rows = static_cast<int32_t>(r1 - r0);
-    piece.bytes = upto - before;
-    piece.hbm_sides = hbm_sides;
-    plan.pieces.push_back(piece);
-    before = upto;
-    if (++engine == engines) engine = 0;
-  }
+  const int64_t pieces = std::min<int64_t>(engines, (plan.rows + per_engine - 1) / per_engine);
+  plan.rows_per_piece = (plan.rows + pieces - 1) / pieces;
+  plan.num_pieces =
+      static_cast<int32_t>((plan.rows + plan.rows_per_piece - 1) / plan.rows_per_piece);
+  plan.engines = engines;
+  if (plan.total_bytes % plan.rows == 0) plan.bytes_per_row = plan.total_bytes / plan.rows;
+  plan.first_engine = static_cast<int32_t>((first_group + rotate) % engines);
   return plan;
+}
+
+DmaPiece DmaPlan::piece(int32_t k) const {
+  const int64_t r0 = k * rows_per_piece, r1 = std::min(rows, r0 + rows_per_piece);
+  DmaPiece p;
+  p.engine = first_engine + k < engines ? first_engine + k : (first_engine + k) % engines;
+  p.rows = static_cast<int32_t>(r1 - r0);
+  // The exact split of the total by rows; no division when the rows split it evenly.
+  p.bytes = bytes_per_row >= 0 ? bytes_per_row * (r1 - r0)
+                               : total_bytes * r1 / rows - total_bytes * r0 / rows;
+  p.hbm_sides = hbm_sides;
+  return p;
 }
 
 }  // namespace trnsim::core

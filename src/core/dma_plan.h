@@ -25,7 +25,25 @@ struct DmaPlan {
   int32_t throughput_percent = 100;  // share of the engine bandwidth the transfer achieves
   int64_t hbm_read_bytes = 0;
   int64_t hbm_write_bytes = 0;
-  std::vector<DmaPiece> pieces;  // in engine order of the partitions
+  // The pieces, described rather than listed (a few words per DMA instruction, whatever its
+  // size): piece k moves rows [k x rows_per_piece, min(rows, (k + 1) x rows_per_piece)) of
+  // `rows`, its share of `total_bytes` split exactly by rows, on engine
+  // (first_engine + k) % engines. piece() gives one.
+  int32_t num_pieces = 0;
+  int32_t first_engine = 0;
+  int32_t engines = 1;
+  int32_t hbm_sides = 0;
+  int64_t rows = 0;
+  int64_t rows_per_piece = 1;
+  int64_t total_bytes = 0;
+  int64_t bytes_per_row = -1;  // total_bytes / rows when that is exact (else -1)
+
+  DmaPiece piece(int32_t k) const;
+  // Every piece has the same rows and bytes and there is one per engine: the engines are
+  // interchangeable for this transfer.
+  bool spreads_evenly() const {
+    return num_pieces == engines && rows == rows_per_piece * num_pieces && bytes_per_row >= 0;
+  }
 };
 
 // The instruction's `dma_queue` (0 .. engines x queues_per_engine - 1) names queue

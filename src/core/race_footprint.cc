@@ -44,7 +44,8 @@ Pieces pieces_of(const isa::Instruction& in, const arch::CoreSpec& core) {
                                                              : d;
   Pieces p;
   p.rows = std::max<int64_t>(split.num_partitions, 1);
-  for (const DmaPiece& piece : plan.pieces) {
+  for (int32_t k = 0; k < plan.num_pieces; ++k) {
+    const DmaPiece piece = plan.piece(k);
     p.cuts.push_back(p.cuts.back() + piece.rows);
     p.rings.push_back(piece.engine * std::max(core.dma.queues_per_engine, 1) + plan.queue);
   }

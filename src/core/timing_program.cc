@@ -30,16 +30,6 @@ int64_t footprint_end(const isa::AccessPattern& ap) {
   return ap.offset + (hi + 1) * static_cast<int64_t>(ap.dtype.storage_bytes);
 }
 
-namespace {
-bool spread_evenly(const DmaPlan& plan, int engines) {
-  if (plan.pieces.empty()) return true;
-  if (static_cast<int>(plan.pieces.size()) != engines) return false;
-  for (const DmaPiece& p : plan.pieces)
-    if (p.bytes != plan.pieces[0].bytes || p.hbm_sides != plan.pieces[0].hbm_sides) return false;
-  return true;
-}
-}  // namespace
-
 TimingProgram::TimingProgram(const isa::Program& program, const arch::CoreSpec& spec)
     : program_(program) {
   int max_sem = program.num_semaphores - 1;
@@ -69,7 +59,8 @@ TimingProgram::TimingProgram(const isa::Program& program, const arch::CoreSpec& 
       if (is_dma(ins.op)) {
         x.dma_plan = static_cast<int32_t>(dma_plans_.size());
         dma_plans_.push_back(plan_dma(ins, spec));
-        dma_symmetric_ = dma_symmetric_ && spread_evenly(dma_plans_.back(), spec.dma.engines);
+        const DmaPlan& plan = dma_plans_.back();
+        dma_symmetric_ = dma_symmetric_ && (plan.num_pieces == 0 || plan.spreads_evenly());
       }
       for (int k = 0; k < ins.num_operands; ++k) {
         const isa::AccessPattern& ap = ins.operands[k];
