@@ -136,16 +136,18 @@ struct SemSignal {
 
 inline constexpr int kMaxOperands = 6;
 
+// Field order: what every pass reads first (op, counts, waits, signals, params), the operands
+// last, so that a pass over a large program touches only the lines of the operands it uses.
 struct Instruction {
   Opcode op = Opcode::kNop;
   Engine engine = Engine::kSync;
-  std::array<AccessPattern, kMaxOperands> operands{};  // roles per op table (dst first)
   int8_t num_operands = 0;
-  Params p;
+  int32_t source_line = 0;         // line in the text program (0 if built by the kernel API)
   std::vector<SemWait> waits;      // all must hold before the instruction issues
   std::vector<SemSignal> signals;  // applied when it completes
-  std::string name;                // optional label for traces and diagnostics
-  int32_t source_line = 0;         // line in the text program (0 if built by the kernel API)
+  Params p;
+  std::string name;                                    // optional label for traces and diagnostics
+  std::array<AccessPattern, kMaxOperands> operands{};  // roles per op table (dst first)
 };
 
 }  // namespace trnsim::isa
