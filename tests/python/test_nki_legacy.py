@@ -240,3 +240,39 @@ def test_block_dimensions_and_left_out_names_raise():
             getattr(nl, name)(None)
     with pytest.raises(NotImplementedError, match="nki.isa.dropout"):
         nisa.dropout(None, 0.5)
+
+
+def test_ragged_rows_masks_on_whole_tiles_and_partition_broadcast(rng):
+    """The RMSNorm / LayerNorm tutorials' pattern: rows not a multiple of 128, masked loads
+    that keep the full tile shape, masks on whole tiles, a [1, N] row broadcast to every
+    partition, bn_stats over masked chunks."""
+    rows, cols = 300, 700
+
+    @nki.jit
+    def norm(a, g, eps):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        i_p, i_w, i_f = nl.mgrid[0:128, 0:1, 0:cols]
+        g_row = nl.load(g.reshape((1, cols))[i_w, i_f])
+        g_all = g_row.broadcast_to((128, cols))
+        for t in nl.affine_range((rows + 127) // 128):
+            live = t * 128 + i_p < rows
+            x = nl.load(a[t * 128 + i_p, i_f], mask=live)
+            assert x.shape == (128, cols)
+            i_c, i_s = nl.mgrid[0:512, 0:6]
+            stats = nl.ndarray((128, 12), dtype=np.float32)
+            for c in range(2):
+                stats[i_p, c * 6 + i_s] = nisa.bn_stats(x[i_p, c * 512 + i_c],
+                                                       mask=(c * 512 + i_c < cols))
+            mv = nisa.bn_aggr(stats[i_p, nl.arange(12)[None, :]])
+            rstd = nl.rsqrt(mv[i_p, 1] + eps)
+            y = nisa.tensor_scalar(data=x, op0=np.subtract, operand0=mv[i_p, 0],
+                                   op1=np.multiply, operand1=rstd)
+            y[...] = nl.multiply(y, g_all, mask=live)
+            nl.store(out[t * 128 + i_p, i_f], value=y, mask=live)
+        return out
+
+    a = rng.standard_normal((rows, cols)).astype(np.float32)
+    g = rng.standard_normal(cols).astype(np.float32)
+    out = norm(a, g, 1e-5)
+    ref = (a - a.mean(1, keepdims=True)) / np.sqrt(a.var(1, keepdims=True) + 1e-5) * g
+    np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4)

@@ -425,6 +425,29 @@ def dma_transpose(dst, src, axes=None, dge_mode=None, name=None):
     return dst
 
 
+def partition_broadcast(x, shape):
+    """A new SBUF tile of `shape` with the single partition of x in every partition: per
+    PSUM bank of columns, ones[1, P].T @ x[1, cols] on TensorE, then a copy to SBUF (exact:
+    products with 1 and FP32 accumulation of one term)."""
+    p, free = shape[0], list(shape[1:])
+    flat = x.reshape((1, int(np.prod(free)))) if len(free) != 1 else x
+    out = alloc(shape, x.dtype)
+    out_flat = out.reshape((p, int(np.prod(free)))) if len(free) != 1 else out
+    ones = alloc([1, p], x.dtype)
+    memset(ones, 1.0)
+    cols = flat.shape[1]
+    step = _ctx.ctx().chip.psum_bank_bytes // 4
+    for c0 in range(0, cols, step):
+        c1 = c0 + builtins_min(step, cols - c0)
+        ps = alloc([p, c1 - c0], "fp32", "psum")
+        nc_matmul(ps, ones, flat[:, c0:c1], accumulate=False)
+        tensor_copy(out_flat[:, c0:c1], ps)
+    return out
+
+
+builtins_min = min
+
+
 # --- small helpers for the language wrappers ---
 
 def binary(a, b, op, dtype=None):

@@ -94,8 +94,16 @@ class NkiTensor:
         return NkiTensor(self._view().reshape([int(s) for s in shape]))
 
     def broadcast_to(self, shape):
-        """Size-1 free dims repeated (stride 0) to ``shape``."""
-        return NkiTensor(broadcast_view(self._view(), tuple(shape)))
+        """Size-1 dims repeated to ``shape``: free dims as a view (stride 0); a 1-partition
+        tile to more partitions through TensorE (a ones column times the row, into a new
+        tile), since partitions are separate memories."""
+        shape = tuple(int(s) for s in shape)
+        v = self._view()
+        if v.space != "hbm" and v.shape[0] == 1 and shape[0] > 1:
+            from trnsim.nki import _ops
+
+            return _ops.partition_broadcast(self, shape)
+        return NkiTensor(broadcast_view(v, shape))
 
     def broadcast(self, dim, size):
         """Dim ``dim`` (of size 1) repeated ``size`` times."""
@@ -368,14 +376,80 @@ class Cond:
         return out
 
 
+class Masking:
+    """An instruction's ``mask=`` applied (legacy dialect). As in NKI, tiles keep their full
+    shape and the mask limits which elements an instruction touches: operands indexed by
+    nl.arange are resolved with the mask's shortened ranges, plain tiles are cut to the same
+    (leading) region, and a result tile has the full shape with that region written."""
+
+    __slots__ = ("xs", "shape", "full")
+
+    def __init__(self, mask, xs):
+        self.shape = self.full = None
+        self.xs = list(xs)
+        if mask is None:
+            return
+        if not isinstance(mask, Cond):
+            raise NkiError("mask= takes comparisons of nl.arange expressions joined by &")
+        ext = mask.extents()
+        used = set()
+        for i, x in enumerate(self.xs):
+            if isinstance(x, Lazy):
+                used |= {r for k in x.key if isinstance(k, Expr) for r, _ in k.terms}
+                v = x.resolve(ext)
+                if self.shape is None:
+                    self.shape = tuple(v.shape)
+                    self.full = resolve_index(x.base._view(), x.key, None, shape_only=True)
+                self.xs[i] = NkiTensor(v)
+        missing = [r for r in ext if r not in used]
+        if missing:
+            self._mask_plain(missing, ext)
+        self.xs = [self.cut(x) for x in self.xs]
+
+    def _mask_plain(self, ranges, ext):
+        # A range that indexes no operand (the operands are whole tiles) limits the dim of
+        # its grid axis (nl.mgrid / [:, None] position), as the tile's index grid would.
+        tiles = [x for x in self.xs if isinstance(x, NkiTensor)]
+        if not tiles:
+            _ctx.unsupported("mask= on an instruction without tile operands")
+        full = self.full or tiles[0].shape
+        shape = list(self.shape or full)
+        for r in ranges:
+            if r.axis is None or r.axis >= len(shape) or full[r.axis] != r.n:
+                _ctx.unsupported("mask= over an nl.arange that indexes none of the "
+                                 "instruction's operands and is not one of the tile's grid "
+                                 "axes")
+            shape[r.axis] = min(shape[r.axis], ext[r])
+        self.shape, self.full = tuple(shape), tuple(full)
+
+    def cut(self, x):
+        """A plain tile operand limited to the masked region (its leading elements)."""
+        if self.shape is None or not isinstance(x, NkiTensor) or x.shape == self.shape:
+            return x
+        if len(x.shape) != len(self.shape):
+            return x
+        return x[tuple(slice(0, min(a, b)) for a, b in zip(self.shape, x.shape))]
+
+    def result(self, pending):
+        """A result with the full shape whose instruction writes only the masked region."""
+        if self.shape is None:
+            return pending
+        if pending.pshape == self.shape:
+            pending.pshape = self.full
+        emit = pending.emit
+        pending.emit = lambda d, *acc: emit(self.cut(NkiTensor(d))._view(), *acc)
+        return pending
+
+
 def _has_expr(key):
     if isinstance(key, tuple):
         return any(isinstance(k, Expr) for k in key)
     return isinstance(key, Expr)
 
 
-def resolve_index(v, key, extents):
-    """A View for ``v[key]`` with arange expressions, as an explicit access pattern."""
+def resolve_index(v, key, extents, shape_only=False):
+    """A View for ``v[key]`` with arange expressions, as an explicit access pattern (or only
+    its shape: the unmasked shape of a masked access may lie outside the tensor)."""
     shape, strides = list(v.shape), list(v.strides)
     on_chip = v.space != "hbm"
     region = v.region_shape
@@ -386,7 +460,9 @@ def resolve_index(v, key, extents):
         offset = v.offset
     if len(key) > len(shape):
         raise NkiError(f"{len(key)} indices for a {len(shape)}-dim tensor")
-    dims = []  # (axis, order, size, stride)
+    # (index position, order, size, stride): dims follow the index positions (the partition
+    # index first); several ranges in one position split it, the largest step outermost.
+    dims = []
     for d in range(len(shape)):
         k = key[d] if d < len(key) else slice(None)
         if isinstance(k, slice):
@@ -400,12 +476,14 @@ def resolve_index(v, key, extents):
                 if n < 1:
                     raise NkiError("mask= leaves no element of an nl.arange")
                 offset += c * r.start * strides[d]
-                dims.append((d if r.axis is None else r.axis, -abs(c), n, c * strides[d]))
+                dims.append((d, -abs(c), n, c * strides[d]))
         else:
             offset += int(k) * strides[d]
             if d == 0 and on_chip:
                 dims.append((0, 0, 1, strides[0]))
-    dims.sort(key=lambda t: (t[0], t[1]))
+    dims.sort(key=lambda t: (t[0], t[1]))  # stable: equal keys keep the index order
+    if shape_only:
+        return tuple(n for _, _, n, _ in dims)
     pattern = [(st, n) for _, _, n, st in dims]
     if on_chip and (not dims or dims[0][0] != 0):
         raise NkiError("the partition dim of an on-chip tile must be indexed first")

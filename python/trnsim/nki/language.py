@@ -16,7 +16,7 @@ import numpy as np
 
 from trnsim.nki import _ctx, _ops
 from trnsim.nki._ctx import NkiError, stub, unsupported
-from trnsim.nki._tensor import Expr, NkiTensor, Pending, Range
+from trnsim.nki._tensor import Expr, Masking, NkiTensor, Pending, Range
 from trnsim.numerics import format_name
 
 # --- data types (numpy / ml_dtypes dtypes, as NKI accepts them) ---
@@ -231,27 +231,23 @@ all_reduce = stub("nl.all_reduce", "collectives run through trnsim.fabric, not k
 
 
 # --- memory operations ---
-def _extents(mask):
-    return None if mask is None else mask.extents()
-
-
-def _resolved(x, mask):
-    if mask is None or not isinstance(x, NkiTensor):
-        return x
-    return NkiTensor(_ops.view(x, _extents(mask)))
+def _masked(mask, *xs):
+    m = Masking(mask, xs)
+    return (m, *m.xs)
 
 
 def load(src, dtype=None, mask=None, **kwargs):
     """A new SBUF tile with src's elements (one DMA from HBM)."""
-    src = _resolved(src, mask)
-    return Pending(lambda d: _ops.dma_copy(NkiTensor(d), src), src.shape, dtype or src.dtype)
+    m, src = _masked(mask, src)
+    return m.result(Pending(lambda d: _ops.dma_copy(NkiTensor(d), src), src.shape,
+                            dtype or src.dtype))
 
 
 def store(dst, value, mask=None, **kwargs):
     """dst (HBM) = value (one DMA; a PSUM value is first copied to SBUF)."""
-    dst, value = _resolved(dst, mask), _resolved(value, mask)
     if isinstance(value, Pending) and value.v is None:
         value.materialize()
+    _, dst, value = _masked(mask, dst, value)
     if not isinstance(value, NkiTensor):
         raise NkiError("nl.store: value must be a tile")
     if _ops.view(value).space == "psum":
@@ -261,21 +257,22 @@ def store(dst, value, mask=None, **kwargs):
 
 def load_transpose2d(src, dtype=None, mask=None, **kwargs):
     """A new SBUF tile holding src.T (a transposing DMA, NC-v3 and later)."""
-    src = _resolved(src, mask)
+    _, src = _masked(mask, src)
     shape = tuple(reversed(src.shape))
     return Pending(lambda d: _ops.dma_transpose(NkiTensor(d), src), shape, dtype or src.dtype)
 
 
 def copy(x, dtype=None, mask=None, **kwargs):
     """A copy of x in a new tile (VectorE)."""
-    x = _resolved(x, mask)
-    return Pending(lambda d: _ops.tensor_copy(NkiTensor(d), x), x.shape, dtype or x.dtype)
+    m, x = _masked(mask, x)
+    return m.result(Pending(lambda d: _ops.tensor_copy(NkiTensor(d), x), x.shape,
+                            dtype or x.dtype))
 
 
 def matmul(x, y, transpose_x=False, mask=None, **kwargs):
     """x @ y in PSUM: x is [K, M] when transpose_x (the stationary as TensorE takes it), else
     [M, K] (transposed on TensorE first)."""
-    x, y = _resolved(x, mask), _resolved(y, mask)
+    _, x, y = _masked(mask, x, y)
     if not transpose_x:
         xt = transpose(x)
         x = _ops.new_like(xt, dtype=x.dtype, copy=True)
@@ -287,7 +284,7 @@ def matmul(x, y, transpose_x=False, mask=None, **kwargs):
 
 def transpose(x, dtype=None, mask=None, **kwargs):
     """x.T through the PE array (a PSUM tile)."""
-    x = _resolved(x, mask)
+    _, x = _masked(mask, x)
     shape = tuple(reversed(x.shape))
     return Pending(lambda d: _ops.nc_transpose(NkiTensor(d), x, "tensor"), shape,
                    dtype or x.dtype, "psum")
@@ -306,9 +303,9 @@ def expand_dims(x, axis):
 # --- math: activation functions on ScalarE, ALU ops on VectorE ---
 def _activation_fn(fname):
     def f(x, dtype=None, mask=None, **kwargs):
-        x = _resolved(x, mask)
-        return Pending(lambda d: _ops.activation(NkiTensor(d), fname, x), x.shape,
-                       _ops.out_dtype(x, dtype=dtype))
+        m, x = _masked(mask, x)
+        return m.result(Pending(lambda d: _ops.activation(NkiTensor(d), fname, x), x.shape,
+                                _ops.out_dtype(x, dtype=dtype)))
 
     f.__name__ = fname
     f.__doc__ = f"{fname}(x) element-wise on ScalarE (activation function '{fname}')."
@@ -317,7 +314,8 @@ def _activation_fn(fname):
 
 def _binary_fn(name, opname):
     def f(x, y, dtype=None, mask=None, **kwargs):
-        return _ops.binary(_resolved(x, mask), _resolved(y, mask), opname, dtype)
+        m, x, y = _masked(mask, x, y)
+        return m.result(_ops.binary(x, y, opname, dtype))
 
     f.__name__ = name
     f.__doc__ = f"{name}(x, y) element-wise on VectorE (ALU op '{opname}'); x or y may be a number."
@@ -351,23 +349,27 @@ for _n, _a in _BINARY.items():
 
 def abs(x, dtype=None, mask=None, **kwargs):  # noqa: A001 - NKI's name
     """|x| element-wise on VectorE."""
-    return _ops.unary_alu(_resolved(x, mask), "abs", dtype)
+    m, x = _masked(mask, x)
+    return m.result(_ops.unary_alu(x, "abs", dtype))
 
 
 def negative(x, dtype=None, mask=None, **kwargs):
     """-x element-wise on VectorE."""
-    return _ops.binary(_resolved(x, mask), -1.0, "mult", dtype)
+    m, x = _masked(mask, x)
+    return m.result(_ops.binary(x, -1.0, "mult", dtype))
 
 
 def invert(x, dtype=None, mask=None, **kwargs):
-    return _ops.unary_alu(_resolved(x, mask), "bitwise_not", dtype)
+    m, x = _masked(mask, x)
+    return m.result(_ops.unary_alu(x, "bitwise_not", dtype))
 
 
 bitwise_not = invert
 
 
 def logical_not(x, dtype=None, mask=None, **kwargs):
-    return _ops.binary(_resolved(x, mask), 0.0, "is_equal", dtype)
+    m, x = _masked(mask, x)
+    return m.result(_ops.binary(x, 0.0, "is_equal", dtype))
 
 
 def bypass(x, *args, **kwargs):
@@ -389,16 +391,15 @@ for _n in ("cos", "tan", "ceil", "floor", "trunc", "exp2", "log2", "log1p", "exp
 
 def where(condition, x, y, dtype=None, mask=None, **kwargs):
     """condition != 0 ? x : y element-wise (VectorE select); x or y may be a number."""
-    condition = _resolved(condition, mask)
-    shape = condition.shape
-    return Pending(lambda d: _ops.select(NkiTensor(d), condition, x, y), shape,
-                   _ops.out_dtype(x, y, dtype=dtype))
+    m, condition, x, y = _masked(mask, condition, x, y)
+    return m.result(Pending(lambda d: _ops.select(NkiTensor(d), condition, x, y),
+                            condition.shape, _ops.out_dtype(x, y, dtype=dtype)))
 
 
 # --- reductions over free axes (VectorE) ---
 def _reduce_fn(name, opname):
     def f(x, axis, dtype=None, mask=None, keepdims=False, **kwargs):
-        x = _resolved(x, mask)
+        _, x = _masked(mask, x)
         axes = (axis,) if np.isscalar(axis) else tuple(axis)
         rank = len(x.shape)
         axes = [(a + rank) % rank for a in axes]
@@ -437,7 +438,7 @@ def mean(x, axis, dtype=None, mask=None, keepdims=False, **kwargs):
 
 def softmax(x, axis=-1, dtype=None, mask=None, **kwargs):
     """exp(x - max) / sum along the last free axis (max, exp with bias and sum, divide)."""
-    x = _resolved(x, mask)
+    _, x = _masked(mask, x)
     p = x.shape[0]
     mx = _ops.alloc([p, 1], float32)
     _ops.tensor_reduce(mx, "max", x, axis)

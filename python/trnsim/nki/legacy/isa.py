@@ -11,7 +11,7 @@ import numpy as np
 from trnsim.nki import _ops
 from trnsim.nki import isa as _new
 from trnsim.nki._ctx import NkiError, unsupported
-from trnsim.nki._tensor import Cond, Expr, NkiTensor, Pending
+from trnsim.nki._tensor import Cond, Expr, Masking, NkiTensor, Pending
 
 engine = _new.engine
 tensor_engine, vector_engine = _new.tensor_engine, _new.vector_engine
@@ -22,14 +22,20 @@ nc_version, get_nc_version = _new.nc_version, _new.get_nc_version
 
 
 def _m(mask, *xs):
-    """Operands with arange indices resolved under the mask's extents."""
-    ext = None if mask is None else mask.extents()
-    return [NkiTensor(_ops.view(x, ext)) if isinstance(x, NkiTensor) and ext is not None else x
-            for x in xs]
+    """Operands with the mask applied (_tensor.Masking); the Masking is kept for _out."""
+    global _masking
+    _masking = Masking(mask, xs)
+    return _masking.xs
+
+
+_masking = Masking(None, ())
 
 
 def _out(f, shape, dtype, buffer="sbuf", kind=""):
-    return Pending(lambda d, *acc: f(NkiTensor(d), *acc), shape, dtype, buffer, kind)
+    """The result of the instruction whose operands _m just took: written by f into its
+    destination (the masked region of it)."""
+    return _masking.result(Pending(lambda d, *acc: f(NkiTensor(d), *acc), shape, dtype, buffer,
+                                   kind))
 
 
 def _dt(dtype, x):
@@ -132,6 +138,7 @@ def reciprocal(data, dtype=None, mask=None, **kwargs):
 
 
 def memset(shape, value, dtype, mask=None, engine=None, **kwargs):
+    _m(mask)
     return _out(lambda d: _ops.memset(d, value, engine), shape, dtype)
 
 
@@ -171,6 +178,7 @@ def _affine(expr):
 def iota(expr, dtype, mask=None, **kwargs):
     """A tile holding the integer values of an nl.arange expression (GpSimd iota)."""
     offset, cm, pattern, shape = _affine(expr)
+    _m(mask)
     return _out(lambda d: _ops.iota(d, pattern, offset, cm), shape, dtype)
 
 
