@@ -228,13 +228,27 @@ def test_matmul_transpose_and_load_transpose2d(rng):
     np.testing.assert_array_equal(lt, x.T)
 
 
-def test_block_dimensions_and_left_out_names_raise():
-    @nki.jit
-    def blocked(out):
-        nl.ndarray((4, nl.par_dim(128), 64), nl.float32, buffer=nl.sbuf)
+def test_block_dimensions_are_tiles_per_block(rng):
+    x = rng.standard_normal((2, 3, 128, 64)).astype(np.float32)
 
-    with pytest.raises(NotImplementedError, match="block dimensions"):
-        blocked(np.zeros(1, np.float32))
+    @nki.jit
+    def blocked(a, out):
+        acc = nl.zeros((2, nl.par_dim(128), 64), nl.float32)
+        assert acc.shape == (2, 128, 64)
+        for i in range(2):
+            for j in range(3):
+                acc[i, 0:128, 0:64] += nl.load(a[i, j])
+        for i in range(2):
+            nl.store(out[i], acc[i])
+        with pytest.raises(NotImplementedError, match="block dims"):
+            acc[nl.arange(2)[:, None]]
+
+    out = np.zeros((2, 128, 64), np.float32)
+    blocked(x, out)
+    np.testing.assert_allclose(out, x.sum(1), rtol=1e-6)
+
+
+def test_left_out_names_raise():
     for name in ("cos", "rand", "dropout", "gather_flattened", "all_reduce"):
         with pytest.raises(NotImplementedError, match=f"nl.{name}"):
             getattr(nl, name)(None)

@@ -285,6 +285,41 @@ class Lazy(NkiTensor):
         raise NkiError("nested indexing of an nl.arange-indexed tile is not supported by NKI")
 
 
+class Blocked:
+    """A legacy tensor with block dims before the partition dim (``nl.ndarray((4,
+    nl.par_dim(128), 512))``): one tile per block index, which an index's leading integers
+    pick (NKI allocates it the same way: each block is a tile of its own)."""
+
+    def __init__(self, tiles, blocks, tile_shape, dtype):
+        self.tiles, self.blocks, self.tile_shape = tiles, tuple(blocks), tuple(tile_shape)
+        self.dtype = np_dtype(format_name(dtype))
+
+    @property
+    def shape(self):
+        return self.blocks + self.tile_shape
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    def _pick(self, key):
+        key = key if isinstance(key, tuple) else (key,)
+        n = len(self.blocks)
+        if len(key) < n or not all(isinstance(k, (int, np.integer)) for k in key[:n]):
+            _ctx.unsupported("indexing the block dims of a blocked tensor other than by "
+                             "integers")
+        flat = int(np.ravel_multi_index(tuple(int(k) for k in key[:n]), self.blocks))
+        return self.tiles[flat], key[n:] or (Ellipsis,)
+
+    def __getitem__(self, key):
+        t, rest = self._pick(key)
+        return t[rest]
+
+    def __setitem__(self, key, value):
+        t, rest = self._pick(key)
+        t[rest] = value
+
+
 # --- legacy index expressions: nl.arange / nl.mgrid ---
 
 class Range:

@@ -16,7 +16,7 @@ import numpy as np
 
 from trnsim.nki import _ctx, _ops
 from trnsim.nki._ctx import NkiError, stub, unsupported
-from trnsim.nki._tensor import Expr, Masking, NkiTensor, Pending, Range
+from trnsim.nki._tensor import Blocked, Expr, Masking, NkiTensor, Pending, Range
 from trnsim.numerics import format_name
 
 # --- data types (numpy / ml_dtypes dtypes, as NKI accepts them) ---
@@ -169,10 +169,12 @@ def ndarray(shape, dtype=float32, buffer=None, name="", address=None, **kwargs):
     """A new tensor: a tile in SBUF / PSUM (contents NaN until written) or an HBM tensor
     (buffer=nl.shared_hbm / nl.hbm: a kernel output, returned to the caller)."""
     space = _space(buffer)
-    for i, s in enumerate(shape):
-        if isinstance(s, par_dim) and i > 0:
-            unsupported("block dimensions (nl.par_dim not first)", "put the partition dim "
-                        "first and use a list of tiles")
+    blocks = [i for i, s in enumerate(shape) if isinstance(s, par_dim) and i > 0]
+    if blocks and space != "hbm":  # legacy block dims: one tile per block index
+        b = blocks[0]
+        n = int(np.prod([int(s) for s in shape[:b]]))
+        tiles = [ndarray(shape[b:], dtype, buffer, name) for _ in range(n)]
+        return Blocked(tiles, [int(s) for s in shape[:b]], [int(s) for s in shape[b:]], dtype)
     shape = tuple(int(s) for s in shape)
     c = _ctx.ctx()
     if space == "hbm":
@@ -188,7 +190,8 @@ def empty_like(x, dtype=None, buffer=None, **kwargs):
 
 def full(shape, fill_value, dtype=float32, buffer=None, name="", **kwargs):
     t = ndarray(shape, dtype, buffer, name)
-    _ops.memset(t, fill_value)
+    for tile in (t.tiles if isinstance(t, Blocked) else [t]):
+        _ops.memset(tile, fill_value)
     return t
 
 
