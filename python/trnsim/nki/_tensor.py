@@ -469,8 +469,9 @@ class Masking:
         """A result with the full shape whose instruction writes only the masked region."""
         if self.shape is None:
             return pending
-        if pending.pshape == self.shape:
-            pending.pshape = self.full
+        if len(pending.pshape) == len(self.shape):  # dims the mask shortened: full again
+            pending.pshape = tuple(f if p == m else p for p, m, f in
+                                   zip(pending.pshape, self.shape, self.full))
         emit = pending.emit
         pending.emit = lambda d, *acc: emit(self.cut(NkiTensor(d))._view(), *acc)
         return pending
