@@ -351,3 +351,41 @@ def test_limits_raise_like_nki():
 def test_left_out_names_raise_not_implemented(name):
     with pytest.raises(NotImplementedError, match=f"nki.isa.{name}"):
         getattr(nisa, name)()
+
+
+def test_tensor_view_methods(rng):
+    a = rng.standard_normal((128, 4, 16)).astype(np.float32)
+
+    @nki.jit
+    def k(x, perm, sl, sel, flat):
+        t = loaded(x)
+        assert t.strides == (64, 16, 1) and t.is_contiguous()
+        assert t.expand_dim(1).shape == (128, 1, 4, 16)
+        assert t.expand_dim(1).squeeze_dim(1).shape == (128, 4, 16)
+        assert t.get_pattern() == [[64, 128], [16, 4], [1, 16]]
+        p = t.permute(0, 2, 1)
+        assert p.shape == (128, 16, 4) and not p.is_contiguous()
+        o = nl.ndarray((128, 16, 4), nl.float32)
+        nisa.tensor_copy(dst=o, src=p)
+        stored(perm, o)
+        stored(sl, t.slice(2, 2, 10, 2))
+        stored(sel, t.select(1, 3))
+        stored(flat, t.flatten_dims(1, 2))
+
+    perm, sl = np.zeros((128, 16, 4), np.float32), np.zeros((128, 4, 4), np.float32)
+    sel, flat = np.zeros((128, 16), np.float32), np.zeros((128, 64), np.float32)
+    k(a, perm, sl, sel, flat)
+    np.testing.assert_array_equal(perm, a.transpose(0, 2, 1))
+    np.testing.assert_array_equal(sl, a[:, :, 2:10:2])
+    np.testing.assert_array_equal(sel, a[:, 3])
+    np.testing.assert_array_equal(flat, a.reshape(128, 64))
+
+
+@pytest.mark.parametrize("name", ["rearrange", "reshape_dim", "vector_select", "indirect"])
+def test_left_out_tensor_methods_raise(name):
+    @nki.jit
+    def k(out):
+        getattr(nl.ndarray((128, 8), nl.float32), name)(0)
+
+    with pytest.raises(NotImplementedError, match=f"NkiTensor.{name}"):
+        k(np.zeros(1, np.float32))

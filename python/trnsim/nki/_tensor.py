@@ -134,8 +134,83 @@ class NkiTensor:
         return _ops.new_like(self, dtype=dtype, copy=True)
 
     def get_pattern(self):
-        v = self._view()
-        return [[s, n] for s, n in zip(v.strides, v.shape)]
+        """[[step, num], ...] of this view over its tensor (the partition step on chip is the
+        tile's elements per partition)."""
+        strides, _ = abs_pattern(self._view())
+        return [[st, n] for st, n in zip(strides, self.shape)]
+
+    @property
+    def strides(self):
+        return tuple(abs_pattern(self._view())[0])
+
+    @property
+    def offset(self):
+        return abs_pattern(self._view())[1]
+
+    # --- the view methods of NKI 0.4+ (NkiTensor.slice, select, permute, ...) ---
+    def _key(self, dim, k):
+        dim = dim % self.ndim
+        return tuple(k if i == dim else slice(None) for i in range(self.ndim))
+
+    def slice(self, dim, start, end, step=1):
+        """Elements start:end:step of dim `dim`."""
+        return self[self._key(dim, slice(start, end, step))]
+
+    def select(self, dim, index):
+        """Position `index` of dim `dim` (the dim is dropped; on chip the partition dim
+        stays with size 1)."""
+        return self[self._key(dim, int(index))]
+
+    def expand_dim(self, dim):
+        """A new size-1 dim at position `dim`."""
+        shape = list(self.shape)
+        shape.insert(dim % (self.ndim + 1), 1)
+        return self.reshape(shape)
+
+    def squeeze_dim(self, dim):
+        """Drops size-1 dim `dim`."""
+        shape = list(self.shape)
+        if shape[dim] != 1:
+            raise NkiError(f"squeeze_dim({dim}): the dim has size {shape[dim]}, not 1")
+        del shape[dim]
+        return self.reshape(shape)
+
+    def flatten_dims(self, start, end):
+        """Dims start..end (inclusive) merged into one (they must be contiguous)."""
+        shape = list(self.shape)
+        end = end % self.ndim
+        return self.reshape(shape[:start] + [int(np.prod(shape[start:end + 1]))] + shape[end + 1:])
+
+    def permute(self, *dims):
+        """The dims reordered (on chip the partition dim stays first)."""
+        if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+            dims = dims[0]
+        strides, offset = abs_pattern(self._view())
+        shape = self.shape
+        return NkiTensor(self._view().pattern([(strides[d], shape[d]) for d in dims], offset))
+
+    def _unsupported(name):
+        def f(self, *args, **kwargs):
+            _ctx.unsupported(f"NkiTensor.{name}", "use indexing, reshape, permute, view or .ap()")
+
+        f.__name__ = name
+        return f
+
+    rearrange = _unsupported("rearrange")
+    reshape_dim = _unsupported("reshape_dim")
+    vector_select = _unsupported("vector_select")
+    indirect = _unsupported("indirect")
+    reinterpret_cast = _unsupported("reinterpret_cast")
+    del _unsupported
+
+    def is_contiguous(self):
+        strides, _ = abs_pattern(self._view())
+        expect = 1
+        for st, n in reversed(list(zip(strides, self.shape))[1:]):
+            if n > 1 and st != expect:
+                return False
+            expect *= n
+        return True
 
     # --- operators: elementwise instructions into new tiles ---
     def _bin(self, other, op, reverse=False):
@@ -193,6 +268,16 @@ class NkiTensor:
 
     def __bool__(self):
         raise NkiError("a tile has no truth value at trace time (use nl.where / nisa.select)")
+
+
+def abs_pattern(v):
+    """(steps per dim, offset) of a view over its whole tensor, in elements, as .ap() takes
+    them: on chip the partition step is the tile's elements per partition."""
+    strides = list(v.strides)
+    if v.space != "hbm":
+        strides[0] = int(np.prod(v.region_shape[1:]))
+        return strides, v.start_partition * strides[0] + v.offset
+    return strides, v.offset
 
 
 def same_view(a, b):
@@ -486,14 +571,9 @@ def _has_expr(key):
 def resolve_index(v, key, extents, shape_only=False):
     """A View for ``v[key]`` with arange expressions, as an explicit access pattern (or only
     its shape: the unmasked shape of a masked access may lie outside the tensor)."""
-    shape, strides = list(v.shape), list(v.strides)
+    shape = list(v.shape)
     on_chip = v.space != "hbm"
-    region = v.region_shape
-    if on_chip:
-        strides[0] = int(np.prod(region[1:]))  # partition step in elements
-        offset = v.start_partition * strides[0] + v.offset
-    else:
-        offset = v.offset
+    strides, offset = abs_pattern(v)
     if len(key) > len(shape):
         raise NkiError(f"{len(key)} indices for a {len(shape)}-dim tensor")
     # (index position, order, size, stride): dims follow the index positions (the partition
