@@ -8,14 +8,15 @@ Modules:
     trnsim.spec      Trainium generations as data: load, override, compare
     trnsim.kernel    the C++ kernel-building API: tensors, tiles, engine instructions
     trnsim.run       running programs on a NeuronCore: outputs, latency, figures, traces
+    trnsim.profile   traces: Chrome / Perfetto JSON, summaries, merging
     trnsim.nki       NKI kernels (``nki`` and ``neuronxcc.nki`` dialects) on trnsim
 """
 
 from trnsim import _core
-from trnsim import kernel, numerics, run, spec
+from trnsim import kernel, numerics, profile, run, spec
 
 __version__ = _core.__version__
-__all__ = ["numerics", "spec", "kernel", "run", "nki", "__version__"]
+__all__ = ["numerics", "spec", "kernel", "run", "profile", "nki", "__version__"]
 
 
 def __getattr__(name):  # trnsim.nki on first use (it registers nothing until imported)

@@ -110,3 +110,18 @@ def test_example_kernels_build_from_python():
     assert p.num_instructions > 0 and "softmax" not in p.text()[:0]
     r = run.run(p, {"x": np.zeros((128, 256), np.float32)})
     np.testing.assert_allclose(r.outputs["y"], 1 / 256, rtol=1e-6)
+
+
+def test_profile_module_writes_summarises_and_merges(rng, tmp_path):
+    from trnsim import profile
+
+    x = rng.uniform(-1, 1, (128, 64)).astype(np.float32)
+    t1 = run.run(exp_kernel("trn1"), {"x": x}, trace=True).trace
+    t2 = run.run(exp_kernel("trn3"), {"x": x}, trace=True).trace
+    profile.write_chrome_trace(t1, tmp_path / "a.json")
+    assert json.loads((tmp_path / "a.json").read_text()) == json.loads(profile.chrome_json(t1))
+    assert "act" in profile.summary(t1, top=3)
+    both = profile.merge([t1, t2], [0, 10**6], ["trn1", "trn3"])
+    assert both.num_spans == t1.num_spans + t2.num_spans
+    ev = [e for e in profile.events(both) if e.get("ph") == "X"]
+    assert min(e["ts"] for e in ev) < 1.0 <= max(e["ts"] for e in ev)

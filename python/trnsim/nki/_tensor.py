@@ -563,9 +563,13 @@ class Masking:
 
 
 def _has_expr(key):
-    if isinstance(key, tuple):
-        return any(isinstance(k, Expr) for k in key)
-    return isinstance(key, Expr)
+    # On every slice of every kernel: a plain loop, no generator (it is the hot path).
+    if type(key) is tuple:
+        for k in key:
+            if type(k) is Expr:
+                return True
+        return False
+    return type(key) is Expr
 
 
 def resolve_index(v, key, extents, shape_only=False):
