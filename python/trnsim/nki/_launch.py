@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import inspect
 import itertools
+import json
 import os
 
 import numpy as np
@@ -141,11 +142,7 @@ def _grid_dims(grid):
     for g in grid:
         if isinstance(g, nc):
             cores *= g.n
-            sizes.append(g.n)
-        elif hasattr(g, "__mul__") and not isinstance(g, int) and hasattr(g, "n"):
-            sizes.append(int(g))
-        else:
-            sizes.append(int(g))
+        sizes.append(int(g))
     return sizes, cores
 
 
@@ -172,8 +169,6 @@ def launch(fn, args, kwargs, grid=(), chip=None, dialect="nki", trace=True,
         outs, figures, summary, tr = _core.run_program(spec, program, mode, inputs, trace)
         for n, b in outs:
             state[n] = np.frombuffer(b, dtype=np.uint8)
-        import json
-
         figs = json.loads(figures)
         if figs.get("faults"):
             f = figs["faults"][0]
