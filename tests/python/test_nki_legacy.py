@@ -249,7 +249,7 @@ def test_block_dimensions_are_tiles_per_block(rng):
 
 
 def test_left_out_names_raise():
-    for name in ("cos", "rand", "dropout", "gather_flattened", "all_reduce"):
+    for name in ("cos", "rand", "dropout", "gather_flattened", "all_reduce", "rms_norm"):
         with pytest.raises(NotImplementedError, match=f"nl.{name}"):
             getattr(nl, name)(None)
     with pytest.raises(NotImplementedError, match="nki.isa.dropout"):
@@ -290,3 +290,18 @@ def test_ragged_rows_masks_on_whole_tiles_and_partition_broadcast(rng):
     out = norm(a, g, 1e-5)
     ref = (a - a.mean(1, keepdims=True)) / np.sqrt(a.var(1, keepdims=True) + 1e-5) * g
     np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4)
+
+
+def test_shared_constant_is_written_before_the_run(rng):
+    table = rng.standard_normal((128, 16)).astype(np.float32)
+
+    @nki.jit
+    def k(x):
+        out = nl.ndarray(x.shape, x.dtype, buffer=nl.shared_hbm)
+        c = nl.shared_constant(table, dtype=nl.bfloat16)
+        nl.store(out, value=nl.load(x) * nl.load(c))
+        return out
+
+    x = rng.standard_normal((128, 16)).astype(np.float32)
+    want = x * table.astype(ml_dtypes.bfloat16).astype(np.float32)
+    np.testing.assert_array_equal(k[2](x), want)  # every instance sees it

@@ -10,7 +10,7 @@ class NkiError(ValueError):
 
 class Ctx:
     __slots__ = ("kb", "chip", "pids", "grid", "names", "pending", "outputs", "dialect",
-                 "spec")
+                 "constants")
 
     def __init__(self, kb, chip, pids, grid, dialect):
         self.kb = kb
@@ -20,6 +20,7 @@ class Ctx:
         self.names = {}
         self.pending = []  # ISA results not yet written anywhere (see _tensor.Pending)
         self.outputs = []  # HBM tensors the kernel created (nl.ndarray(buffer=shared_hbm))
+        self.constants = {}  # HBM tensor name -> array (nl.shared_constant), written at launch
         self.dialect = dialect
 
     def name(self, prefix: str) -> str:

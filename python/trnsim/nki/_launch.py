@@ -116,7 +116,7 @@ def _trace(fn, args, kwargs, chip, pids, grid, dialect, policy):
         c.flush()
     finally:
         _ctx.set_ctx(old)
-    return kb.build(), arrays, ret, c.outputs
+    return kb.build(), arrays, ret, c.constants
 
 
 def _returned(ret, outputs):
@@ -160,11 +160,15 @@ def launch(fn, args, kwargs, grid=(), chip=None, dialect="nki", trace=True,
     wave_start = wave_len = 0
     ret = None
     for i, pids in enumerate(pids_list):
-        program, arrays, ret, _ = _trace(fn, args, kwargs, spec, pids, sizes, dialect, policy)
+        program, arrays, ret, consts = _trace(fn, args, kwargs, spec, pids, sizes, dialect,
+                                              policy)
         decl = {n: (f, s) for n, f, s, _ in program.tensors}
         if not state and mode != "timing":
             state = {n: to_bytes(a.reshape(decl[n][1]), decl[n][0], decl[n][1])
                      for n, a in arrays.items()}
+        if mode != "timing":
+            for n, a in consts.items():
+                state.setdefault(n, to_bytes(a, decl[n][0], decl[n][1]))
         inputs = [(n, b) for n, b in state.items() if n in decl]
         outs, figures, summary, tr = _core.run_program(spec, program, mode, inputs, trace)
         for n, b in outs:

@@ -215,6 +215,18 @@ def full_like(x, fill_value, dtype=None, buffer=None, **kwargs):
     return full(x.shape, fill_value, dtype or x.dtype, buffer or sbuf)
 
 
+def shared_constant(constant, dtype=None, **kwargs):
+    """An HBM tensor holding `constant` (a numpy array, cast to `dtype` with RNE), written
+    before the kernel runs."""
+    c = _ctx.ctx()
+    a = np.asarray(constant)
+    fmt = format_name(dtype if dtype is not None else a.dtype)
+    name = c.name("constant")
+    t = NkiTensor(c.kb.input(name, fmt, list(a.shape) or [1]))
+    c.constants[name] = a.reshape(a.shape or (1,))
+    return t
+
+
 def shared_identity_matrix(n, dtype=bfloat16, **kwargs):
     """An n x n identity tile in SBUF (memset + affine_select on GpSimd)."""
     t = ndarray((n, n), dtype, sbuf)
@@ -225,7 +237,6 @@ def shared_identity_matrix(n, dtype=bfloat16, **kwargs):
 
 rand = stub("nl.rand", "the ISA random generators are not modelled")
 random_seed = stub("nl.random_seed", "the ISA random generators are not modelled")
-shared_constant = stub("nl.shared_constant", "pass the constant as a kernel argument")
 dropout = stub("nl.dropout", "the ISA random generators are not modelled")
 rms_norm = stub("nl.rms_norm", "compose it from square, sum and rsqrt")
 atomic_rmw = stub("nl.atomic_rmw")
