@@ -170,6 +170,13 @@ void bind_kernel_builder(nb::module_& m) {
       .def("bn_aggr", &KernelBuilder::bn_aggr, nb::arg("dst"), nb::arg("src"))
       .def("reciprocal", &KernelBuilder::reciprocal, nb::arg("dst"), nb::arg("src"))
       .def("max8", &KernelBuilder::max8, nb::arg("dst"), nb::arg("src"))
+      .def(
+          "exponential",
+          [](KernelBuilder& b, const View& dst, const View& src, nb::handle max_value) {
+            b.exponential(dst, src, scalar_of(max_value));
+          },
+          nb::arg("dst"), nb::arg("src"), nb::arg("max_value") = 0.0,
+          "NC-v4: dst = exp(src - max_value) on VectorE.")
       .def("iota", &KernelBuilder::iota, nb::arg("dst"), nb::arg("base"),
            nb::arg("channel_multiplier"))
       .def("affine_select", &KernelBuilder::affine_select, nb::arg("dst"), nb::arg("src"),

@@ -346,7 +346,7 @@ def test_limits_raise_like_nki():
 
 
 @pytest.mark.parametrize("name", ["nc_matmul_mx", "quantize_mx", "dropout", "local_gather",
-                                  "rng", "range_select", "register_alloc", "exponential",
+                                  "rng", "range_select", "register_alloc", "activate2",
                                   "nc_find_index8", "dma_compute", "sendrecv"])
 def test_left_out_names_raise_not_implemented(name):
     with pytest.raises(NotImplementedError, match=f"nki.isa.{name}"):
@@ -389,3 +389,24 @@ def test_left_out_tensor_methods_raise(name):
 
     with pytest.raises(NotImplementedError, match=f"NkiTensor.{name}"):
         k(np.zeros(1, np.float32))
+
+
+def test_exponential_on_trn3_and_its_absence_before(rng):
+    a = rng.uniform(-2, 2, (P, F)).astype(np.float32)
+    m = a.max(1, keepdims=True)
+
+    @nki.jit
+    def k(x, mx, out, sums):
+        t, mt = loaded(x), loaded(mx)
+        s = nl.ndarray((P, 1), nl.float32)
+        nisa.exponential(dst=t, src=t, max_value=mt, reduce_res=s)
+        stored(out, t)
+        stored(sums, s)
+
+    out, sums = np.zeros_like(a), np.zeros((P, 1), np.float32)
+    nki.simulate(k, a, m, out, sums, chip="trn3")
+    want = np.exp((a - m).astype(np.float64)).astype(np.float32)  # fp32 subtract, then exp
+    np.testing.assert_array_equal(out, want)
+    np.testing.assert_allclose(sums[:, 0], want.sum(1), rtol=1e-6)
+    with pytest.raises(ValueError, match="exponential"):
+        nki.simulate(k, a, m, out, sums, chip="trn2")

@@ -307,6 +307,19 @@ def tensor_copy(dst, src, engine=None, name=None):
     return dst
 
 
+def exponential(dst, src, max_value=0.0, reduce_res=None, reduce_cmd=None, reduce_init=0.0,
+                name=None):
+    """NC-v4: dst = exp(src - max_value) on VectorE; with reduce_res, its row sums follow
+    in a VectorE tensor_reduce (the engine's own accumulator registers are not modelled as
+    readable)."""
+    kb().exponential(view(dst), view(src), scalar(max_value))
+    if reduce_res is not None:
+        if reduce_init:
+            unsupported("exponential(reduce_init != 0)")
+        tensor_reduce(reduce_res, "add", dst, tuple(range(1, len(dst.shape))))
+    return dst
+
+
 def reciprocal(dst, data, name=None):
     kb().reciprocal(view(dst), view(data))
     return dst

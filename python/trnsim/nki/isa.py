@@ -78,6 +78,7 @@ tensor_tensor_scan = _ops.tensor_tensor_scan
 tensor_scalar_reduce = _ops.tensor_scalar_reduce
 tensor_copy = _ops.tensor_copy
 reciprocal = _ops.reciprocal
+exponential = _ops.exponential
 memset = _ops.memset
 iota = _ops.iota
 affine_select = _ops.affine_select
@@ -100,7 +101,7 @@ _WHY = {
     "mx": "MX matmul / quantisation are not exposed by the kernel builder yet",
 }
 for _name, _why in {
-    "nc_matmul_mx": "mx", "quantize_mx": "mx", "exponential": "", "activate2": "",
+    "nc_matmul_mx": "mx", "quantize_mx": "mx", "activate2": "",
     "dropout": "rng", "rng": "rng", "rand2": "rng", "rand_set_state": "rng",
     "rand_get_state": "rng", "set_rng_seed": "rng", "local_gather": "gather",
     "nc_n_gather": "gather", "nc_find_index8": "", "nc_match_replace8": "",

@@ -142,6 +142,11 @@ def memset(shape, value, dtype, mask=None, engine=None, **kwargs):
     return _out(lambda d: _ops.memset(d, value, engine), shape, dtype)
 
 
+def exponential(src, max_value=0.0, reduce_res=None, mask=None, dtype=None, **kwargs):
+    x, m = _m(mask, src, max_value)
+    return _out(lambda d: _ops.exponential(d, x, m, reduce_res), x.shape, _dt(dtype, x))
+
+
 def bn_stats(data, mask=None, dtype=None, **kwargs):
     (x,) = _m(mask, data)
     return _out(lambda d: _ops.bn_stats(d, x), (x.shape[0], 6), _dt(dtype, x))
@@ -209,5 +214,5 @@ def dma_transpose(src, axes=None, mask=None, dtype=None, **kwargs):
 for _name in ("nc_matmul_mx", "quantize_mx", "dropout", "local_gather", "nc_find_index8",
               "nc_match_replace8", "nc_stream_shuffle", "range_select", "select_reduce",
               "sequence_bounds", "tensor_copy_predicated", "tensor_copy_dynamic_src",
-              "tensor_copy_dynamic_dst", "tensor_scalar_cumulative", "exponential"):
+              "tensor_copy_dynamic_dst", "tensor_scalar_cumulative"):
     globals()[_name] = getattr(_new, _name)
