@@ -410,3 +410,30 @@ def test_exponential_on_trn3_and_its_absence_before(rng):
     np.testing.assert_allclose(sums[:, 0], want.sum(1), rtol=1e-6)
     with pytest.raises(ValueError, match="exponential"):
         nki.simulate(k, a, m, out, sums, chip="trn2")
+
+
+def test_language_wrappers_in_the_current_dialect(rng):
+    """nl.load / nl.store / nl.matmul / nl.transpose / nl.max / nl.exp / nl.reciprocal next to
+    dst-first ISA calls, as the NKI attention tutorial's first kernel mixes them."""
+    q, k, v = (rng.standard_normal((128, 128)).astype(np.float32) * 0.2 for _ in range(3))
+
+    @nki.jit
+    def attention(q, k, v):
+        out = nl.ndarray((128, 128), dtype=q.dtype, buffer=nl.shared_hbm)
+        qs, ks, vs = nl.load(q), nl.load(k), nl.load(v)
+        s = nl.ndarray((128, 128), nl.float32)
+        nisa.tensor_copy(dst=s, src=nl.matmul(x=qs, y=ks, transpose_x=True))
+        e = nl.ndarray((128, 128), nl.float32)
+        nisa.tensor_scalar(dst=e, data=s, op0=nl.subtract, operand0=nl.max(s, axis=1, keepdims=True))
+        e = nl.exp(e)
+        p = nl.ndarray((128, 128), nl.float32)
+        nisa.tensor_scalar(dst=p, data=e, op0=nl.multiply,
+                           operand0=nl.reciprocal(nl.sum(e, axis=1, keepdims=True)))
+        pt, vt = nl.copy(nl.transpose(p)), nl.copy(nl.transpose(vs))
+        nl.store(dst=out, value=nl.copy(nl.matmul(pt, vt, transpose_x=True)))
+        return out
+
+    s = q.T.astype(np.float64) @ k
+    p = np.exp(s - s.max(1, keepdims=True))
+    want = (p / p.sum(1, keepdims=True)) @ v.T
+    np.testing.assert_allclose(attention(q, k, v), want, atol=1e-6)
