@@ -10,7 +10,8 @@
 # Environment: TRNSIM_BENCH_BUILD_DIR (default build/release-bench), TRNSIM_BENCH_REPETITIONS
 # (default 5), TRNSIM_BENCH_JOBS (build jobs, default nproc), TRNSIM_BENCH_OUT (a folder to keep
 # the JSON reports in). Exits 1 when a figure misses its
-# target (machines are noisy: compare the ratio column across machines, not the medians).
+# target (machines are noisy: compare the ratio column across machines, not the medians). Then
+# bench/nki_tracing.py, when the trnsim Python package is importable.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${TRNSIM_BENCH_BUILD_DIR:-build/release-bench}
@@ -39,7 +40,8 @@ for b in "${benches[@]}"; do
     --benchmark_out="$out/$b.json" --benchmark_out_format=json "$@"
 done
 
-python3 - "$out" "${benches[@]}" <<'PY'
+status=0
+python3 - "$out" "${benches[@]}" <<'PY' || status=$?
 import json, sys
 
 out, names = sys.argv[1], sys.argv[2:]
@@ -112,3 +114,13 @@ for name, b in sorted(med.items()):
               + ", ".join(f"{k} {v:.1f} %" for k, v in shares))
 sys.exit(1 if failed else 0)
 PY
+
+# The NKI front end's tracing overhead against the C++ kernel API (bench/nki_tracing.py): it
+# needs the Python package (pip install . , or PYTHONPATH with the built extension).
+if python3 -c "import trnsim._core" 2>/dev/null; then
+  echo "== bench/nki_tracing.py"
+  python3 bench/nki_tracing.py --repetitions "$reps" || status=$?
+else
+  echo "== bench/nki_tracing.py skipped: the trnsim Python package is not importable"
+fi
+exit $status

@@ -6,10 +6,22 @@ package marshals numpy arrays in and presents results.
 Modules:
     trnsim.numerics  number formats, casts with RNE / stochastic / toward-zero rounding, MX
     trnsim.spec      Trainium generations as data: load, override, compare
+    trnsim.kernel    the C++ kernel-building API: tensors, tiles, engine instructions
+    trnsim.run       running programs on a NeuronCore: outputs, latency, figures, traces
+    trnsim.profile   traces: Chrome / Perfetto JSON, summaries, merging
+    trnsim.nki       NKI kernels (``nki`` and ``neuronxcc.nki`` dialects) on trnsim
 """
 
 from trnsim import _core
-from trnsim import numerics, spec
+from trnsim import kernel, numerics, profile, run, spec
 
 __version__ = _core.__version__
-__all__ = ["numerics", "spec", "__version__"]
+__all__ = ["numerics", "spec", "kernel", "run", "profile", "nki", "__version__"]
+
+
+def __getattr__(name):  # trnsim.nki on first use (it registers nothing until imported)
+    if name == "nki":
+        import importlib
+
+        return importlib.import_module("trnsim.nki")
+    raise AttributeError(f"module 'trnsim' has no attribute {name!r}")

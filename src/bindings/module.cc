@@ -22,4 +22,6 @@ NB_MODULE(_core, m) {
   trnsim::bindings::bind_numerics(m);
   trnsim::bindings::bind_arch(m);
   trnsim::bindings::bind_cli(m);
+  trnsim::bindings::bind_kernel(m);
+  trnsim::bindings::bind_run(m);
 }

@@ -120,6 +120,14 @@ class KernelBuilder {
   void bn_aggr(const View& dst, const View& src);   // dst [P, 2] = mean, variance
   void reciprocal(const View& dst, const View& src);
   void max8(const View& dst, const View& src);  // dst [P, 8]
+  // NC-v4: dst = exp(src - max_value) on VectorE (its running sum stays in the engine).
+  void exponential(const View& dst, const View& src, Scalar max_value = 0.0f);
+  // r[i] = (in0[i] op0 r[i-1]) op1 in1[i] along the free dims, r[-1] = initial (builder_scan.cc).
+  void tensor_tensor_scan(const View& dst, const View& in0, const View& in1, Scalar initial,
+                          isa::AluOp op0, isa::AluOp op1);
+  // dst = src op arg, and reduce_dst[P, 1] = reduce_op over the free dims of dst.
+  void tensor_scalar_reduce(const View& dst, const View& reduce_dst, const View& src, AluArg first,
+                            isa::AluOp reduce_op);
 
   // --- GpSimd ---
   // dst[p, i] = base + channel_multiplier * p + i (i: flat free index).

@@ -102,6 +102,11 @@ void KernelBuilder::max8(const View& dst, const View& src) {
   emit_op("max8", Opcode::kMax8, Engine::kVector, {dst, src});
 }
 
+void KernelBuilder::exponential(const View& dst, const View& src, Scalar max_value) {
+  emit_op("exponential", Opcode::kExponential, Engine::kVector, {dst, src}, {},
+          {{&max_value, &Params::arg0}});
+}
+
 void KernelBuilder::iota(const View& dst, int64_t base, int64_t channel_multiplier) {
   Params p;
   p.iota_base = base;

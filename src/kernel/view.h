@@ -76,6 +76,15 @@ class View {
   // [128, cols], or a [P, 1] column read as [P, F]. Not on the partition dim of a tile.
   View broadcast(int axis, int64_t n) const;
 
+  // NKI's tensor.ap(): the region's elements walked by an explicit pattern, `offset` elements
+  // from the region's start, dims outermost first as [size, stride]. On chip, dim 0 is the
+  // partition dim and its stride must be the region's elements per partition (partitions are
+  // contiguous). Throws InputError for a pattern that leaves the region (view_pattern.cc).
+  View pattern(int64_t offset, const std::vector<ViewDim>& dims) const;
+  // The same bytes read as `dtype` (NKI's tensor.view(dtype)): the innermost dim, which must be
+  // contiguous, and the strides scale by the ratio of element sizes.
+  View bitcast(num::Format dtype) const;
+
   // The hardware operand. Free dims are merged where contiguous and size-1 dims dropped,
   // but never across a boundary in `groups` (free-dim indices, counted from dim 1, where a
   // new group starts): reductions and double-row matmuls need their dims kept apart.

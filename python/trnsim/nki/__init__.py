@@ -1,0 +1,219 @@
+"""NKI kernels on trnsim (the current ``nki`` dialect; ``trnsim.nki.legacy`` is
+``neuronxcc.nki``).
+
+Write or take a kernel for NKI, run it with numpy inputs, get what the hardware would compute
+plus the simulated latency and trace:
+
+    import numpy as np
+    from trnsim import nki
+    import trnsim.nki.language as nl
+    import trnsim.nki.isa as nisa
+
+    @nki.jit
+    def add(a, b):
+        out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+        ta = nl.ndarray(a.shape, a.dtype, buffer=nl.sbuf)
+        tb = nl.ndarray(b.shape, b.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=ta, src=a)
+        nisa.dma_copy(dst=tb, src=b)
+        nisa.tensor_tensor(dst=ta, data1=ta, data2=tb, op=nl.add)
+        nisa.dma_copy(dst=out, src=ta)
+        return out
+
+    c = add(np.ones((128, 512), np.float32), np.ones((128, 512), np.float32))
+    nki.last_run().latency_us
+
+``trnsim.nki.install_alias()`` makes ``import nki`` and ``from neuronxcc import nki`` reach
+these modules, so kernels run unchanged. The target is the ``chip=`` argument, else
+``$NEURON_PLATFORM_TARGET_OVERRIDE`` (trn1, trn2, trn3), else trn2. docs/nki.md lists what
+is supported.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+
+from trnsim.nki import _ctx
+from trnsim.nki._ctx import NkiError
+from trnsim.nki._launch import TARGET_ENV, KernelRun, last_run, launch, target
+
+
+class Kernel:
+    """A kernel ready to launch: ``k(*args)`` runs it once; ``k[g0, g1](*args)`` runs an SPMD
+    grid (``k[nl.nc(2)]``: LNC=2, two instances on two cores). After a call, ``k.last_run``
+    holds the latency, figures and trace; benchmark / profile kernels also fill
+    ``benchmark_result`` / write their trace file."""
+
+    def __init__(self, fn, dialect="nki", chip=None, grid=(), mode="run", options=None):
+        functools.update_wrapper(self, fn)
+        self.fn = fn
+        self.dialect = dialect
+        self.chip = chip
+        self.grid = tuple(grid)
+        self.mode = mode
+        self.options = dict(options or {})
+        self.last_run = None
+        self.benchmark_result = None
+
+    def __getitem__(self, grid):
+        grid = grid if isinstance(grid, tuple) else (grid,)
+        k = Kernel(self.fn, self.dialect, self.chip, grid, self.mode, self.options)
+        k._parent = self
+        return k
+
+    def __call__(self, *args, **kwargs):
+        if _ctx._current is not None:  # a kernel calling another: trace it inline
+            return self.fn(*args, **kwargs)
+        out, run = launch(self.fn, args, kwargs, self.grid, self.chip, self.dialect,
+                          policy=self.options.get("dma_policy"))
+        self.last_run = run
+        if getattr(self, "_parent", None) is not None:
+            self._parent.last_run = run
+        if self.mode == "benchmark":
+            self.benchmark_result = _BenchmarkResult(run)
+            if getattr(self, "_parent", None) is not None:
+                self._parent.benchmark_result = self.benchmark_result
+        if self.mode in ("benchmark", "profile"):
+            path = _trace_path(self.options)
+            if path:
+                run.write_trace(path)
+        return out
+
+
+def _trace_path(options):
+    name = options.get("save_trace_name")
+    if not name:
+        return None
+    return os.path.join(options.get("working_directory") or ".", name)
+
+
+class _Latency:
+    def __init__(self, us):
+        self.us = us
+
+    def get_latency_percentile(self, p=50):
+        """Simulated latency in microseconds (every percentile: the simulation is exact)."""
+        return self.us
+
+
+class _BenchmarkResult:
+    def __init__(self, run):
+        self.nc_latency = _Latency(run.latency_us)
+        self.run = run
+
+
+def _decorator(mode, dialect="nki"):
+    """nki.baremetal / benchmark / profile: as a decorator, with or without options."""
+
+    def deco(func=None, *, chip=None, **options):
+        if func is not None and callable(func):
+            return Kernel(func, dialect, chip, mode=mode, options=options)
+        return lambda f: Kernel(f, dialect, chip, mode=mode, options=options)
+
+    return deco
+
+
+def jit(func=None, mode="auto", chip=None, platform_target=None, **options):
+    """Marks a kernel. Calling it traces the kernel and runs it on the simulated NeuronCore
+    (any ``mode``: "simulation", "baremetal", "auto", ...); numpy outputs are returned and
+    writes into argument arrays show up in them."""
+    if platform_target is not None:
+        chip = chip or platform_target
+    if func is not None and callable(func):
+        return Kernel(func, "nki", chip, options=options)
+    return lambda f: Kernel(f, "nki", chip, options=options)
+
+
+baremetal = _decorator("run")
+benchmark = _decorator("benchmark")
+profile = _decorator("profile")
+
+
+def simulate(kernel, *args, chip=None, **kwargs):
+    """``nki.simulate(kernel)(*args)`` (NKI 0.3) or ``nki.simulate(kernel, *args)``: runs the
+    kernel on trnsim and returns its outputs."""
+    k = kernel if isinstance(kernel, Kernel) else Kernel(kernel, "nki", chip)
+    if chip is not None:
+        k = Kernel(k.fn, k.dialect, chip, k.grid, k.mode, k.options)
+    if args or kwargs:
+        return k(*args, **kwargs)
+    return k
+
+
+def simulate_kernel(kernel, *args, **kwargs):
+    """Runs the kernel once on trnsim and returns its outputs (legacy entry point)."""
+    return simulate(kernel, *args, **kwargs)
+
+
+def run(kernel, *args, chip=None, grid=(), mode="functional+timing", trace=True, **kwargs):
+    """trnsim's own entry point: (outputs, KernelRun) of one launch."""
+    fn = kernel.fn if isinstance(kernel, Kernel) else kernel
+    dialect = kernel.dialect if isinstance(kernel, Kernel) else "nki"
+    grid = grid or (kernel.grid if isinstance(kernel, Kernel) else ())
+    return launch(fn, args, kwargs, grid, chip, dialect, trace=trace, mode=mode)
+
+
+def set_dma_policy(load_triggers=("sync",), store_trigger="gpsimd"):
+    """trnsim extension, called inside a kernel: which engine streams trigger loads (round
+    robin) and stores (kernel/operands.h DmaPolicy). The C++ example kernels use it."""
+    from trnsim.nki import _ops
+
+    c = _ctx.ctx()
+    c.kb.set_dma_policy([_ops.engine(e) for e in load_triggers], _ops.engine(store_trigger))
+
+
+def install_alias(legacy=True, current=True):
+    """Makes ``import nki`` (current dialect) and ``import neuronxcc.nki`` / ``from neuronxcc
+    import nki`` (legacy dialect) import trnsim's modules, so kernels written for NKI run
+    unchanged. Replaces modules of those names already imported."""
+    import types
+
+    from trnsim import nki as cur
+    from trnsim.nki import isa, language, legacy as leg
+    from trnsim.nki.legacy import isa as lisa, language as llang
+
+    if current:
+        sys.modules["nki"] = cur
+        sys.modules["nki.isa"] = isa
+        sys.modules["nki.language"] = language
+        sys.modules["nki.typing"] = _typing_module()
+    if legacy:
+        pkg = sys.modules.get("neuronxcc")
+        if pkg is None or not getattr(pkg, "_trnsim_alias", False):
+            pkg = types.ModuleType("neuronxcc")
+            pkg.__path__ = []
+            pkg._trnsim_alias = True
+            sys.modules["neuronxcc"] = pkg
+        pkg.nki = leg
+        sys.modules["neuronxcc.nki"] = leg
+        sys.modules["neuronxcc.nki.isa"] = lisa
+        sys.modules["neuronxcc.nki.language"] = llang
+        sys.modules["neuronxcc.nki.typing"] = _typing_module()
+
+
+def _typing_module():
+    import types
+
+    m = sys.modules.get("trnsim.nki.typing")
+    if m is None:
+        m = types.ModuleType("trnsim.nki.typing")
+
+        class _T:
+            def __getitem__(self, key):
+                return self
+
+        m.tensor = _T()
+        m.mutable_tensor = _T()
+        sys.modules["trnsim.nki.typing"] = m
+    return m
+
+
+typing = _typing_module()
+
+from trnsim.nki import isa, language  # noqa: E402
+
+__all__ = ["jit", "simulate", "simulate_kernel", "baremetal", "benchmark", "profile", "run",
+           "install_alias", "last_run", "set_dma_policy", "Kernel", "KernelRun", "NkiError",
+           "TARGET_ENV", "target", "isa", "language"]

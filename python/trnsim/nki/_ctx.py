@@ -1,0 +1,70 @@
+"""The kernel being traced: one C++ KernelBuilder per SPMD instance, the instance's program
+ids, names for tiles, and the results of ISA calls not yet placed (legacy dialect)."""
+
+from __future__ import annotations
+
+
+class NkiError(ValueError):
+    """A kernel mistake NKI's compiler would reject (shape, partition or buffer rules)."""
+
+
+class Ctx:
+    __slots__ = ("kb", "chip", "pids", "grid", "names", "pending", "outputs", "dialect",
+                 "constants")
+
+    def __init__(self, kb, chip, pids, grid, dialect):
+        self.kb = kb
+        self.chip = chip
+        self.pids = pids  # this instance's program id per grid axis
+        self.grid = grid  # grid sizes
+        self.names = {}
+        self.pending = []  # ISA results not yet written anywhere (see _tensor.Pending)
+        self.outputs = []  # HBM tensors the kernel created (nl.ndarray(buffer=shared_hbm))
+        self.constants = {}  # HBM tensor name -> array (nl.shared_constant), written at launch
+        self.dialect = dialect
+
+    def name(self, prefix: str) -> str:
+        n = self.names.get(prefix, 0)
+        self.names[prefix] = n + 1
+        return f"{prefix}{n}" if n or prefix[-1:].isdigit() else prefix
+
+    def flush(self):
+        """Places every pending ISA result in a tile of its own: called before any other
+        instruction is emitted, so that instructions keep the kernel's order."""
+        while self.pending:
+            self.pending[0].materialize()
+
+
+_current: Ctx | None = None
+
+
+def ctx() -> Ctx:
+    if _current is None:
+        raise NkiError("an NKI call outside a kernel: run the kernel through nki.jit, "
+                       "nki.simulate_kernel, nki.simulate, nki.baremetal, nki.benchmark or "
+                       "nki.profile")
+    return _current
+
+
+def set_ctx(c: Ctx | None) -> Ctx | None:
+    global _current
+    old, _current = _current, c
+    return old
+
+
+def unsupported(name: str, why: str = ""):
+    """Raises NotImplementedError naming an NKI API trnsim does not implement (docs/nki.md)."""
+    raise NotImplementedError(
+        f"{name} is not supported by trnsim's NKI front end" + (f": {why}" if why else "")
+        + " (docs/nki.md lists what is)")
+
+
+def stub(name: str, why: str = ""):
+    """A stand-in for a documented NKI name trnsim leaves out: calling it raises."""
+
+    def f(*args, **kwargs):
+        unsupported(name, why)
+
+    f.__name__ = name.rsplit(".", 1)[-1]
+    f.__doc__ = f"Not supported by trnsim: calling it raises NotImplementedError. {why}"
+    return f

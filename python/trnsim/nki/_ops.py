@@ -1,0 +1,494 @@
+"""NKI operations as calls of the C++ kernel builder, destination first (the current dialect's
+form); the legacy dialect and the nki.language wrappers build on these. Each function emits
+the instruction(s) at once; nothing here touches element values."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from trnsim import _core
+from trnsim.nki import _ctx
+from trnsim.nki._ctx import NkiError, unsupported
+from trnsim.nki._tensor import Lazy, NkiTensor, Pending
+from trnsim.numerics import format_name
+
+AluOp = _core.AluOp
+ActFunc = _core.ActFunc
+Engine = _core.Engine
+
+# --- operator identities: nl functions, numpy ufuncs and names -> ALU op / activation ---
+
+ALU_OF: dict = {}  # filled by trnsim.nki.language (its functions are the keys) and below
+ACT_OF: dict = {}
+for _name in AluOp.__members__:
+    ALU_OF[_name] = getattr(AluOp, _name)
+for _name in ActFunc.__members__:
+    ACT_OF[_name] = getattr(ActFunc, _name)
+_NP_ALU = {np.add: "add", np.subtract: "subtract", np.multiply: "mult", np.divide: "divide",
+           np.true_divide: "divide", np.maximum: "max", np.minimum: "min", np.power: "pow",
+           np.mod: "mod", np.fmod: "mod", np.equal: "is_equal", np.not_equal: "not_equal",
+           np.greater: "is_gt", np.greater_equal: "is_ge", np.less: "is_lt",
+           np.less_equal: "is_le", np.logical_and: "logical_and", np.logical_or: "logical_or",
+           np.logical_xor: "logical_xor", np.bitwise_and: "bitwise_and",
+           np.bitwise_or: "bitwise_or", np.bitwise_xor: "bitwise_xor", np.invert: "bitwise_not",
+           np.left_shift: "shift_left", np.right_shift: "shift_right_logical", np.abs: "abs",
+           np.max: "max", np.min: "min", np.sum: "add", np.prod: "mult", np.amax: "max",
+           np.amin: "min"}
+_NP_ACT = {np.exp: "exp", np.log: "log", np.tanh: "tanh", np.sqrt: "sqrt", np.sin: "sin",
+           np.arctan: "arctan", np.abs: "abs", np.sign: "sign", np.reciprocal: "reciprocal",
+           np.square: "square"}
+for _f, _n in _NP_ALU.items():
+    ALU_OF[_f] = getattr(AluOp, _n)
+for _f, _n in _NP_ACT.items():
+    ACT_OF[_f] = getattr(ActFunc, _n)
+
+
+def _describe(op):
+    return getattr(op, "__name__", repr(op))
+
+
+def alu(op):
+    """AluOp of an NKI operator (nl.add, np.add, "add"; None: bypass)."""
+    if op is None:
+        return AluOp.bypass
+    if isinstance(op, AluOp):
+        return op
+    try:
+        return ALU_OF[op]
+    except (KeyError, TypeError):
+        raise NkiError(f"{_describe(op)} is not an ALU operator of the Vector / GpSimd "
+                       "engines (nl.add, nl.multiply, nl.maximum, ...)") from None
+
+
+def act(op):
+    """ActFunc of an NKI activation (nl.exp, np.exp, "exp", nl.copy / None: identity)."""
+    if op is None:
+        return ActFunc.copy
+    if isinstance(op, ActFunc):
+        return op
+    try:
+        return ACT_OF[op]
+    except (KeyError, TypeError):
+        unsupported(f"activation function {_describe(op)}",
+                    "the ScalarE function table has " + ", ".join(ActFunc.__members__))
+
+
+def engine(e, default=Engine.vector):
+    """Engine of an nisa.engine value (unknown / None: the default)."""
+    if e is None:
+        return default
+    if isinstance(e, Engine):
+        return e
+    return _ENGINE_NAMES.get(getattr(e, "name", e), default)
+
+
+_ENGINE_NAMES = {"tensor": Engine.tensor, "vector": Engine.vector, "scalar": Engine.scalar,
+                 "activation": Engine.scalar, "gpsimd": Engine.gpsimd, "sync": Engine.sync,
+                 "unknown": None}
+
+
+# --- operands ---
+
+def kb():
+    c = _ctx.ctx()
+    if c.pending:
+        c.flush()
+    return c.kb
+
+
+def view(x, extents=None):
+    """The C++ View of a tensor operand (a Lazy index resolved with the mask's extents)."""
+    if type(x) is NkiTensor:
+        return x.v
+    if isinstance(x, Lazy):
+        return x.resolve(extents)
+    if isinstance(x, NkiTensor):
+        return x._view()
+    raise NkiError(f"expected a tile or tensor, got {type(x).__name__} {x!r}")
+
+
+def scalar(x):
+    """A per-partition scalar operand: a number, or a [P, 1] tile."""
+    if isinstance(x, NkiTensor):
+        return view(x)
+    if isinstance(x, (int, float, np.number, np.bool_)):
+        return float(x)
+    raise NkiError(f"expected a number or a [P, 1] tile, got {type(x).__name__}")
+
+
+def is_tile(x):
+    return isinstance(x, NkiTensor)
+
+
+def alloc(shape, dtype, buffer="sbuf", name=None):
+    """A new SBUF or PSUM tile (its contents read as NaN until written)."""
+    c = _ctx.ctx()
+    fmt = format_name(dtype)
+    shape = [int(s) for s in shape]
+    if len(shape) == 1:
+        shape = shape + [1]
+    space = getattr(buffer, "space", buffer)
+    n = c.name(name or ("psum" if space == "psum" else "tile"))
+    if space == "psum":
+        return NkiTensor(c.kb.psum(n, fmt, shape))
+    if space == "sbuf":
+        return NkiTensor(c.kb.sbuf(n, fmt, shape))
+    raise NkiError(f"alloc: buffer {buffer!r} is not sbuf or psum")
+
+
+def new_like(t, dtype=None, copy=False, buffer="sbuf"):
+    out = alloc(t.shape, dtype or t.dtype, buffer)
+    if copy:
+        tensor_copy(out, t)
+    return out
+
+
+def out_dtype(*xs, dtype=None):
+    """An elementwise result's dtype: given, else the first tile operand's (fp32 from PSUM)."""
+    if dtype is not None:
+        return format_name(dtype)
+    for x in xs:
+        if isinstance(x, NkiTensor):
+            return "fp32" if view(x).space == "psum" else format_name(x.dtype)
+    return "fp32"
+
+
+# --- assignment and accumulation ---
+
+def assign(dst, value):
+    """dst[...] = value: a pending result is emitted into dst; a tile is copied (DMA when
+    either side is in HBM); a number fills dst."""
+    if isinstance(value, Pending) and value.v is None and value.take():
+        value.emit(view(dst))
+        value.v = view(dst)
+        return
+    if isinstance(value, NkiTensor):
+        d, s = view(dst), view(value)
+        if d.space == "hbm" or s.space == "hbm":
+            dma_copy(dst, value)
+        else:
+            tensor_copy(dst, value)
+        return
+    if isinstance(value, (int, float, np.number)):
+        memset(dst, value)
+        return
+    raise NkiError(f"cannot assign {type(value).__name__} to a tile")
+
+
+def accumulate(dst, value, op):
+    """dst op= value; a pending matmul accumulates into its PSUM group."""
+    if (isinstance(value, Pending) and value.v is None and value.kind == "matmul"
+            and op == "add" and view(dst).space == "psum" and value.take()):
+        value.emit(view(dst), True)
+        return
+    if isinstance(value, NkiTensor):
+        tensor_tensor(dst, dst, value, op)
+    else:
+        tensor_scalar(dst, dst, op, value)
+
+
+# --- TensorE ---
+
+def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_onezero=False,
+              is_transpose=False, accumulate=None, tile_position=(), tile_size=(),
+              perf_mode=None, name=None):
+    """dst[M, N] (PSUM) = stationary[K, M].T @ moving[K, N]; accumulate=None continues an
+    open accumulation group at dst (first write overwrites), False starts a new one."""
+    b = kb()
+    if is_transpose:
+        b.transpose(view(dst), view(moving), Engine.tensor)
+        return dst
+    double = getattr(perf_mode, "name", perf_mode) in ("double_row", "double_row_gen3")
+    b.matmul(view(dst), view(stationary), view(moving), accumulate is False,
+             [int(x) for x in tile_position], [int(x) for x in tile_size], double)
+    return dst
+
+
+def nc_transpose(dst, data, engine=None, name=None):
+    """dst[F, P] = data[P, F] on TensorE (dst in PSUM) or VectorE (<= 32 x 32)."""
+    e = globals()["engine"](engine, None)
+    if e is None:
+        e = Engine.tensor if view(dst).space == "psum" else Engine.vector
+    kb().transpose(view(dst), view(data), e)
+    return dst
+
+
+# --- ScalarE ---
+
+def activation(dst, op, data, bias=None, scale=1.0, reduce_op=None, reduce_res=None,
+               reduce_cmd=None, name=None, engine=None):
+    """dst = op(data * scale + bias); with reduce_res, reduce_res[P, 1] = sum over the
+    free dims of the result."""
+    b = kb()
+    f = act(op)
+    bias = 0.0 if bias is None else scalar(bias)
+    if reduce_res is not None:
+        if reduce_op is not None and alu(reduce_op) != AluOp.add:
+            raise NkiError("activation: reduce_op must be nl.add (ScalarE sums)")
+        b.activation_reduce(view(dst), view(reduce_res), view(data), f, scalar(scale), bias)
+    else:
+        b.activation(view(dst), view(data), f, scalar(scale), bias)
+    return dst
+
+
+def activation_reduce(dst, op, data, reduce_op, reduce_res, bias=None, scale=1.0, name=None):
+    return activation(dst, op, data, bias, scale, reduce_op, reduce_res)
+
+
+# --- VectorE / GpSimd ---
+
+def tensor_tensor(dst, data1, data2, op, engine=None, name=None):
+    """dst = data1 op data2 (Vector, or GpSimd)."""
+    kb().tensor_tensor(view(dst), view(data1), view(data2), alu(op),
+                       globals()["engine"](engine))
+    return dst
+
+
+def tensor_scalar(dst, data, op0, operand0, reverse0=False, op1=None, operand1=None,
+                  reverse1=False, engine=None, name=None):
+    """dst = (data op0 operand0) op1 operand1; operands numbers or [P, 1] tiles."""
+    kb().tensor_scalar(view(dst), view(data), alu(op0), scalar(operand0), bool(reverse0),
+                       alu(op1), 0.0 if operand1 is None else scalar(operand1),
+                       bool(reverse1), globals()["engine"](engine))
+    return dst
+
+
+def scalar_tensor_tensor(dst, data, op0, operand0, op1, operand1, reverse0=False,
+                         reverse1=False, name=None):
+    """dst = (data op0 operand0) op1 operand1, operand1 a tile."""
+    if reverse1:
+        unsupported("scalar_tensor_tensor(reverse1=True)")
+    kb().scalar_tensor_tensor(view(dst), view(data), alu(op0), scalar(operand0),
+                              bool(reverse0), alu(op1), view(operand1))
+    return dst
+
+
+def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, name=None):
+    """dst = op over the free axes `axis` of data (they must be the innermost ones)."""
+    rank = len(data.shape)
+    axes = sorted({(a + rank) % rank for a in ((axis,) if np.isscalar(axis) else axis)})
+    if axes != list(range(rank - len(axes), rank)) or 0 in axes:
+        unsupported(f"tensor_reduce over axes {tuple(axes)} of a {rank}-dim tile",
+                    "reduce the innermost free axes (reshape or .ap() first)")
+    kb().tensor_reduce(view(dst), view(data), alu(op), len(axes))
+    if negate:
+        tensor_scalar(dst, dst, "mult", -1.0)
+    return dst
+
+
+def tensor_partition_reduce(dst, op, data, name=None):
+    """dst[1, F] = op over the partitions of data (GpSimd)."""
+    kb().partition_reduce(view(dst), view(data), alu(op))
+    return dst
+
+
+def tensor_tensor_scan(dst, data0, data1, initial, op0, op1, reverse0=False, reverse1=False,
+                       name=None):
+    """r[i] = (data0[i] op0 r[i-1]) op1 data1[i] along the free dim, r[-1] = initial."""
+    if reverse0 or reverse1:
+        unsupported("tensor_tensor_scan(reverse0/reverse1=True)")
+    kb().tensor_tensor_scan(view(dst), view(data0), view(data1), scalar(initial), alu(op0),
+                            alu(op1))
+    return dst
+
+
+def tensor_scalar_reduce(dst, data, op0, operand0, reduce_op, reduce_res, reverse0=False,
+                         name=None):
+    """dst = data op0 operand0; reduce_res[P, 1] = reduce_op over the free dims of dst."""
+    kb().tensor_scalar_reduce(view(dst), view(reduce_res), view(data), alu(op0),
+                              scalar(operand0), bool(reverse0), alu(reduce_op))
+    return dst
+
+
+def tensor_copy(dst, src, engine=None, name=None):
+    """dst = src (with the dtype conversion), on Vector, Scalar or GpSimd."""
+    e = globals()["engine"](engine)
+    kb().tensor_copy(view(dst), view(src), e)
+    return dst
+
+
+def exponential(dst, src, max_value=0.0, reduce_res=None, reduce_cmd=None, reduce_init=0.0,
+                name=None):
+    """NC-v4: dst = exp(src - max_value) on VectorE; with reduce_res, its row sums follow
+    in a VectorE tensor_reduce (the engine's own accumulator registers are not modelled as
+    readable)."""
+    kb().exponential(view(dst), view(src), scalar(max_value))
+    if reduce_res is not None:
+        if reduce_init:
+            unsupported("exponential(reduce_init != 0)")
+        tensor_reduce(reduce_res, "add", dst, tuple(range(1, len(dst.shape))))
+    return dst
+
+
+def reciprocal(dst, data, name=None):
+    kb().reciprocal(view(dst), view(data))
+    return dst
+
+
+def memset(dst, value, engine=None, name=None):
+    """dst = value."""
+    kb().memset(view(dst), float(value), globals()["engine"](engine))
+    return dst
+
+
+def select(dst, predicate, on_true, on_false):
+    """dst = predicate != 0 ? on_true : on_false (on_false may be a number)."""
+    if not is_tile(on_false):
+        t = alloc(dst.shape, dst.dtype)
+        memset(t, on_false)
+        on_false = t
+    if not is_tile(on_true):
+        t = alloc(dst.shape, dst.dtype)
+        memset(t, on_true)
+        on_true = t
+    kb().select(view(dst), view(predicate), view(on_true), view(on_false))
+    return dst
+
+
+def bn_stats(dst, data, name=None):
+    kb().bn_stats(view(dst), view(data))
+    return dst
+
+
+def bn_aggr(dst, data, name=None):
+    kb().bn_aggr(view(dst), view(data))
+    return dst
+
+
+def max8(dst, src, name=None):
+    kb().max8(view(dst), view(src))
+    return dst
+
+
+def _flat_pattern(dst, pattern):
+    """The sign of a pattern that walks the free elements of dst in order (step +-1 on the
+    innermost dim, row-major above it), or None."""
+    pattern = [(int(s), int(n)) for s, n in pattern]
+    sizes = [n for _, n in pattern]
+    free = int(np.prod(dst.shape[1:])) if len(dst.shape) > 1 else 1
+    if int(np.prod(sizes)) != free:
+        raise NkiError(f"pattern {pattern} has {int(np.prod(sizes))} elements per partition; "
+                       f"dst has {free}")
+    for sign in (1, -1):
+        stride, ok = sign, True
+        for s, n in reversed(pattern):
+            if n > 1 and s != stride:
+                ok = False
+            stride *= n
+        if ok:
+            return sign
+    return None
+
+
+def iota(dst, pattern, offset, channel_multiplier=0, name=None):
+    """dst[p, ...] = offset + channel_multiplier * p + the pattern's affine value."""
+    sign = _flat_pattern(dst, pattern)
+    b = kb()
+    if sign == 1:
+        b.iota(view(dst), int(offset), int(channel_multiplier))
+    elif sign == -1:  # offset + cm p - i = -(-offset - cm p + i)
+        b.iota(view(dst), -int(offset), -int(channel_multiplier))
+        tensor_scalar(dst, dst, "mult", -1.0)
+    elif all(s == 0 for s, _ in pattern):  # constant along the free dims
+        col = alloc([dst.shape[0], 1], dst.dtype)
+        b.iota(view(col), int(offset), int(channel_multiplier))
+        tensor_copy(dst, col.broadcast_to(dst.shape))
+    else:
+        unsupported(f"iota with pattern {pattern}",
+                    "the GpSimd iota walks the free elements in order (step 1 or -1)")
+    return dst
+
+
+_FLIP = {"is_ge": "is_le", "is_le": "is_ge", "is_gt": "is_lt", "is_lt": "is_gt",
+         "is_equal": "is_equal", "not_equal": "not_equal"}
+
+
+def affine_select(dst, pattern, offset, channel_multiplier, on_true_tile, on_false_value,
+                  cmp_op="is_equal", name=None):
+    """dst = cmp_op(offset + channel_multiplier * p + pattern value, 0) ? on_true : fill."""
+    cmp = alu(cmp_op)
+    cmp_name = cmp.name
+    sign = _flat_pattern(dst, pattern)
+    if sign is None or cmp_name not in _FLIP:
+        unsupported(f"affine_select with pattern {pattern} and {cmp_name}")
+    if sign == -1:  # negate the affine value and flip the comparison
+        offset, channel_multiplier, cmp = -offset, -channel_multiplier, alu(_FLIP[cmp_name])
+    kb().affine_select(view(dst), view(on_true_tile), cmp, int(offset), int(channel_multiplier),
+                       float(on_false_value))
+    return dst
+
+
+# --- DMA ---
+
+def dma_copy(dst, src, dst_rmw_op=None, oob_mode=None, dge_mode=None, engine=None, name=None,
+             **kwargs):
+    """dst = src between HBM and SBUF (or HBM to HBM); dst_rmw_op=nl.add accumulates
+    (NC-v4)."""
+    acc = dst_rmw_op is not None
+    if acc and alu(dst_rmw_op) != AluOp.add:
+        unsupported("dma_copy(dst_rmw_op) other than add")
+    e = globals()["engine"](engine, None)
+    kb().dma_copy(view(dst), view(src), e, acc)
+    return dst
+
+
+def dma_transpose(dst, src, axes=None, dge_mode=None, name=None):
+    """dst[F, P] = src[P, F] during the copy (NC-v3 and later)."""
+    kb().dma_transpose(view(dst), view(src))
+    return dst
+
+
+def partition_broadcast(x, shape):
+    """A new SBUF tile of `shape` with the single partition of x in every partition: per
+    PSUM bank of columns, ones[1, P].T @ x[1, cols] on TensorE, then a copy to SBUF (exact:
+    products with 1 and FP32 accumulation of one term)."""
+    p, free = shape[0], list(shape[1:])
+    flat = x.reshape((1, int(np.prod(free)))) if len(free) != 1 else x
+    out = alloc(shape, x.dtype)
+    out_flat = out.reshape((p, int(np.prod(free)))) if len(free) != 1 else out
+    ones = alloc([1, p], x.dtype)
+    memset(ones, 1.0)
+    cols = flat.shape[1]
+    step = _ctx.ctx().chip.psum_bank_bytes // 4
+    for c0 in range(0, cols, step):
+        c1 = c0 + builtins_min(step, cols - c0)
+        ps = alloc([p, c1 - c0], "fp32", "psum")
+        nc_matmul(ps, ones, flat[:, c0:c1], accumulate=False)
+        tensor_copy(out_flat[:, c0:c1], ps)
+    return out
+
+
+builtins_min = min
+
+
+# --- small helpers for the language wrappers ---
+
+def binary(a, b, op, dtype=None):
+    """a op b into a new tile: tensor_tensor for two tiles, tensor_scalar otherwise."""
+    op = alu(op)
+    if is_tile(a) and is_tile(b):
+        shape = _broadcast_shapes(a.shape, b.shape)
+        a2 = a if a.shape == shape else a.broadcast_to(shape)
+        b2 = b if b.shape == shape else b.broadcast_to(shape)
+        # A [P, 1] column operand is a per-partition scalar: tensor_scalar is one cheaper op.
+        return Pending(lambda d: tensor_tensor(NkiTensor(d), a2, b2, op), shape,
+                       out_dtype(a, b, dtype=dtype))
+    if is_tile(a):
+        return Pending(lambda d: tensor_scalar(NkiTensor(d), a, op, b), a.shape,
+                       out_dtype(a, dtype=dtype))
+    if is_tile(b):
+        return Pending(lambda d: tensor_scalar(NkiTensor(d), b, op, a, reverse0=True), b.shape,
+                       out_dtype(b, dtype=dtype))
+    raise NkiError("an elementwise op needs at least one tile")
+
+
+def unary_alu(x, op, dtype=None):
+    return Pending(lambda d: tensor_scalar(NkiTensor(d), x, op, 0.0), x.shape,
+                   out_dtype(x, dtype=dtype))
+
+
+def _broadcast_shapes(a, b):
+    try:
+        return tuple(np.broadcast_shapes(tuple(a), tuple(b)))
+    except ValueError:
+        raise NkiError(f"shapes {tuple(a)} and {tuple(b)} do not broadcast") from None

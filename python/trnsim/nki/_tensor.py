@@ -1,0 +1,610 @@
+"""NKI tensors: a C++ View (HBM tensor or SBUF / PSUM tile) with NKI's methods and operators.
+
+Three kinds share the class:
+  * plain tensors (``v`` is the View),
+  * Pending: the result of a legacy ISA call (``nisa.exp(x)``) not yet placed. It is emitted
+    straight into its destination when assigned (``t[...] = nisa.exp(x)``, ``psum += ...``),
+    else into a tile of its own before the next instruction (so order is kept),
+  * Lazy: a legacy index with ``nl.arange`` / ``nl.mgrid`` expressions, resolved when an
+    instruction uses it (with the instruction's ``mask=``, which shortens the ranges).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from trnsim.nki import _ctx
+from trnsim.nki._ctx import NkiError
+from trnsim.numerics import format_name, numpy_dtype
+
+_BUFFER_OF_SPACE = {"sbuf": "sbuf", "psum": "psum", "hbm": "hbm"}
+
+
+def np_dtype(fmt: str):
+    """numpy / ml_dtypes dtype of a trnsim format name (the name itself if numpy has none)."""
+    dt = numpy_dtype(fmt)
+    return fmt if dt is None else dt
+
+
+class NkiTensor:
+    """A tensor in HBM, SBUF or PSUM, or a view of one (slices share the memory)."""
+
+    __slots__ = ("v", "_iadd")
+
+    def __init__(self, view):
+        self.v = view
+        self._iadd = False
+
+    # --- what it is ---
+    def _view(self):
+        return self.v
+
+    @property
+    def shape(self):
+        return tuple(self._view().shape)
+
+    @property
+    def dtype(self):
+        return np_dtype(self._view().dtype)
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        return int(np.prod(self.shape))
+
+    @property
+    def buffer(self):
+        from trnsim.nki import language as nl
+
+        return {"sbuf": nl.sbuf, "psum": nl.psum, "hbm": nl.hbm}[self._view().space]
+
+    @property
+    def name(self):
+        return self._view().name
+
+    def __len__(self):
+        return self.shape[0]
+
+    def __repr__(self):
+        return f"NkiTensor({self._view().describe()})"
+
+    # --- views ---
+    def __getitem__(self, key):
+        if _has_expr(key):
+            return Lazy(self, key)
+        return NkiTensor(self._view()[key])
+
+    def __setitem__(self, key, value):
+        dst = self[key]
+        if isinstance(value, NkiTensor) and value._iadd:
+            value._iadd = False
+            if same_view(dst._view(), value._view()):
+                return  # t[k] += x: the update already happened in __iadd__
+        from trnsim.nki import _ops
+
+        _ops.assign(dst, value)
+
+    def reshape(self, *shape):
+        """The same elements with another shape (the partition dim stays)."""
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = shape[0]
+        return NkiTensor(self._view().reshape([int(s) for s in shape]))
+
+    def broadcast_to(self, shape):
+        """Size-1 dims repeated to ``shape``: free dims as a view (stride 0); a 1-partition
+        tile to more partitions through TensorE (a ones column times the row, into a new
+        tile), since partitions are separate memories."""
+        shape = tuple(int(s) for s in shape)
+        v = self._view()
+        if v.space != "hbm" and v.shape[0] == 1 and shape[0] > 1:
+            from trnsim.nki import _ops
+
+            return _ops.partition_broadcast(self, shape)
+        return NkiTensor(broadcast_view(v, shape))
+
+    def broadcast(self, dim, size):
+        """Dim ``dim`` (of size 1) repeated ``size`` times."""
+        shape = list(self.shape)
+        shape[dim] = size
+        return self.broadcast_to(shape)
+
+    def view(self, dtype):
+        """The same bytes read as another dtype."""
+        return NkiTensor(self._view().bitcast(format_name(dtype)))
+
+    def ap(self, pattern=None, offset=0, *args, dtype=None, **kwargs):
+        """A hardware access pattern over this tensor: [[step, num], ...] from ``offset``
+        elements (NKI's ``.ap()``; scalar_offset / vector_offset are not supported)."""
+        if args and pattern is not None and not isinstance(pattern[0], (list, tuple)):
+            pattern = [pattern, *args]  # t.ap([32, 16], [1, 32])
+        if kwargs.get("scalar_offset") is not None or kwargs.get("vector_offset") is not None:
+            _ctx.unsupported("NkiTensor.ap(scalar_offset / vector_offset)", "dynamic offsets")
+        v = self._view()
+        if dtype is not None:
+            v = v.bitcast(format_name(dtype))
+        return NkiTensor(v.pattern([(int(s), int(n)) for s, n in pattern], int(offset)))
+
+    def astype(self, dtype):
+        """A copy in a new tile with another dtype (values converted, RNE)."""
+        from trnsim.nki import _ops
+
+        return _ops.new_like(self, dtype=dtype, copy=True)
+
+    def get_pattern(self):
+        """[[step, num], ...] of this view over its tensor (the partition step on chip is the
+        tile's elements per partition)."""
+        strides, _ = abs_pattern(self._view())
+        return [[st, n] for st, n in zip(strides, self.shape)]
+
+    @property
+    def strides(self):
+        return tuple(abs_pattern(self._view())[0])
+
+    @property
+    def offset(self):
+        return abs_pattern(self._view())[1]
+
+    # --- the view methods of NKI 0.4+ (NkiTensor.slice, select, permute, ...) ---
+    def _key(self, dim, k):
+        dim = dim % self.ndim
+        return tuple(k if i == dim else slice(None) for i in range(self.ndim))
+
+    def slice(self, dim, start, end, step=1):
+        """Elements start:end:step of dim `dim`."""
+        return self[self._key(dim, slice(start, end, step))]
+
+    def select(self, dim, index):
+        """Position `index` of dim `dim` (the dim is dropped; on chip the partition dim
+        stays with size 1)."""
+        return self[self._key(dim, int(index))]
+
+    def expand_dim(self, dim):
+        """A new size-1 dim at position `dim`."""
+        shape = list(self.shape)
+        shape.insert(dim % (self.ndim + 1), 1)
+        return self.reshape(shape)
+
+    def squeeze_dim(self, dim):
+        """Drops size-1 dim `dim`."""
+        shape = list(self.shape)
+        if shape[dim] != 1:
+            raise NkiError(f"squeeze_dim({dim}): the dim has size {shape[dim]}, not 1")
+        del shape[dim]
+        return self.reshape(shape)
+
+    def flatten_dims(self, start, end):
+        """Dims start..end (inclusive) merged into one (they must be contiguous)."""
+        shape = list(self.shape)
+        end = end % self.ndim
+        return self.reshape(shape[:start] + [int(np.prod(shape[start:end + 1]))] + shape[end + 1:])
+
+    def permute(self, *dims):
+        """The dims reordered (on chip the partition dim stays first)."""
+        if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+            dims = dims[0]
+        strides, offset = abs_pattern(self._view())
+        shape = self.shape
+        return NkiTensor(self._view().pattern([(strides[d], shape[d]) for d in dims], offset))
+
+    def _unsupported(name):
+        def f(self, *args, **kwargs):
+            _ctx.unsupported(f"NkiTensor.{name}", "use indexing, reshape, permute, view or .ap()")
+
+        f.__name__ = name
+        return f
+
+    rearrange = _unsupported("rearrange")
+    reshape_dim = _unsupported("reshape_dim")
+    vector_select = _unsupported("vector_select")
+    indirect = _unsupported("indirect")
+    reinterpret_cast = _unsupported("reinterpret_cast")
+    del _unsupported
+
+    def is_contiguous(self):
+        strides, _ = abs_pattern(self._view())
+        expect = 1
+        for st, n in reversed(list(zip(strides, self.shape))[1:]):
+            if n > 1 and st != expect:
+                return False
+            expect *= n
+        return True
+
+    # --- operators: elementwise instructions into new tiles ---
+    def _bin(self, other, op, reverse=False):
+        from trnsim.nki import _ops
+
+        return _ops.binary(other, self, op) if reverse else _ops.binary(self, other, op)
+
+    def __add__(self, o): return self._bin(o, "add")
+    def __radd__(self, o): return self._bin(o, "add", True)
+    def __sub__(self, o): return self._bin(o, "subtract")
+    def __rsub__(self, o): return self._bin(o, "subtract", True)
+    def __mul__(self, o): return self._bin(o, "mult")
+    def __rmul__(self, o): return self._bin(o, "mult", True)
+    def __truediv__(self, o): return self._bin(o, "divide")
+    def __rtruediv__(self, o): return self._bin(o, "divide", True)
+    def __pow__(self, o): return self._bin(o, "pow")
+    def __rpow__(self, o): return self._bin(o, "pow", True)
+    def __mod__(self, o): return self._bin(o, "mod")
+    def __and__(self, o): return self._bin(o, "bitwise_and")
+    def __or__(self, o): return self._bin(o, "bitwise_or")
+    def __xor__(self, o): return self._bin(o, "bitwise_xor")
+    def __lshift__(self, o): return self._bin(o, "shift_left")
+    def __rshift__(self, o): return self._bin(o, "shift_right_logical")
+    def __lt__(self, o): return self._bin(o, "is_lt")
+    def __le__(self, o): return self._bin(o, "is_le")
+    def __gt__(self, o): return self._bin(o, "is_gt")
+    def __ge__(self, o): return self._bin(o, "is_ge")
+    def __eq__(self, o): return self._bin(o, "is_equal")
+    def __ne__(self, o): return self._bin(o, "not_equal")
+    __hash__ = object.__hash__
+
+    def __neg__(self):
+        return self._bin(-1.0, "mult")
+
+    def __abs__(self):
+        from trnsim.nki import _ops
+
+        return _ops.unary_alu(self, "abs")
+
+    def __invert__(self):
+        from trnsim.nki import _ops
+
+        return _ops.unary_alu(self, "bitwise_not")
+
+    def _inplace(self, o, op):
+        from trnsim.nki import _ops
+
+        _ops.accumulate(self, o, op)
+        self._iadd = True  # t[k] op= x: the __setitem__ that follows has nothing to do
+        return self
+
+    def __iadd__(self, o): return self._inplace(o, "add")
+    def __isub__(self, o): return self._inplace(o, "subtract")
+    def __imul__(self, o): return self._inplace(o, "mult")
+
+    def __bool__(self):
+        raise NkiError("a tile has no truth value at trace time (use nl.where / nisa.select)")
+
+
+def abs_pattern(v):
+    """(steps per dim, offset) of a view over its whole tensor, in elements, as .ap() takes
+    them: on chip the partition step is the tile's elements per partition."""
+    strides = list(v.strides)
+    if v.space != "hbm":
+        strides[0] = int(np.prod(v.region_shape[1:]))
+        return strides, v.start_partition * strides[0] + v.offset
+    return strides, v.offset
+
+
+def same_view(a, b):
+    return (a.same_region(b) and a.shape == b.shape and a.strides == b.strides
+            and a.offset == b.offset and a.start_partition == b.start_partition)
+
+
+def broadcast_view(v, shape):
+    have = list(v.shape)
+    if len(shape) != len(have):
+        raise NkiError(f"broadcast_to: shape {tuple(have)} to {shape}: ranks differ")
+    on_chip = v.space != "hbm"
+    for d in range(len(shape) - 1, -1, -1):
+        if have[d] == shape[d]:
+            continue
+        if have[d] != 1:
+            raise NkiError(f"broadcast_to: dim {d} of {tuple(have)} is {have[d]}, not 1")
+        if d == 0 and on_chip:
+            raise NkiError("broadcast_to: the partition dim cannot be broadcast on chip "
+                           "(partitions are separate memories); load the data into each "
+                           "partition instead")
+        key = tuple(0 if i == d else slice(None) for i in range(len(have)))
+        v = v[key].broadcast(d, int(shape[d]))
+    return v
+
+
+class Pending(NkiTensor):
+    """A legacy ISA call's result before it has a place (see module docstring)."""
+
+    __slots__ = ("emit", "pshape", "pdtype", "pbuffer", "kind")
+
+    def __init__(self, emit, shape, dtype, buffer="sbuf", kind=""):
+        super().__init__(None)
+        self.emit = emit
+        self.pshape = tuple(int(s) for s in shape)
+        self.pdtype = format_name(dtype)
+        self.pbuffer = buffer
+        self.kind = kind  # "matmul": psum += accumulates
+        c = _ctx.ctx()
+        c.flush()
+        c.pending.append(self)
+
+    def _view(self):
+        return self.v if self.v is not None else self.materialize()
+
+    @property
+    def shape(self):
+        return self.pshape if self.v is None else tuple(self.v.shape)
+
+    @property
+    def dtype(self):
+        return np_dtype(self.pdtype) if self.v is None else np_dtype(self.v.dtype)
+
+    def take(self):
+        """Removes it from the pending list: the caller emits it into its destination."""
+        c = _ctx.ctx()
+        if self in c.pending:
+            c.pending.remove(self)
+            return True
+        return False
+
+    def materialize(self):
+        if self.v is None:
+            self.take()
+            from trnsim.nki import _ops
+
+            t = _ops.alloc(self.pshape, self.pdtype, self.pbuffer)
+            self.emit(t.v)
+            self.v = t.v
+        return self.v
+
+
+class Lazy(NkiTensor):
+    """A legacy index expression (nl.arange / nl.mgrid), resolved at its instruction."""
+
+    __slots__ = ("base", "key")
+
+    def __init__(self, base, key):
+        super().__init__(None)
+        self.base = base
+        self.key = key if isinstance(key, tuple) else (key,)
+
+    def _view(self):
+        return self.resolve(None)
+
+    def resolve(self, extents):
+        return resolve_index(self.base._view(), self.key, extents)
+
+    def __getitem__(self, key):
+        raise NkiError("nested indexing of an nl.arange-indexed tile is not supported by NKI")
+
+
+class Blocked:
+    """A legacy tensor with block dims before the partition dim (``nl.ndarray((4,
+    nl.par_dim(128), 512))``): one tile per block index, which an index's leading integers
+    pick (NKI allocates it the same way: each block is a tile of its own)."""
+
+    def __init__(self, tiles, blocks, tile_shape, dtype):
+        self.tiles, self.blocks, self.tile_shape = tiles, tuple(blocks), tuple(tile_shape)
+        self.dtype = np_dtype(format_name(dtype))
+
+    @property
+    def shape(self):
+        return self.blocks + self.tile_shape
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    def _pick(self, key):
+        key = key if isinstance(key, tuple) else (key,)
+        n = len(self.blocks)
+        if len(key) < n or not all(isinstance(k, (int, np.integer)) for k in key[:n]):
+            _ctx.unsupported("indexing the block dims of a blocked tensor other than by "
+                             "integers")
+        flat = int(np.ravel_multi_index(tuple(int(k) for k in key[:n]), self.blocks))
+        return self.tiles[flat], key[n:] or (Ellipsis,)
+
+    def __getitem__(self, key):
+        t, rest = self._pick(key)
+        return t[rest]
+
+    def __setitem__(self, key, value):
+        t, rest = self._pick(key)
+        t[rest] = value
+
+
+# --- legacy index expressions: nl.arange / nl.mgrid ---
+
+class Range:
+    """One nl.arange: ``n`` values; ``axis`` is its position in the index grid."""
+
+    __slots__ = ("n", "axis", "start")
+
+    def __init__(self, n, axis=None, start=0):
+        self.n, self.axis, self.start = n, axis, start
+
+
+class Expr:
+    """const + sum(coef * range): an affine index over nl.arange values."""
+
+    __slots__ = ("const", "terms")
+
+    def __init__(self, const=0, terms=()):
+        self.const = const
+        self.terms = tuple(terms)  # (Range, coef)
+
+    @staticmethod
+    def of(x):
+        return x if isinstance(x, Expr) else Expr(int(x))
+
+    def __add__(self, o):
+        o = Expr.of(o)
+        return Expr(self.const + o.const, self.terms + o.terms)
+
+    __radd__ = __add__
+
+    def __sub__(self, o):
+        return self + Expr.of(o) * -1
+
+    def __rsub__(self, o):
+        return Expr.of(o) + self * -1
+
+    def __mul__(self, k):
+        if isinstance(k, Expr):
+            raise NkiError("an index expression may only be multiplied by an integer")
+        return Expr(self.const * k, tuple((r, c * k) for r, c in self.terms))
+
+    __rmul__ = __mul__
+
+    def __getitem__(self, key):
+        # nl.arange(n)[:, None] / [None, :]: the position of the range in a 2-D grid.
+        key = key if isinstance(key, tuple) else (key,)
+        axis = [i for i, k in enumerate(key) if k is not None]
+        if len(self.terms) != 1 or len(axis) != 1:
+            raise NkiError("index expressions take [:, None] or [None, :] only")
+        r, c = self.terms[0]
+        return Expr(self.const, ((Range(r.n, axis[0], r.start), c),))
+
+    def _cmp(self, op, v):
+        return Cond([(self, op, v)])
+
+    def __lt__(self, v): return self._cmp("<", v)
+    def __le__(self, v): return self._cmp("<=", v)
+    def __gt__(self, v): return self._cmp(">", v)
+    def __ge__(self, v): return self._cmp(">=", v)
+
+
+class Cond:
+    """A mask: a conjunction of affine comparisons (``mask=(i_p < n) & (i_f < m)``)."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self, parts):
+        self.parts = parts
+
+    def __and__(self, o):
+        return Cond(self.parts + o.parts)
+
+    def extents(self):
+        """Range -> how many of its values satisfy every comparison (from the start)."""
+        out = {}
+        for e, op, v in self.parts:
+            if len(e.terms) != 1:
+                _ctx.unsupported("mask= over several nl.arange in one comparison")
+            r, c = e.terms[0]
+            n = out.get(r, r.n)
+            ok = 0
+            for i in range(n):  # small: n <= 512
+                x = e.const + c * (r.start + i)
+                if {"<": x < v, "<=": x <= v, ">": x > v, ">=": x >= v}[op]:
+                    ok = i + 1
+                else:
+                    break
+            out[r] = ok
+        return out
+
+
+class Masking:
+    """An instruction's ``mask=`` applied (legacy dialect). As in NKI, tiles keep their full
+    shape and the mask limits which elements an instruction touches: operands indexed by
+    nl.arange are resolved with the mask's shortened ranges, plain tiles are cut to the same
+    (leading) region, and a result tile has the full shape with that region written."""
+
+    __slots__ = ("xs", "shape", "full")
+
+    def __init__(self, mask, xs):
+        self.shape = self.full = None
+        self.xs = list(xs)
+        if mask is None:
+            return
+        if not isinstance(mask, Cond):
+            raise NkiError("mask= takes comparisons of nl.arange expressions joined by &")
+        ext = mask.extents()
+        used = set()
+        for i, x in enumerate(self.xs):
+            if isinstance(x, Lazy):
+                used |= {r for k in x.key if isinstance(k, Expr) for r, _ in k.terms}
+                v = x.resolve(ext)
+                if self.shape is None:
+                    self.shape = tuple(v.shape)
+                    self.full = resolve_index(x.base._view(), x.key, None, shape_only=True)
+                self.xs[i] = NkiTensor(v)
+        missing = [r for r in ext if r not in used]
+        if missing:
+            self._mask_plain(missing, ext)
+        self.xs = [self.cut(x) for x in self.xs]
+
+    def _mask_plain(self, ranges, ext):
+        # A range that indexes no operand (the operands are whole tiles) limits the dim of
+        # its grid axis (nl.mgrid / [:, None] position), as the tile's index grid would.
+        tiles = [x for x in self.xs if isinstance(x, NkiTensor)]
+        if not tiles:
+            _ctx.unsupported("mask= on an instruction without tile operands")
+        full = self.full or tiles[0].shape
+        shape = list(self.shape or full)
+        for r in ranges:
+            if r.axis is None or r.axis >= len(shape) or full[r.axis] != r.n:
+                _ctx.unsupported("mask= over an nl.arange that indexes none of the "
+                                 "instruction's operands and is not one of the tile's grid "
+                                 "axes")
+            shape[r.axis] = min(shape[r.axis], ext[r])
+        self.shape, self.full = tuple(shape), tuple(full)
+
+    def cut(self, x):
+        """A plain tile operand limited to the masked region (its leading elements)."""
+        if self.shape is None or not isinstance(x, NkiTensor) or x.shape == self.shape:
+            return x
+        if len(x.shape) != len(self.shape):
+            return x
+        return x[tuple(slice(0, min(a, b)) for a, b in zip(self.shape, x.shape))]
+
+    def result(self, pending):
+        """A result with the full shape whose instruction writes only the masked region."""
+        if self.shape is None:
+            return pending
+        if len(pending.pshape) == len(self.shape):  # dims the mask shortened: full again
+            pending.pshape = tuple(f if p == m else p for p, m, f in
+                                   zip(pending.pshape, self.shape, self.full))
+        emit = pending.emit
+        pending.emit = lambda d, *acc: emit(self.cut(NkiTensor(d))._view(), *acc)
+        return pending
+
+
+def _has_expr(key):
+    # On every slice of every kernel: a plain loop, no generator (it is the hot path).
+    if type(key) is tuple:
+        for k in key:
+            if type(k) is Expr:
+                return True
+        return False
+    return type(key) is Expr
+
+
+def resolve_index(v, key, extents, shape_only=False):
+    """A View for ``v[key]`` with arange expressions, as an explicit access pattern (or only
+    its shape: the unmasked shape of a masked access may lie outside the tensor)."""
+    shape = list(v.shape)
+    on_chip = v.space != "hbm"
+    strides, offset = abs_pattern(v)
+    if len(key) > len(shape):
+        raise NkiError(f"{len(key)} indices for a {len(shape)}-dim tensor")
+    # (index position, order, size, stride): dims follow the index positions (the partition
+    # index first); several ranges in one position split it, the largest step outermost.
+    dims = []
+    for d in range(len(shape)):
+        k = key[d] if d < len(key) else slice(None)
+        if isinstance(k, slice):
+            b, e, s = k.indices(shape[d])
+            dims.append((d, 0, len(range(b, e, s)), strides[d] * s))
+            offset += b * strides[d]
+        elif isinstance(k, Expr):
+            offset += k.const * strides[d]
+            for r, c in k.terms:
+                n = r.n if extents is None else extents.get(r, r.n)
+                if n < 1:
+                    raise NkiError("mask= leaves no element of an nl.arange")
+                offset += c * r.start * strides[d]
+                dims.append((d, -abs(c), n, c * strides[d]))
+        else:
+            offset += int(k) * strides[d]
+            if d == 0 and on_chip:
+                dims.append((0, 0, 1, strides[0]))
+    dims.sort(key=lambda t: (t[0], t[1]))  # stable: equal keys keep the index order
+    if shape_only:
+        return tuple(n for _, _, n, _ in dims)
+    pattern = [(st, n) for _, _, n, st in dims]
+    if on_chip and (not dims or dims[0][0] != 0):
+        raise NkiError("the partition dim of an on-chip tile must be indexed first")
+    return v.pattern(pattern, offset)

@@ -1,0 +1,218 @@
+"""neuronxcc.nki.isa for trnsim (NKI 0.1, the legacy dialect): instructions return their
+result as a new tile (``y = nisa.activation(op=nl.exp, data=x)``), take ``mask=`` and
+``dtype=``, and ``psum += nisa.nc_matmul(a, b)`` accumulates. Each call becomes the same C++
+builder instruction as the current dialect's; a result is written straight into the place it
+is assigned to (no extra copy)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from trnsim.nki import _ops
+from trnsim.nki import isa as _new
+from trnsim.nki._ctx import NkiError, unsupported
+from trnsim.nki._tensor import Cond, Expr, Masking, NkiTensor, Pending
+
+engine = _new.engine
+tensor_engine, vector_engine = _new.tensor_engine, _new.vector_engine
+scalar_engine, gpsimd_engine = _new.scalar_engine, _new.gpsimd_engine
+unknown_engine = _new.unknown_engine
+reduce_cmd, dge_mode, oob_mode = _new.reduce_cmd, _new.dge_mode, _new.oob_mode
+nc_version, get_nc_version = _new.nc_version, _new.get_nc_version
+
+
+def _m(mask, *xs):
+    """Operands with the mask applied (_tensor.Masking); the Masking is kept for _out."""
+    global _masking
+    _masking = Masking(mask, xs)
+    return _masking.xs
+
+
+_masking = Masking(None, ())
+
+
+def _out(f, shape, dtype, buffer="sbuf", kind=""):
+    """The result of the instruction whose operands _m just took: written by f into its
+    destination (the masked region of it)."""
+    return _masking.result(Pending(lambda d, *acc: f(NkiTensor(d), *acc), shape, dtype, buffer,
+                                   kind))
+
+
+def _dt(dtype, x):
+    return _ops.out_dtype(x, dtype=dtype)
+
+
+def nc_matmul(stationary, moving, is_stationary_onezero=False, is_moving_onezero=False,
+              is_transpose=False, tile_position=(), tile_size=(), mask=None, **kwargs):
+    """stationary[K, M].T @ moving[K, N] as a [M, N] fp32 PSUM tile (``psum += ...``
+    accumulates)."""
+    st, mv = _m(mask, stationary, moving)
+    if is_transpose:
+        return _out(lambda d: _ops.nc_transpose(d, mv, "tensor"), tuple(reversed(mv.shape)),
+                    mv.dtype, "psum")
+    return _out(lambda d, acc=False: _ops.nc_matmul(d, st, mv, accumulate=None if acc else False,
+                                                    tile_position=tile_position,
+                                                    tile_size=tile_size),
+                (st.shape[1], mv.shape[1]), "fp32", "psum", "matmul")
+
+
+def nc_transpose(data, mask=None, dtype=None, engine=None, **kwargs):
+    """data.T: on TensorE (a PSUM tile, default) or VectorE (<= 32 x 32, an SBUF tile)."""
+    (x,) = _m(mask, data)
+    e = _ops.engine(engine, _ops.Engine.tensor)
+    buf = "psum" if e == _ops.Engine.tensor else "sbuf"
+    return _out(lambda d: _ops.nc_transpose(d, x, e), tuple(reversed(x.shape)), _dt(dtype, x),
+                buf)
+
+
+def activation(op, data, bias=None, scale=1.0, reduce_op=None, reduce_res=None,
+               reduce_cmd=None, mask=None, dtype=None, **kwargs):
+    x, b, s = _m(mask, data, bias, scale)
+    return _out(lambda d: _ops.activation(d, op, x, b, s, reduce_op, reduce_res), x.shape,
+                _dt(dtype, x))
+
+
+def activation_reduce(op, data, reduce_op, reduce_res, bias=None, scale=1.0, mask=None,
+                      dtype=None, **kwargs):
+    return activation(op, data, bias, scale, reduce_op, reduce_res, mask=mask, dtype=dtype)
+
+
+def tensor_reduce(op, data, axis, mask=None, dtype=None, negate=False, keepdims=False,
+                  **kwargs):
+    (x,) = _m(mask, data)
+    axes = [(a + x.ndim) % x.ndim for a in ((axis,) if np.isscalar(axis) else axis)]
+    shape = [1 if i in axes else s for i, s in enumerate(x.shape)]
+    if not keepdims:
+        shape = [s for i, s in enumerate(x.shape) if i not in axes] or [1]
+        shape = shape + [1] if len(shape) == 1 else shape
+    return _out(lambda d: _ops.tensor_reduce(d, op, x, axes, negate), shape, _dt(dtype, x))
+
+
+def tensor_partition_reduce(op, data, mask=None, dtype=None, **kwargs):
+    (x,) = _m(mask, data)
+    return _out(lambda d: _ops.tensor_partition_reduce(d, op, x), (1, *x.shape[1:]),
+                _dt(dtype, x))
+
+
+def tensor_tensor(data1, data2, op, dtype=None, mask=None, engine=None, **kwargs):
+    a, b = _m(mask, data1, data2)
+    return _out(lambda d: _ops.tensor_tensor(d, a, b, op, engine), a.shape, _dt(dtype, a))
+
+
+def tensor_tensor_scan(data0, data1, initial, op0, op1, reverse0=False, reverse1=False,
+                       dtype=None, mask=None, **kwargs):
+    a, b, i = _m(mask, data0, data1, initial)
+    return _out(lambda d: _ops.tensor_tensor_scan(d, a, b, i, op0, op1, reverse0, reverse1),
+                a.shape, _dt(dtype, a))
+
+
+def scalar_tensor_tensor(data, op0, operand0, op1, operand1, reverse0=False, reverse1=False,
+                         dtype=None, mask=None, **kwargs):
+    x, o0, o1 = _m(mask, data, operand0, operand1)
+    return _out(lambda d: _ops.scalar_tensor_tensor(d, x, op0, o0, op1, o1, reverse0, reverse1),
+                x.shape, _dt(dtype, x))
+
+
+def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, reverse1=False,
+                  dtype=None, mask=None, engine=None, **kwargs):
+    x, o0, o1 = _m(mask, data, operand0, operand1)
+    return _out(lambda d: _ops.tensor_scalar(d, x, op0, o0, reverse0, op1, o1, reverse1, engine),
+                x.shape, _dt(dtype, x))
+
+
+def tensor_scalar_reduce(data, op0, operand0, reduce_op, reduce_res, reverse0=False, dtype=None,
+                         mask=None, **kwargs):
+    x, o0, r = _m(mask, data, operand0, reduce_res)
+    return _out(lambda d: _ops.tensor_scalar_reduce(d, x, op0, o0, reduce_op, r, reverse0),
+                x.shape, _dt(dtype, x))
+
+
+def tensor_copy(src, mask=None, dtype=None, engine=None, **kwargs):
+    (x,) = _m(mask, src)
+    return _out(lambda d: _ops.tensor_copy(d, x, engine), x.shape, _dt(dtype, x))
+
+
+def reciprocal(data, dtype=None, mask=None, **kwargs):
+    (x,) = _m(mask, data)
+    return _out(lambda d: _ops.reciprocal(d, x), x.shape, _dt(dtype, x))
+
+
+def memset(shape, value, dtype, mask=None, engine=None, **kwargs):
+    _m(mask)
+    return _out(lambda d: _ops.memset(d, value, engine), shape, dtype)
+
+
+def exponential(src, max_value=0.0, reduce_res=None, mask=None, dtype=None, **kwargs):
+    x, m = _m(mask, src, max_value)
+    return _out(lambda d: _ops.exponential(d, x, m, reduce_res), x.shape, _dt(dtype, x))
+
+
+def bn_stats(data, mask=None, dtype=None, **kwargs):
+    (x,) = _m(mask, data)
+    return _out(lambda d: _ops.bn_stats(d, x), (x.shape[0], 6), _dt(dtype, x))
+
+
+def bn_aggr(data, mask=None, dtype=None, **kwargs):
+    (x,) = _m(mask, data)
+    return _out(lambda d: _ops.bn_aggr(d, x), (x.shape[0], 2), _dt(dtype, x))
+
+
+def max8(src, mask=None, dtype=None, **kwargs):
+    (x,) = _m(mask, src)
+    return _out(lambda d: _ops.max8(d, x), (x.shape[0], 8), _dt(dtype, x))
+
+
+def _affine(expr):
+    """(offset, channel_multiplier, free pattern, shape) of a legacy iota / predicate
+    expression: the range on grid axis 0 is the partition, the others the free dims."""
+    if not isinstance(expr, Expr):
+        raise NkiError("expected an nl.arange / nl.mgrid expression")
+    cm, part, free = 0, 1, []
+    offset = expr.const
+    for r, c in expr.terms:
+        offset += c * r.start
+        if r.axis == 0:
+            cm, part = c, r.n
+        else:
+            free.append((r.axis or 1, c, r.n))
+    free.sort()
+    pattern = [[c, n] for _, c, n in free] or [[1, 1]]
+    return offset, cm, pattern, (part, *[n for _, _, n in free]) if free else (part, 1)
+
+
+def iota(expr, dtype, mask=None, **kwargs):
+    """A tile holding the integer values of an nl.arange expression (GpSimd iota)."""
+    offset, cm, pattern, shape = _affine(expr)
+    _m(mask)
+    return _out(lambda d: _ops.iota(d, pattern, offset, cm), shape, dtype)
+
+
+_CMP = {">=": "is_ge", ">": "is_gt", "<=": "is_le", "<": "is_lt"}
+
+
+def affine_select(pred, on_true_tile, on_false_value, mask=None, dtype=None, **kwargs):
+    """on_true where an affine predicate over nl.arange holds, else on_false_value (GpSimd)."""
+    if not isinstance(pred, Cond) or len(pred.parts) != 1:
+        unsupported("affine_select with a predicate of several comparisons", "use nl.where")
+    e, op, v = pred.parts[0]
+    offset, cm, pattern, _ = _affine(e - v)
+    (x,) = _m(mask, on_true_tile)
+    return _out(lambda d: _ops.affine_select(d, pattern, offset, cm, x, on_false_value,
+                                             _CMP[op]), x.shape, _dt(dtype, x))
+
+
+def dma_copy(dst, src, mask=None, dst_rmw_op=None, oob_mode=None, dge_mode=None, **kwargs):
+    d, s = _m(mask, dst, src)
+    _ops.dma_copy(d, s, dst_rmw_op)
+
+
+def dma_transpose(src, axes=None, mask=None, dtype=None, **kwargs):
+    (x,) = _m(mask, src)
+    return _out(lambda d: _ops.dma_transpose(d, x), tuple(reversed(x.shape)), _dt(dtype, x))
+
+
+for _name in ("nc_matmul_mx", "quantize_mx", "dropout", "local_gather", "nc_find_index8",
+              "nc_match_replace8", "nc_stream_shuffle", "range_select", "select_reduce",
+              "sequence_bounds", "tensor_copy_predicated", "tensor_copy_dynamic_src",
+              "tensor_copy_dynamic_dst", "tensor_scalar_cumulative"):
+    globals()[_name] = getattr(_new, _name)

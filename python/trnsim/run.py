@@ -1,0 +1,112 @@
+"""Running programs on a simulated NeuronCore: numpy arrays in and out, latency, trace.
+
+The run itself is C++ (core/timing_run.h); this module converts numpy / ml_dtypes arrays to the
+tensors' bytes and back and presents the result.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from trnsim import _core
+from trnsim.kernel import Program, load_chip
+from trnsim.numerics import _container, format_info, numpy_dtype
+
+MODES = ("functional+timing", "timing", "functional")
+
+
+def to_bytes(array, fmt: str, shape) -> np.ndarray:
+    """An array's elements as the bytes of format ``fmt`` (values cast with RNE if needed)."""
+    from trnsim.numerics import cast, format_name
+
+    a = np.asarray(array)
+    if tuple(a.shape) != tuple(shape):
+        raise ValueError(f"array of shape {a.shape} given for a tensor of shape {tuple(shape)}")
+    if format_name(a.dtype) != fmt:
+        a = cast(a, fmt)
+    return np.ascontiguousarray(a).view(np.uint8).reshape(-1)
+
+
+def from_bytes(data: bytes, fmt: str, shape) -> np.ndarray:
+    """Bytes of a tensor as a numpy / ml_dtypes array (raw codes where numpy has no dtype)."""
+    info = format_info(fmt)
+    a = np.frombuffer(data, dtype=_container(info))
+    dt = numpy_dtype(fmt)
+    if dt is not None and dt != a.dtype:
+        a = a.view(dt)
+    return a.reshape(shape).copy()
+
+
+class RunResult:
+    """What one run gives: outputs, simulated latency, figures, and the trace if recorded.
+
+    Attributes:
+        outputs: dict tensor name -> numpy array (every non-scratch tensor; functional modes).
+        total_ps: simulated time of the run in picoseconds (0 in functional-only mode).
+        figures: the timed result as a dict (core/result_json.h: engines, dma, tensor, faults).
+        summary: the same as text.
+        trace: a ``_core.Trace`` (``chrome_json()``, ``summary()``) or None.
+    """
+
+    def __init__(self, outputs, figures, summary, trace):
+        self.outputs = outputs
+        self.figures = figures
+        self.summary = summary
+        self.trace = trace
+
+    @property
+    def total_ps(self) -> int:
+        return int(self.figures.get("total_ps", 0))
+
+    @property
+    def latency_us(self) -> float:
+        return self.total_ps / 1e6
+
+    @property
+    def faults(self) -> list:
+        return self.figures.get("faults", [])
+
+    @property
+    def ok(self) -> bool:
+        return not self.faults
+
+    def write_trace(self, path: str) -> None:
+        """Writes the Chrome / Perfetto trace JSON (open it in ui.perfetto.dev)."""
+        if self.trace is None:
+            raise ValueError("this run recorded no trace: run with trace=True")
+        with open(path, "w") as f:
+            f.write(self.trace.chrome_json())
+
+    def __repr__(self):
+        return f"RunResult(total_ps={self.total_ps}, outputs={list(self.outputs)}, ok={self.ok})"
+
+
+def run(program: Program, inputs: dict | None = None, chip=None, mode: str = "functional+timing",
+        trace: bool = False) -> RunResult:
+    """Runs a built program on one NeuronCore.
+
+    Args:
+        program: from ``KernelBuilder.build()``.
+        inputs: dict tensor name -> array (cast to the tensor's format with RNE if its dtype
+            differs). Tensors not given keep the NaN-filled fresh HBM contents.
+        chip: the generation (default: the one the program was built for).
+        mode: ``"functional+timing"`` (values and time), ``"timing"`` (time only, no data),
+            or ``"functional"`` (values only).
+        trace: record the per-instruction trace.
+    """
+    chip = load_chip(chip or program.chip or "trn2")
+    decl = {name: (fmt, shape) for name, fmt, shape, _ in program.tensors}
+    raw = []
+    for name, array in (inputs or {}).items():
+        if name not in decl:
+            raise ValueError(f"run: no tensor '{name}' in the program (has {sorted(decl)})")
+        fmt, shape = decl[name]
+        raw.append((name, to_bytes(array, fmt, shape)))
+    outs, figures, summary, tr = _core.run_program(chip, program, mode, raw, trace)
+    outputs = {n: from_bytes(b, decl[n][0], decl[n][1]) for n, b in outs}
+    return RunResult(outputs, json.loads(figures), summary, tr)
+
+
+__all__ = ["run", "RunResult", "MODES", "to_bytes", "from_bytes"]

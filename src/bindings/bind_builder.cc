@@ -1,0 +1,206 @@
+// KernelBuilder bindings: one method per builder call, same names and operand order
+// (src/kernel/builder.h documents each). Scalars are floats or [P, 1] Views.
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include "arch/chip_spec.h"
+#include "bindings/kernel_types.h"
+#include "isa/disassembler.h"
+#include "isa/names.h"
+#include "kernel/builder.h"
+#include "kernels/registry.h"
+
+namespace trnsim::bindings {
+
+namespace {
+
+using isa::ActFunc;
+using isa::AluOp;
+using isa::Engine;
+using kernel::AluArg;
+using kernel::KernelBuilder;
+using kernel::View;
+
+using Shape = std::vector<int64_t>;
+using Make = View (KernelBuilder::*)(std::string, num::Format, Shape);
+
+// Binds a builder method that declares a tensor or tile by (name, dtype name, shape).
+template <Make M>
+void declare(nb::class_<KernelBuilder>& c, const char* name, const char* doc) {
+  c.def(
+      name,
+      [](KernelBuilder& kb, std::string n, const std::string& dtype, Shape shape) {
+        return (kb.*M)(std::move(n), num::parse_format(dtype), std::move(shape));
+      },
+      nb::arg("name"), nb::arg("dtype"), nb::arg("shape"), doc);
+}
+
+}  // namespace
+
+void bind_kernel_builder(nb::module_& m) {
+  nb::class_<isa::Program>(m, "Program", "A built NeuronCore program (isa/program.h).")
+      .def_prop_ro("chip", [](const isa::Program& p) { return p.chip; })
+      .def_prop_ro("num_instructions", &isa::Program::num_instructions)
+      .def_prop_ro(
+          "tensors",
+          [](const isa::Program& p) {
+            std::vector<std::tuple<std::string, std::string, Shape, std::string>> out;
+            for (const auto& t : p.tensors)
+              out.emplace_back(t.name, t.dtype.name(), t.shape,
+                               std::string(isa::kTensorKindNames.name(t.kind)));
+            return out;
+          },
+          "(name, dtype, shape, kind) per HBM tensor.")
+      .def(
+          "text", [](const isa::Program& p) { return isa::disassemble(p); },
+          "The program in trnsim's text form (docs/isa.md).");
+
+  m.def(
+      "build_example",
+      [](const std::string& name, const arch::ChipSpec& chip, const std::vector<int64_t>& args) {
+        return examples::build_kernel(name, chip, args);
+      },
+      nb::arg("name"), nb::arg("chip"), nb::arg("args") = std::vector<int64_t>{},
+      "Builds a registered example kernel (examples/kernels, `trnsim run --list`).");
+  m.def(
+      "example_kernels",
+      [] {
+        std::vector<std::string> names;
+        for (const auto& e : examples::kernel_registry()) names.emplace_back(e.name);
+        return names;
+      },
+      "Names of the registered example kernels.");
+
+  nb::class_<KernelBuilder> kb(m, "KernelBuilder",
+                               "Builds a NeuronCore program call by call (src/kernel/builder.h).");
+  kb.def(nb::init<const arch::ChipSpec&>(), nb::arg("chip"), nb::keep_alive<1, 2>())
+      .def("set_seed", &KernelBuilder::set_seed, nb::arg("seed"))
+      .def(
+          "set_dma_policy",
+          [](KernelBuilder& b, std::vector<Engine> loads, Engine store) {
+            b.set_dma_policy(kernel::DmaPolicy{std::move(loads), store});
+          },
+          nb::arg("load_triggers"), nb::arg("store_trigger") = Engine::kGpSimd,
+          "Which streams trigger loads (round robin) and stores / on-chip copies.")
+      .def_prop_ro("num_instructions",
+                   [](const KernelBuilder& b) { return b.program().num_instructions(); });
+  declare<&KernelBuilder::input>(kb, "input", "An HBM tensor the host fills.");
+  declare<&KernelBuilder::output>(kb, "output", "An HBM tensor the host reads.");
+  declare<&KernelBuilder::inout>(kb, "inout", "An HBM tensor the host fills and reads.");
+  declare<&KernelBuilder::scratch>(kb, "scratch", "Device-only HBM working memory.");
+  declare<&KernelBuilder::sbuf>(kb, "sbuf", "An SBUF tile [partitions, free...].");
+  declare<&KernelBuilder::psum>(kb, "psum", "A PSUM tile [partitions, free...].");
+  kb.def(
+        "dma_copy",
+        [](KernelBuilder& b, const View& dst, const View& src, std::optional<Engine> trigger,
+           bool accumulate) {
+          b.dma_copy(dst, src, {trigger, accumulate});
+        },
+        nb::arg("dst"), nb::arg("src"), nb::arg("trigger") = nb::none(),
+        nb::arg("accumulate") = false)
+      .def(
+          "dma_transpose",
+          [](KernelBuilder& b, const View& dst, const View& src, std::optional<Engine> trigger) {
+            b.dma_transpose(dst, src, {trigger, false});
+          },
+          nb::arg("dst"), nb::arg("src"), nb::arg("trigger") = nb::none())
+      .def(
+          "matmul",
+          [](KernelBuilder& b, const View& dst, const View& st, const View& mv, bool start,
+             std::vector<int> pos, std::vector<int> size, bool double_row) {
+            kernel::MatmulOpts o;
+            o.start = start;
+            if (pos.size() == 2) o.tile_row = pos[0], o.tile_col = pos[1];
+            if (size.size() == 2) o.tile_rows = size[0], o.tile_cols = size[1];
+            o.double_row = double_row;
+            b.matmul(dst, st, mv, o);
+          },
+          nb::arg("dst"), nb::arg("stationary"), nb::arg("moving"), nb::arg("start") = false,
+          nb::arg("tile_position") = std::vector<int>{}, nb::arg("tile_size") = std::vector<int>{},
+          nb::arg("double_row") = false, "dst[M, N] (PSUM) = stationary[K, M].T @ moving[K, N].")
+      .def("transpose", &KernelBuilder::transpose, nb::arg("dst"), nb::arg("src"),
+           nb::arg("engine") = Engine::kTensor)
+      .def(
+          "activation",
+          [](KernelBuilder& b, const View& dst, const View& src, ActFunc f, nb::handle scale,
+             nb::handle bias,
+             float alpha) { b.activation(dst, src, f, scalar_of(scale), scalar_of(bias), alpha); },
+          nb::arg("dst"), nb::arg("src"), nb::arg("func"), nb::arg("scale") = 1.0,
+          nb::arg("bias") = 0.0, nb::arg("alpha") = 0.0f, "dst = func(src * scale + bias).")
+      .def(
+          "activation_reduce",
+          [](KernelBuilder& b, const View& dst, const View& red, const View& src, ActFunc f,
+             nb::handle scale, nb::handle bias) {
+            b.activation_reduce(dst, red, src, f, scalar_of(scale), scalar_of(bias));
+          },
+          nb::arg("dst"), nb::arg("reduce_dst"), nb::arg("src"), nb::arg("func"),
+          nb::arg("scale") = 1.0, nb::arg("bias") = 0.0)
+      .def("tensor_tensor", &KernelBuilder::tensor_tensor, nb::arg("dst"), nb::arg("in0"),
+           nb::arg("in1"), nb::arg("op"), nb::arg("engine") = Engine::kVector)
+      .def(
+          "tensor_scalar",
+          [](KernelBuilder& b, const View& dst, const View& src, AluOp op0, nb::handle arg0,
+             bool reverse0, AluOp op1, nb::handle arg1, bool reverse1, Engine e) {
+            b.tensor_scalar(dst, src, AluArg{op0, scalar_of(arg0), reverse0},
+                            AluArg{op1, scalar_of(arg1), reverse1}, e);
+          },
+          nb::arg("dst"), nb::arg("src"), nb::arg("op0"), nb::arg("arg0"),
+          nb::arg("reverse0") = false, nb::arg("op1") = AluOp::kBypass, nb::arg("arg1") = 0.0,
+          nb::arg("reverse1") = false, nb::arg("engine") = Engine::kVector,
+          "dst = (src op0 arg0) op1 arg1.")
+      .def(
+          "scalar_tensor_tensor",
+          [](KernelBuilder& b, const View& dst, const View& in0, AluOp op0, nb::handle arg0,
+             bool reverse0, AluOp op1, const View& in1) {
+            b.scalar_tensor_tensor(dst, in0, AluArg{op0, scalar_of(arg0), reverse0}, op1, in1);
+          },
+          nb::arg("dst"), nb::arg("in0"), nb::arg("op0"), nb::arg("arg0"), nb::arg("reverse0"),
+          nb::arg("op1"), nb::arg("in1"), "dst = (in0 op0 arg0) op1 in1.")
+      .def("tensor_reduce", &KernelBuilder::tensor_reduce, nb::arg("dst"), nb::arg("src"),
+           nb::arg("op"), nb::arg("axes") = 1)
+      .def("tensor_copy", &KernelBuilder::tensor_copy, nb::arg("dst"), nb::arg("src"),
+           nb::arg("engine") = Engine::kVector)
+      .def("memset", &KernelBuilder::memset, nb::arg("dst"), nb::arg("value"),
+           nb::arg("engine") = Engine::kVector)
+      .def("select", &KernelBuilder::select, nb::arg("dst"), nb::arg("predicate"),
+           nb::arg("on_true"), nb::arg("on_false"))
+      .def("bn_stats", &KernelBuilder::bn_stats, nb::arg("dst"), nb::arg("src"))
+      .def("bn_aggr", &KernelBuilder::bn_aggr, nb::arg("dst"), nb::arg("src"))
+      .def("reciprocal", &KernelBuilder::reciprocal, nb::arg("dst"), nb::arg("src"))
+      .def("max8", &KernelBuilder::max8, nb::arg("dst"), nb::arg("src"))
+      .def(
+          "exponential",
+          [](KernelBuilder& b, const View& dst, const View& src, nb::handle max_value) {
+            b.exponential(dst, src, scalar_of(max_value));
+          },
+          nb::arg("dst"), nb::arg("src"), nb::arg("max_value") = 0.0,
+          "NC-v4: dst = exp(src - max_value) on VectorE.")
+      .def("iota", &KernelBuilder::iota, nb::arg("dst"), nb::arg("base"),
+           nb::arg("channel_multiplier"))
+      .def("affine_select", &KernelBuilder::affine_select, nb::arg("dst"), nb::arg("src"),
+           nb::arg("cmp"), nb::arg("base"), nb::arg("channel_multiplier"), nb::arg("fill"))
+      .def("partition_reduce", &KernelBuilder::partition_reduce, nb::arg("dst"), nb::arg("src"),
+           nb::arg("op"))
+      .def(
+          "tensor_tensor_scan",
+          [](KernelBuilder& b, const View& dst, const View& in0, const View& in1,
+             nb::handle initial, AluOp op0,
+             AluOp op1) { b.tensor_tensor_scan(dst, in0, in1, scalar_of(initial), op0, op1); },
+          nb::arg("dst"), nb::arg("in0"), nb::arg("in1"), nb::arg("initial"), nb::arg("op0"),
+          nb::arg("op1"))
+      .def(
+          "tensor_scalar_reduce",
+          [](KernelBuilder& b, const View& dst, const View& red, const View& src, AluOp op0,
+             nb::handle arg0, bool reverse0, AluOp reduce_op) {
+            b.tensor_scalar_reduce(dst, red, src, AluArg{op0, scalar_of(arg0), reverse0},
+                                   reduce_op);
+          },
+          nb::arg("dst"), nb::arg("reduce_dst"), nb::arg("src"), nb::arg("op0"), nb::arg("arg0"),
+          nb::arg("reverse0") = false, nb::arg("reduce_op") = AluOp::kAdd)
+      .def("build", &KernelBuilder::build,
+           "Finishes the program (semaphores, validation); the builder is spent afterwards.");
+}
+
+}  // namespace trnsim::bindings

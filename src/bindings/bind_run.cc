@@ -1,0 +1,99 @@
+// Run bindings: a built Program on one NeuronCore in one of the three run modes
+// (core/timing_run.h), HBM tensors in and out as raw bytes (the Python layer views them as
+// numpy / ml_dtypes arrays), the timed result as JSON and text, the trace as an object that
+// writes Chrome / Perfetto JSON and text summaries.
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/unique_ptr.h>
+#include <nanobind/stl/vector.h>
+
+#include <memory>
+#include <span>
+
+#include "arch/chip_spec.h"
+#include "base/error.h"
+#include "bindings/bindings.h"
+#include "core/result_json.h"
+#include "core/timing_run.h"
+#include "profile/chrome_trace.h"
+#include "profile/summary.h"
+#include "profile/trace.h"
+
+namespace trnsim::bindings {
+
+namespace {
+
+using Bytes = nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>;
+
+core::RunMode parse_mode(const std::string& s) {
+  if (s == "functional+timing") return core::RunMode::kFunctionalTiming;
+  if (s == "timing") return core::RunMode::kTimingOnly;
+  if (s == "functional") return core::RunMode::kFunctionalOnly;
+  throw InputError("run", "mode", "'" + s + "': use functional+timing, timing or functional");
+}
+
+// The trace of several runs laid side by side: each run's tracks under `process` names of its
+// own, its spans shifted by its start time (SPMD instances, LNC cores).
+std::unique_ptr<profile::Trace> merge(const std::vector<const profile::Trace*>& traces,
+                                      const std::vector<int64_t>& offsets_ps,
+                                      const std::vector<std::string>& processes) {
+  auto out = std::make_unique<profile::Trace>();
+  for (size_t i = 0; i < traces.size(); ++i) {
+    const profile::Trace& t = *traces[i];
+    std::vector<uint32_t> track, label;
+    for (const auto& tr : t.tracks()) track.push_back(out->add_track(processes.at(i), tr.name));
+    for (const auto& l : t.labels()) label.push_back(out->add_label(l));
+    const Picoseconds off(offsets_ps.at(i));
+    for (const auto& s : t.spans())
+      out->record(track[s.track], s.start + off, s.end + off, label[s.label]);
+  }
+  return out;
+}
+
+}  // namespace
+
+void bind_run(nb::module_& m) {
+  nb::class_<profile::Trace>(m, "Trace", "Per-instruction spans of a timed run (profile/trace.h).")
+      .def_prop_ro("num_spans", [](const profile::Trace& t) { return t.spans().size(); })
+      .def("chrome_json", &profile::chrome_trace_json,
+           "Chrome / Perfetto trace-event JSON (ui.perfetto.dev opens it).")
+      .def("summary", &profile::text_summary, nb::arg("top") = 10,
+           "Per track: spans, busy time and share; the labels that took the most time.");
+  m.def("merge_traces", &merge, nb::arg("traces"), nb::arg("offsets_ps"), nb::arg("processes"),
+        "Several runs' traces in one, each under its own process name, shifted by its offset.");
+
+  m.def(
+      "run_program",
+      [](const arch::ChipSpec& chip, const isa::Program& program, const std::string& mode_name,
+         const std::vector<std::tuple<std::string, Bytes>>& inputs, bool want_trace) {
+        const core::RunMode mode = parse_mode(mode_name);
+        core::CoreRunner runner(chip, program, mode);
+        if (mode != core::RunMode::kTimingOnly)
+          for (const auto& [name, a] : inputs)
+            runner.functional().write_tensor(
+                name, std::span<const uint8_t>(static_cast<const uint8_t*>(a.data()), a.nbytes()));
+        auto trace = want_trace ? std::make_unique<profile::Trace>() : nullptr;
+        core::TimingResult r;
+        {
+          nb::gil_scoped_release release;
+          r = runner.run(trace.get());
+        }
+        std::vector<std::tuple<std::string, nb::bytes>> outputs;
+        if (mode != core::RunMode::kTimingOnly)
+          for (const auto& t : program.tensors) {
+            if (t.kind == isa::TensorKind::kScratch) continue;
+            const std::vector<uint8_t> b = runner.functional().read_tensor(t.name);
+            outputs.emplace_back(t.name, nb::bytes(b.data(), b.size()));
+          }
+        return std::make_tuple(std::move(outputs), core::timing_result_json(r).dump(), r.summary(),
+                               std::move(trace));
+      },
+      nb::arg("chip"), nb::arg("program"), nb::arg("mode"), nb::arg("inputs"),
+      nb::arg("trace") = false,
+      "Runs `program` on one core. Inputs: (tensor name, C-contiguous array of its bytes). "
+      "Returns (outputs [(name, bytes)] for every non-scratch tensor, result JSON, summary "
+      "text, Trace or None).");
+}
+
+}  // namespace trnsim::bindings

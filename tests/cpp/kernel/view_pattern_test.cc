@@ -1,0 +1,48 @@
+// Explicit access patterns (View::pattern, NKI's .ap()) and reinterpreting casts (View::bitcast)
+// checked on the access patterns they produce and through a functional run.
+#include <gtest/gtest.h>
+
+#include "base/error.h"
+#include "kernel/builder.h"
+#include "kernel_test_util.h"
+
+namespace trnsim::kernel_test {
+namespace {
+
+using kernel::KernelBuilder;
+using kernel::ViewDim;
+
+TEST(ViewPattern, TilePatternStartsAtItsPartitionAndOffset) {
+  KernelBuilder kb(chip("trn2"));
+  auto t = kb.sbuf("t", num::fp32(), {16, 16});
+  // t[2:6, 8:16] as NKI writes it: offset 2 * 16 + 8, partition step 16.
+  auto v = t.pattern(2 * 16 + 8, {{4, 16}, {8, 1}});
+  EXPECT_EQ(v.start_partition(), 2);
+  EXPECT_EQ(v.offset(), 8);
+  EXPECT_EQ(v.shape(), (std::vector<int64_t>{4, 8}));
+  EXPECT_THROW(t.pattern(0, {{8, 32}, {16, 1}}), InputError);   // every other partition
+  EXPECT_THROW(t.pattern(8, {{2, 16}, {16, 1}}), InputError);   // crosses a partition end
+  EXPECT_THROW(t.pattern(0, {{17, 16}, {16, 1}}), InputError);  // past the tile
+}
+
+TEST(ViewPattern, HbmPatternTransposesAndBitcastHalvesElements) {
+  KernelBuilder kb(chip("trn1"));
+  auto x = kb.input("x", num::fp32(), {8, 4});
+  auto y = kb.output("y", num::fp32(), {4, 8});
+  auto t = kb.sbuf("t", num::fp32(), {4, 8});
+  kb.dma_copy(t, x.pattern(0, {{4, 1}, {8, 4}}));  // x.T, read column by column
+  kb.dma_copy(y, t);
+  auto b = t.bitcast(num::bf16());
+  EXPECT_EQ(b.shape(), (std::vector<int64_t>{4, 16}));
+  EXPECT_EQ(b.dtype().name(), "bf16");
+  EXPECT_THROW(t(kernel::all, {0, 8, 2}).bitcast(num::bf16()), InputError);
+  const isa::Program p = kb.build();
+  std::vector<float> xv(32);
+  for (size_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<float>(i);
+  auto out = run(chip("trn1"), p, {{"x", xv}});
+  for (size_t r = 0; r < 4; ++r)
+    for (size_t c = 0; c < 8; ++c) ASSERT_EQ(out["y"][r * 8 + c], xv[c * 4 + r]);
+}
+
+}  // namespace
+}  // namespace trnsim::kernel_test

@@ -1,0 +1,171 @@
+"""Launching NKI kernels on trnsim: entry points (jit, simulate, simulate_kernel, baremetal,
+benchmark, profile), SPMD grids and LNC=2, shared HBM, the target generation, tile sizes,
+the import aliases and traces."""
+
+import importlib
+import json
+import sys
+
+import numpy as np
+import pytest
+
+import trnsim.nki as nki
+import trnsim.nki.isa as nisa
+import trnsim.nki.language as nl
+
+
+def double_rows(x, out):
+    """Each instance doubles its 128-row slice of x into out (shared HBM)."""
+    i = nl.program_id(0)
+    t = nl.ndarray((128, x.shape[1]), nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=x[i * 128:(i + 1) * 128])
+    nisa.tensor_scalar(dst=t, data=t, op0=nl.multiply, operand0=2.0)
+    nisa.dma_copy(dst=out[i * 128:(i + 1) * 128], src=t)
+
+
+def test_spmd_grid_shares_hbm_and_sums_latency(rng):
+    x = rng.standard_normal((512, 64)).astype(np.float32)
+    out = np.zeros_like(x)
+    k = nki.jit(double_rows)
+    k[4](x, out)
+    np.testing.assert_array_equal(out, 2 * x)
+    run = k.last_run
+    assert len(run.instances) == 4 and [p for p, _, _ in run.instances] == [(0,), (1,), (2,), (3,)]
+    assert run.total_ps == sum(t for _, t, _ in run.instances)
+
+
+def test_two_dim_grid_program_ids_and_num_programs():
+    @nki.jit
+    def ids(out):
+        i, j = nl.program_id(0), nl.program_id(1)
+        assert nl.num_programs(0) == 2 and nl.num_programs(1) == 3 and nl.program_ndim() == 2
+        t = nl.ndarray((1, 1), nl.float32)
+        nisa.memset(dst=t, value=10 * i + j)
+        nisa.dma_copy(dst=out[i, j:j + 1], src=t)
+
+    out = np.zeros((2, 3), np.float32)
+    ids[2, 3](out)
+    np.testing.assert_array_equal(out, [[0, 1, 2], [10, 11, 12]])
+
+
+def test_lnc2_instances_run_side_by_side(rng):
+    x = rng.standard_normal((256, 64)).astype(np.float32)
+    out = np.zeros_like(x)
+    k = nki.jit(double_rows)
+    k[nl.nc(2)](x, out)
+    np.testing.assert_array_equal(out, 2 * x)
+    ts = [t for _, t, _ in k.last_run.instances]
+    assert k.last_run.total_ps == max(ts) < sum(ts)
+    names = {e.get("args", {}).get("name") for e in
+             json.loads(k.last_run.trace.chrome_json())["traceEvents"] if e.get("ph") == "M"}
+    assert {"nc0 pid[0]", "nc1 pid[1]"} <= names
+
+
+def add_kernel(a, b):
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    ta = nl.ndarray(a.shape, a.dtype, buffer=nl.sbuf)
+    tb = nl.ndarray(b.shape, b.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=ta, src=a)
+    nisa.dma_copy(dst=tb, src=b)
+    nisa.tensor_tensor(dst=ta, data1=ta, data2=tb, op=nl.add)
+    nisa.dma_copy(dst=out, src=ta)
+    return out
+
+
+@pytest.mark.parametrize("entry", ["jit", "jit_sim", "simulate", "simulate_call",
+                                   "simulate_kernel", "baremetal"])
+def test_entry_points_return_outputs(entry, rng):
+    a, b = rng.standard_normal((2, 128, 256)).astype(np.float32)
+    f = {"jit": lambda: nki.jit(add_kernel)(a, b),
+         "jit_sim": lambda: nki.jit(mode="simulation")(add_kernel)(a, b),
+         "simulate": lambda: nki.simulate(add_kernel)(a, b),
+         "simulate_call": lambda: nki.simulate(add_kernel, a, b),
+         "simulate_kernel": lambda: nki.simulate_kernel(nki.jit(add_kernel), a, b),
+         "baremetal": lambda: nki.baremetal(add_kernel)(a, b)}[entry]
+    np.testing.assert_array_equal(f(), a + b)
+    assert nki.last_run().latency_us > 0
+
+
+def test_benchmark_and_profile_report_latency_and_write_traces(tmp_path, rng):
+    a, b = rng.standard_normal((2, 128, 256)).astype(np.float32)
+    bench = nki.benchmark(warmup=2, iters=5, save_trace_name=str(tmp_path / "bench.json"))(
+        add_kernel)
+    bench(a, b)
+    lat = bench.benchmark_result.nc_latency.get_latency_percentile(50)
+    assert lat == pytest.approx(bench.last_run.latency_us) and lat > 0
+    prof = nki.profile(working_directory=str(tmp_path), save_trace_name="p.json")(add_kernel)
+    prof(a, b)
+    events = json.loads((tmp_path / "p.json").read_text())["traceEvents"]
+    assert any(e.get("ph") == "X" for e in events)
+    assert (tmp_path / "bench.json").exists()
+
+
+def test_target_by_argument_and_environment(monkeypatch):
+    seen = {}
+
+    @nki.jit
+    def sizes(out):
+        seen["pmax"] = nl.tile_size.pmax
+        seen["fmax"] = nl.tile_size.gemm_moving_fmax
+        seen["version"] = nisa.get_nc_version()
+
+    out = np.zeros(1, np.float32)
+    monkeypatch.setenv(nki.TARGET_ENV, "trn1")
+    sizes(out)
+    assert nki.last_run().chip == "trn1" and seen["version"] == nisa.nc_version.gen2
+    assert seen["pmax"] == 128 and seen["fmax"] == 512
+    nki.simulate(sizes, out, chip="trn3")
+    assert nki.last_run().chip == "trn3" and seen["version"] == nisa.nc_version.gen4
+    monkeypatch.delenv(nki.TARGET_ENV)
+    sizes(out)
+    assert nki.last_run().chip == "trn2"
+
+
+def test_timings_differ_by_generation(rng):
+    a, b = rng.standard_normal((2, 128, 2048)).astype(np.float32)
+    t = {c: nki.run(add_kernel, a, b, chip=c)[1].total_ps for c in ("trn1", "trn2", "trn3")}
+    assert len(set(t.values())) > 1
+
+
+def test_install_alias_lets_kernels_import_nki_and_neuronxcc(monkeypatch, rng):
+    for m in [m for m in sys.modules if m == "nki" or m.startswith(("nki.", "neuronxcc"))]:
+        monkeypatch.delitem(sys.modules, m)
+    nki.install_alias()
+    try:
+        new = importlib.import_module("nki")
+        import nki.isa as nisa2
+        import nki.language as nl2
+        from neuronxcc import nki as old
+        import neuronxcc.nki.language as nl_old
+        assert new is nki and nisa2 is nisa and nl2 is nl and old is nki.legacy
+        assert nl_old.arange is nl.arange
+    finally:
+        for m in [m for m in sys.modules if m == "nki" or m.startswith(("nki.", "neuronxcc"))]:
+            del sys.modules[m]
+    a = rng.standard_normal((128, 64)).astype(np.float32)
+    np.testing.assert_array_equal(old.simulate_kernel(old.jit(add_kernel), a, a), 2 * a)
+
+
+def test_subkernels_trace_inline_and_errors_name_the_problem():
+    @nki.jit
+    def inner(t):
+        nisa.memset(dst=t, value=3.0)
+
+    @nki.jit
+    def outer(out):
+        t = nl.ndarray((128, 8), nl.float32)
+        inner(t)
+        nisa.dma_copy(dst=out, src=t)
+
+    out = np.zeros((128, 8), np.float32)
+    outer(out)
+    assert (out == 3).all()
+    with pytest.raises(ValueError, match="outside a kernel"):
+        nl.ndarray((128, 8), nl.float32)
+
+    @nki.jit
+    def returns_tile(out):
+        return nl.ndarray((128, 8), nl.float32)
+
+    with pytest.raises(ValueError, match="not an HBM tensor"):
+        returns_tile(out)
