@@ -68,8 +68,9 @@ void DmaEngines::submit(const isa::Instruction& ins, const DmaPlan& plan,
   const int32_t simulated = fold_ > 1 ? 1 : plan.num_pieces;
   for (int32_t k = 0; k < simulated; ++k) {
     const int e = fold_ > 1 ? 0 : plan.piece(k).engine;
-    queues_by_engine_[static_cast<size_t>(e * queues_ + plan.queue)].push_back(
-        Pending{tid, static_cast<uint32_t>(k), ready});
+    queues_by_engine_[static_cast<size_t>(e) * static_cast<size_t>(queues_) +
+                      static_cast<size_t>(plan.queue)]
+        .push_back(Pending{tid, static_cast<uint32_t>(k), ready});
     ready_queues_[static_cast<size_t>(e)] |= uint64_t{1} << plan.queue;
     wake_engine(e, ready);
   }
