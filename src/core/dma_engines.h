@@ -41,7 +41,6 @@ class DmaEngines : public sim::Component {
   // `fold`: allow the symmetric shortcut when the program permits it (false: always simulate
   // each engine; for tests that compare the two).
   explicit DmaEngines(TimingContext& ctx, bool fold = true);
-  int fold() const { return fold_; }
 
   // A DMA instruction issued at `t` by `trigger` (issue number `id`).
   // `signals` are the instruction's (they apply when its last piece ends).

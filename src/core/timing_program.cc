@@ -56,7 +56,7 @@ TimingProgram::TimingProgram(const isa::Program& program, const arch::CoreSpec& 
       x.num_signals = static_cast<uint16_t>(ins.signals.size());
       signals_.insert(signals_.end(), ins.signals.begin(), ins.signals.end());
       x.flops = tensor_flops(ins, spec);
-      if (is_dma(ins.op)) {
+      if (x.dma) {
         x.dma_plan = static_cast<int32_t>(dma_plans_.size());
         dma_plans_.push_back(plan_dma(ins, spec));
         const DmaPlan& plan = dma_plans_.back();
