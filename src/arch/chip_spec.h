@@ -41,6 +41,13 @@ struct LinkSpec {
   std::optional<bool> nvlink_fusion;
 };
 
+// Logical NeuronCores (HARDWARE.md s6): how many physical cores may form one logical core.
+struct LncSpec {
+  std::vector<int> degrees{1};  // allowed LNC degrees (1; 1 and 2 on Trn2/Trn3)
+  int default_degree = 1;
+  double remote_semaphore_ns = 0;  // core_barrier: one core's semaphore write to another
+};
+
 struct ChipLevel {
   std::string name;
   int cores = 0;
@@ -52,6 +59,7 @@ struct ChipLevel {
   std::optional<double> sbuf_mib;  // as published per chip; derived.cc also computes it
   ChipDmaSpec dma;
   int cc_cores = 0;
+  LncSpec lnc;
   LinkSpec link;
   std::optional<int> memory_pool_chips;
   std::optional<std::vector<std::string>> sbuf_layouts;

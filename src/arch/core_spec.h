@@ -120,6 +120,7 @@ struct FeatureSpec {
   bool structured_sparsity = false;
   bool bit_exact_transpose = false;
   bool indirect_addressing = false;
+  bool core_to_core = false;  // core_barrier, sendrecv
 };
 
 struct CoreSpec {

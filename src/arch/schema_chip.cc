@@ -62,6 +62,13 @@ void add_chip_keys(Schema& schema) {
   chip.add(TRNSIM_KEY(cc_cores), "", "collective-communication cores (CC-Cores) per chip")
       .range(0, 1024);
 
+  auto lnc = chip.scope(TRNSIM_KEY(lnc));
+  lnc.add(TRNSIM_KEY(degrees), "", "logical-core degrees the chip supports (physical cores each)")
+      .range(1, 64);
+  lnc.add(TRNSIM_KEY(default_degree), "", "the runtime's default logical-core degree").range(1, 64);
+  lnc.add(TRNSIM_KEY(remote_semaphore_ns), "ns",
+          "core_barrier: latency of one core's semaphore update in another core");
+
   auto link = chip.scope(TRNSIM_KEY(link));
   link.add(TRNSIM_KEY(version), "", "chip-to-chip link generation (NeuronLink-v2 ...)");
   link.add(TRNSIM_KEY(count), "", "chip-to-chip link ports per chip").range(1, 1024);

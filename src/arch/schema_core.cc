@@ -172,6 +172,8 @@ void add_flags(S core) {
   f.add(TRNSIM_KEY(structured_sparsity), "", "TensorE structured-sparse matmul");
   f.add(TRNSIM_KEY(bit_exact_transpose), "", "TensorE is_transpose mode copies bits exactly");
   f.add(TRNSIM_KEY(indirect_addressing), "", "free-dim gather/scatter through an offset tensor");
+  f.add(TRNSIM_KEY(core_to_core), "",
+        "core_barrier and sendrecv between the physical cores of a logical core");
 }
 
 }  // namespace

@@ -52,7 +52,9 @@ uint64_t elementwise_cycles(const isa::Instruction& ins, const arch::CoreSpec& s
 uint64_t control_cycles(const isa::Instruction& ins, const arch::CoreSpec& spec);
 
 bool is_control(isa::Opcode op);
-bool is_dma(isa::Opcode op);
+bool is_dma(isa::Opcode op);  // dma_copy, dma_transpose, sendrecv: moved by the DMA engines
+// core_barrier and sendrecv: they complete with the other cores of the logical core.
+bool is_cross_core(isa::Opcode op);
 
 // Multiply-accumulate FLOPs of a TensorE instruction (2 per MAC; 0 for other opcodes), for
 // utilisation reports: M x K x N from the PSUM destination and the moving operand.

@@ -35,6 +35,7 @@ bool is_control(isa::Opcode op) {
     case isa::Opcode::kRegSet:
     case isa::Opcode::kRegAlu:
     case isa::Opcode::kBranch:
+    case isa::Opcode::kCoreBarrier:
       return true;
     default:
       return false;
@@ -42,7 +43,12 @@ bool is_control(isa::Opcode op) {
 }
 
 bool is_dma(isa::Opcode op) {
-  return op == isa::Opcode::kDmaCopy || op == isa::Opcode::kDmaTranspose;
+  return op == isa::Opcode::kDmaCopy || op == isa::Opcode::kDmaTranspose ||
+         op == isa::Opcode::kSendRecv;
+}
+
+bool is_cross_core(isa::Opcode op) {
+  return op == isa::Opcode::kCoreBarrier || op == isa::Opcode::kSendRecv;
 }
 
 uint64_t control_cycles(const isa::Instruction& ins, const arch::CoreSpec& spec) {

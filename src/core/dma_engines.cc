@@ -19,13 +19,12 @@ uint64_t bytes_per_second(double gbps) {
 }
 }  // namespace
 
-DmaEngines::DmaEngines(TimingContext& ctx, bool fold)
+DmaEngines::DmaEngines(TimingContext& ctx, HbmPool& pool, bool fold)
     : ctx_(ctx),
+      pool_(pool),
       engines_(std::max(ctx.spec.dma.engines, 1)),
       queues_(std::max(ctx.spec.dma.queues_per_engine, 1)),
       engine_rate_(bytes_per_second(ctx.spec.dma.engine_bandwidth_practical_gbps)),
-      hbm_share_(
-          bytes_per_second(ctx.chip.chip.hbm.bandwidth_gbps / std::max(ctx.chip.chip.cores, 1))),
       core_rate_(ctx.spec.dma.core_bandwidth_gbps
                      ? bytes_per_second(*ctx.spec.dma.core_bandwidth_gbps)
                      : UINT64_MAX),
@@ -39,6 +38,7 @@ DmaEngines::DmaEngines(TimingContext& ctx, bool fold)
   // Queue sets are 64-bit masks (DMA-OV: 16 queues per engine).
   if (queues_ > 64) throw InputError("core.dma.queues_per_engine: at most 64 are modelled");
   ctx.result.dma.engine_busy.assign(static_cast<size_t>(engines_), Picoseconds(0));
+  pool_.join(*this);
 }
 
 uint32_t DmaEngines::new_transfer() {
@@ -53,16 +53,18 @@ uint32_t DmaEngines::new_transfer() {
 
 void DmaEngines::submit(const isa::Instruction& ins, const DmaPlan& plan,
                         std::span<const isa::SemSignal> signals, isa::Engine trigger, uint64_t id,
-                        Picoseconds t) {
-  const uint32_t tid = new_transfer();
-  transfers_[tid] =
-      Transfer{&ins, &plan, signals, trigger, id, static_cast<int32_t>(plan.num_pieces)};
+                        Picoseconds t, DmaListener* listener, uint64_t tag) {
   if (plan.num_pieces == 0) {  // nothing to move: completes at once
     ++ctx_.result.dma.transfers;
-    ctx_.apply_signals(signals, t);
-    free_transfers_.push_back(tid);
+    if (listener != nullptr)
+      listener->dma_done(tag, t);
+    else
+      ctx_.apply_signals(signals, t);
     return;
   }
+  const uint32_t tid = new_transfer();
+  transfers_[tid] = Transfer{
+      &ins, &plan, signals, trigger, id, static_cast<int32_t>(plan.num_pieces), listener, tag};
   const Picoseconds ready = t + overhead_;
   // Folded: engine 0 takes the first piece and stands for the engines of the others.
   const int32_t simulated = fold_ > 1 ? 1 : plan.num_pieces;
@@ -168,8 +170,12 @@ void DmaEngines::start_next(int engine, Picoseconds now) {
 void DmaEngines::settle(Picoseconds now) {
   // The core's cap (spec dma.core_bandwidth_gbps) is shared equally by the busy engines.
   const uint64_t engine_rate = busy_ ? std::min(engine_rate_, core_rate_ / busy_) : engine_rate_;
-  const uint64_t hbm_rate =
-      hbm_weight_ ? std::min(engine_rate, hbm_share_ / hbm_weight_) : engine_rate;
+  if (hbm_weight_ != pool_weight_) {
+    const uint64_t before = pool_weight_;
+    pool_weight_ = hbm_weight_;
+    pool_.reweigh(*this, before, hbm_weight_, now);
+  }
+  const uint64_t hbm_rate = std::min(engine_rate, pool_.share());
   classes_[kOnChip].set_rate(std::max<uint64_t>(engine_rate, 1));
   classes_[kTouchesHbm].set_rate(std::max<uint64_t>(hbm_rate, 1));
   const Picoseconds next =
@@ -207,9 +213,16 @@ void DmaEngines::finish_piece(int engine, Picoseconds now) {
     st.hbm_read_bytes += t.plan->hbm_read_bytes;
     st.hbm_write_bytes += t.plan->hbm_write_bytes;
     st.finish = std::max(st.finish, now);
-    if (ctx_.executor != nullptr) ctx_.executor->execute(*t.ins, t.trigger, t.id);
-    ctx_.apply_signals(t.signals, now);
+    // The slot is free before anyone hears of the end: a listener may submit again (which
+    // can reuse or reallocate transfers_, so `t` is not used past this point).
+    const Transfer done = t;
     free_transfers_.push_back(a.transfer);
+    if (done.listener != nullptr) {
+      done.listener->dma_done(done.tag, now);
+    } else {
+      if (ctx_.executor != nullptr) ctx_.executor->execute(*done.ins, done.trigger, done.id);
+      ctx_.apply_signals(done.signals, now);
+    }
   }
   start_next(engine, now);
 }

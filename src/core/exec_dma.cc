@@ -55,4 +55,11 @@ void exec_dma_copy(ExecContext& ctx) {
   ctx.write(0, t);
 }
 
+void exec_sendrecv_alone(ExecContext& ctx) {
+  ctx.fault(mem::FaultKind::kPeer,
+            fmt::format("sendrecv to core {} on pipe {} has no peer core: run the kernel on a "
+                        "logical core of 2 (LNC=2)",
+                        ctx.p.send_to, ctx.p.pipe));
+}
+
 }  // namespace trnsim::core

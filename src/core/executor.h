@@ -13,6 +13,7 @@
 #include "arch/core_spec.h"
 #include "core/exec_options.h"
 #include "core/exec_state.h"
+#include "core/timing_executor.h"
 #include "isa/engine.h"
 #include "isa/instruction.h"
 #include "mem/fault.h"
@@ -53,6 +54,18 @@ class Executor {
   bool check_operands(ExecContext& ctx);
 
   ExecState st_;
+};
+
+// An Executor behind the timing model's interface: functional + timing runs.
+class TimedExecutor : public InstructionExecutor {
+ public:
+  explicit TimedExecutor(Executor& exec) : exec_(exec) {}
+  void execute(const isa::Instruction& ins, isa::Engine engine, uint64_t id) override {
+    exec_.execute(ins, engine, id);
+  }
+
+ private:
+  Executor& exec_;
 };
 
 }  // namespace trnsim::core

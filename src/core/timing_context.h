@@ -1,6 +1,6 @@
 // What the components of one simulated NeuronCore share: the spec, the prepared program, the
-// event kernel, semaphores, shared ports, the optional value executor and trace, and the
-// statistics they add to. Components (the five sequencers, the DMA engines) talk only through
+// event kernel (shared with the other cores of a chip-level run), semaphores, shared ports,
+// the optional value executor and trace, the cross-core group, and the statistics they add to. Components (the five sequencers, the DMA engines) talk only through
 // this state and timed events (STYLE.md 9), so a run is a pure function of its inputs.
 #pragma once
 
@@ -22,6 +22,7 @@ namespace trnsim::core {
 class Sequencer;
 class DmaEngines;
 class TimingTrace;
+class CrossCore;
 
 // Event priorities at equal time: state changes (completions, signals) before issue attempts,
 // so an instruction waiting for a signal applied at t issues at t ("legal at t").
@@ -29,19 +30,21 @@ inline constexpr int32_t kPriorityComplete = 0;
 inline constexpr int32_t kPriorityIssue = 1;
 
 struct TimingContext {
-  TimingContext(const arch::ChipSpec& c, const TimingProgram& p)
-      : chip(c), spec(c.core), prog(p), sems(p.num_semaphores()) {}
+  TimingContext(const arch::ChipSpec& c, const TimingProgram& p, sim::Simulator& s)
+      : chip(c), spec(c.core), prog(p), sim(s), sems(p.num_semaphores()) {}
 
   const arch::ChipSpec& chip;
   const arch::CoreSpec& spec;
   const TimingProgram& prog;
-  sim::Simulator sim;
+  sim::Simulator& sim;
   Semaphores sems;
   SharedPorts ports;
   InstructionExecutor* executor = nullptr;  // functional + timing mode only
   TimingTrace* trace = nullptr;             // when profiling
   std::array<Sequencer*, isa::kNumEngines> seq{};
   DmaEngines* dma = nullptr;
+  CrossCore* cross = nullptr;  // the other cores of the logical core (null: a single-core run)
+  int core = 0;                // this core's rank in its group
 
   TimingResult result;
   uint64_t executed = 0;

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/control_step.h"
+#include "core/cross_core.h"
 #include "core/dma_engines.h"
 #include "core/timing_trace.h"
 
@@ -33,7 +34,7 @@ Sequencer::Sequencer(TimingContext& ctx, isa::Engine engine, double clock_ghz)
 void Sequencer::wake(Picoseconds t) { schedule_try(clock_.next_edge(t)); }
 
 void Sequencer::schedule_try(Picoseconds t) {
-  if (finished() || ctx_.stopped) return;
+  if (finished() || at_barrier_ || ctx_.stopped) return;
   if (try_pending_ && try_time_ <= t) return;
   try_pending_ = true;
   try_time_ = t;
@@ -45,6 +46,10 @@ void Sequencer::handle(const sim::Event& e) {
     complete(e.payload);
     return;
   }
+  if (e.kind == kRelease) {
+    released(ctx_.sim.now());
+    return;
+  }
   if (e.payload != try_gen_) return;  // superseded by an earlier attempt
   try_pending_ = false;
   try_issue();
@@ -53,7 +58,7 @@ void Sequencer::handle(const sim::Event& e) {
 void Sequencer::try_issue() {
   Picoseconds now = ctx_.sim.now();
   uint64_t cycle = clock_.cycle_at_or_after(now);
-  while (!finished() && !ctx_.stopped) {
+  while (!finished() && !at_barrier_ && !ctx_.stopped) {
     const InstrInfo& info = info_[pc_];
     uint64_t ready = std::max(next_issue_cycle_, unit_free_[static_cast<size_t>(info.cost.unit)]);
     if (info.cost.waits_background)
@@ -121,6 +126,27 @@ void Sequencer::issue(const isa::Instruction& ins, const InstrInfo& info, uint64
 
   const bool control = info.control;
   pc_ = control ? run_control(ins, id) : pc_ + 1;
+  if (info.op == isa::Opcode::kCoreBarrier && ctx_.cross != nullptr) {
+    // Passes when the other cores are there too; its signals apply then (released()).
+    at_barrier_ = true;
+    barrier_index_ = index;
+    barrier_id_ = id;
+    ctx_.cross->barrier(ctx_.core, *this, t_retire);
+    return;
+  }
+  if (info.op == isa::Opcode::kSendRecv) {
+    if (ctx_.cross != nullptr) {
+      ctx_.cross->sendrecv(ctx_.core, ins, ctx_.prog.dma_plan(info.dma_plan),
+                           ctx_.prog.signals(info), engine_, id, t0);
+      return;
+    }
+    ctx_.fault(mem::FaultKind::kPeer, ins, engine_, id,
+               fmt::format("sendrecv to core {} on pipe {} has no peer core: run the kernel on a "
+                           "logical core of 2 (LNC=2)",
+                           ins.p.send_to, ins.p.pipe));
+    ctx_.apply_signals(ctx_.prog.signals(info), t_retire);  // the rest of the run goes on
+    return;
+  }
   if (info.dma) {
     ctx_.dma->submit(ins, ctx_.prog.dma_plan(info.dma_plan), ctx_.prog.signals(info), engine_, id,
                      t0);
@@ -138,6 +164,19 @@ void Sequencer::complete(uint64_t payload) {
   if (ctx_.executor != nullptr && !info.control)
     ctx_.executor->execute(stream_[index], engine_, id);
   ctx_.apply_signals(ctx_.prog.signals(info), ctx_.sim.now());
+}
+
+void Sequencer::release_barrier(Picoseconds t) {
+  ctx_.sim.schedule(t, this, kRelease, 0, kPriorityComplete);
+}
+
+void Sequencer::released(Picoseconds now) {
+  at_barrier_ = false;
+  last_retire_ = std::max(last_retire_, now);
+  stats_.finish = std::max(stats_.finish, now);
+  next_issue_cycle_ = std::max(next_issue_cycle_, clock_.cycle_at_or_after(now));
+  ctx_.apply_signals(ctx_.prog.signals(info_[barrier_index_]), now);
+  wake(now);
 }
 
 size_t Sequencer::run_control(const isa::Instruction& ins, uint64_t id) {

@@ -7,6 +7,8 @@
 //  - the shared SBUF/PSUM ports it needs are free (timing_ports.h).
 // Instructions retire in order: an instruction's values (executor) and semaphore signals take
 // effect at its completion or at the previous instruction's retirement, whichever is later.
+// A core_barrier holds the stream until the other cores of the logical core reach theirs
+// (cross_core.h); a sendrecv is handed to the group like a DMA to the DMA engines.
 // The five engines differ only in data (clock, costs, units), so one class serves them all.
 #pragma once
 
@@ -28,19 +30,26 @@ class Sequencer : public sim::Component {
   void wake(Picoseconds t);
   void handle(const sim::Event& e) override;
 
-  bool finished() const { return pc_ >= stream_.size(); }
+  bool finished() const { return pc_ >= stream_.size() && !at_barrier_; }
+  // Waiting at a core_barrier for the other cores; barrier_index() is its place in the stream.
+  bool at_barrier() const { return at_barrier_; }
+  size_t barrier_index() const { return barrier_index_; }
+  uint64_t barrier_id() const { return barrier_id_; }
+  // The group lets this stream past its core_barrier at `t` (cross_core.h).
+  void release_barrier(Picoseconds t);
   isa::Engine engine() const { return engine_; }
   size_t pc() const { return pc_; }
   const sim::Clock& clock() const { return clock_.clock(); }
 
  private:
-  enum Kind : uint32_t { kTry = 0, kComplete = 1 };
+  enum Kind : uint32_t { kTry = 0, kComplete = 1, kRelease = 2 };
 
   void try_issue();
   void issue(const isa::Instruction& ins, const InstrInfo& info, uint64_t cycle);
   // Resolves a control instruction; returns the next pc (or the current one after a fault).
   size_t run_control(const isa::Instruction& ins, uint64_t id);
   void complete(uint64_t payload);
+  void released(Picoseconds now);
   void schedule_try(Picoseconds t);
 
   TimingContext& ctx_;
@@ -57,6 +66,10 @@ class Sequencer : public sim::Component {
   std::array<uint64_t, kNumUnits> unit_free_{};  // cycle each unit is free again
   RegisterFile regs_;
   Picoseconds last_retire_;  // retirement time of the latest instruction issued
+
+  bool at_barrier_ = false;
+  size_t barrier_index_ = 0;
+  uint64_t barrier_id_ = 0;
 
   bool try_pending_ = false;
   Picoseconds try_time_;

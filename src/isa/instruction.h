@@ -116,6 +116,9 @@ struct Params {
   // DMA: which of the core's DMA queues runs the transfer (0..engines*queues-1).
   int16_t dma_queue = 0;
   bool dma_accumulate = false;  // NC-v4 SBUF read-add-write
+  // sendrecv: the cores (ranks in the logical core) src goes to and dst comes from, and the
+  // pipe that pairs it with the peer's sendrecv (the k-th on a pipe meets the peer's k-th).
+  int16_t send_to = 0, recv_from = 0, pipe = 0;
   // Control: scalar register operands and branch target.
   int16_t reg_dst = -1, reg_a = -1, reg_b = -1;
   int64_t reg_imm = 0;

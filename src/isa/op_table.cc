@@ -139,6 +139,15 @@ constexpr std::array<OpInfo, kNumOpcodes> kTable{
        "dst = src (cast through fp32), or dst += src with accumulate"),
     op(kDmaTranspose, kAnyEngine, {W("dst", kSbuf), R("src", kDmaEnd)}, {kQueue}, SR::kDmaTranspose,
        "dst[F, P] = src[P, F] during the copy (2- and 4-byte dtypes)", Feature::kDmaTranspose),
+    // Between the physical cores of a logical core (s6). The engine that issues core_barrier
+    // does the remote semaphore update and the local wait (NKI: engine=, gpsimd by default).
+    op(kCoreBarrier, kAnyEngine, {}, {}, SR::kNone,
+       "waits until every core of the logical core has reached its matching core_barrier",
+       Feature::kCoreToCore),
+    op(kSendRecv, kAnyEngine, {W("dst", kSbuf), R("src", kSbuf)},
+       {kQueue, kSendTo, kRecvFrom, kPipe}, SR::kSendRecv,
+       "src goes to core send_to's dst, core recv_from's src arrives in dst (DMA, by pipe)",
+       Feature::kCoreToCore),
 };
 
 constexpr bool table_in_opcode_order() {
@@ -202,6 +211,8 @@ bool has_feature(const arch::CoreSpec& core, Feature f) {
       return x.bf16_psum;
     case Feature::kBitExactTranspose:
       return x.bit_exact_transpose;
+    case Feature::kCoreToCore:
+      return x.core_to_core;
   }
   return false;
 }

@@ -79,8 +79,9 @@ enum class Feature : uint8_t {
   kDoubleRowFp8,            // core.features.double_row_fp8 (perf_mode=double_row)
   kBf16Psum,                // core.features.bf16_psum (a bf16 matmul result)
   kBitExactTranspose,       // core.features.bit_exact_transpose (transpose_pe transpose=true)
+  kCoreToCore,              // core.features.core_to_core (core_barrier, sendrecv)
 };
-inline constexpr NameTable<Feature, 9> kFeatureNames{{{
+inline constexpr NameTable<Feature, 10> kFeatureNames{{{
     {Feature::kNone, "none"},
     {Feature::kQuantizeMx, "features.quantize_mx"},
     {Feature::kFastExponential, "features.fast_exponential"},
@@ -90,6 +91,7 @@ inline constexpr NameTable<Feature, 9> kFeatureNames{{{
     {Feature::kDoubleRowFp8, "features.double_row_fp8"},
     {Feature::kBf16Psum, "features.bf16_psum"},
     {Feature::kBitExactTranspose, "features.bit_exact_transpose"},
+    {Feature::kCoreToCore, "features.core_to_core"},
 }}};
 bool has_feature(const arch::CoreSpec& core, Feature f);
 
@@ -112,6 +114,7 @@ enum class ShapeRule : uint8_t {
   kQuantizeMx,       // dst like src, scales [P, F/4]
   kDmaCopy,          // equal element counts, any partition split
   kDmaTranspose,     // dst [F, P] from src [P, F]
+  kSendRecv,         // dst and src of one shape and dtype (what the peer sends is alike)
 };
 
 struct OpInfo {

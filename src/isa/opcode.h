@@ -45,7 +45,10 @@ namespace trnsim::isa {
   X(kPartitionReduce, "partition_reduce") /* GpSimd cross-partition reduction */               \
   /* DMA (started from a stream, runs on a DMA queue) */                                       \
   X(kDmaCopy, "dma_copy")                                                                      \
-  X(kDmaTranspose, "dma_transpose")
+  X(kDmaTranspose, "dma_transpose")                                                            \
+  /* between the physical cores of a logical core (NC-v3+, HARDWARE.md s6) */                  \
+  X(kCoreBarrier, "core_barrier") /* every core of the group reaches it before any goes on */  \
+  X(kSendRecv, "sendrecv")        /* SBUF to a peer core's SBUF, paired by pipe */
 
 enum class Opcode : uint16_t {
 #define TRNSIM_OPCODE_ENUM(id, mnemonic) id,

@@ -159,6 +159,12 @@ KeyOps key_ops(ParamKey k) {
       return double_key<&Params::value>();
     case kQueue:
       return integer_key<&Params::dma_queue>();
+    case kSendTo:
+      return integer_key<&Params::send_to>();
+    case kRecvFrom:
+      return integer_key<&Params::recv_from>();
+    case kPipe:
+      return integer_key<&Params::pipe>();
     case kAccumulate:
       return bool_key<&Params::dma_accumulate>();
     case kRounding:

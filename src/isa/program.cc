@@ -120,7 +120,7 @@ bool operator==(const ScalarArg& a, const ScalarArg& b) {
 bool operator==(const Params& a, const Params& b) {
   // Every field of Params, floats by bits. The size check below fails when a field is added
   // so that this comparison is updated with it.
-  static_assert(sizeof(Params) == 112, "Params changed: update operator==(Params, Params)");
+  static_assert(sizeof(Params) == 120, "Params changed: update operator==(Params, Params)");
   return a.op0 == b.op0 && a.op1 == b.op1 && a.reduce_op == b.reduce_op && a.arg0 == b.arg0 &&
          a.arg1 == b.arg1 && a.reverse0 == b.reverse0 && a.reverse1 == b.reverse1 &&
          a.reduce_axes == b.reduce_axes && a.func == b.func && a.scale == b.scale &&
@@ -130,6 +130,7 @@ bool operator==(const Params& a, const Params& b) {
          same_bits(a.value, b.value) && a.iota_base == b.iota_base &&
          a.channel_multiplier == b.channel_multiplier && a.rounding == b.rounding &&
          a.dma_queue == b.dma_queue && a.dma_accumulate == b.dma_accumulate &&
+         a.send_to == b.send_to && a.recv_from == b.recv_from && a.pipe == b.pipe &&
          a.reg_dst == b.reg_dst && a.reg_a == b.reg_a && a.reg_b == b.reg_b &&
          a.reg_imm == b.reg_imm && a.branch_target == b.branch_target;
 }

@@ -18,6 +18,7 @@ bool contains(const std::vector<num::Dtype>& v, num::Dtype d) {
 }
 
 bool is_dma(Opcode op) {
+  if (op == Opcode::kSendRecv) return true;  // SBUF only, but moved by DMA, not the engine
   const OpInfo& info = op_info(op);
   for (int i = 0; i < info.num_roles; ++i)
     if (info.roles[static_cast<size_t>(i)].spaces.has(Space::kHbm)) return true;

@@ -68,6 +68,22 @@ bool is_mx_only(const num::Format& f) {
   return f.dtype == num::Dtype::kFp4E2M1 || f.dtype == num::Dtype::kE8M0;
 }
 
+// sendrecv (NKI ISA): SBUF to SBUF, src and dst of one shape and dtype, ranks of a logical core
+// (at most 2 physical cores: HARDWARE.md s6; whether the peer exists is the chip run's check).
+void send_recv_rules(Context& c) {
+  const Params& p = c.inst->p;
+  const int64_t queues = int64_t{c.core.dma.engines} * c.core.dma.queues_per_engine;
+  if (p.dma_queue < 0 || p.dma_queue >= queues)
+    c.report(RuleKind::kDmaQueue, "queue={} outside the core's {} DMA queues", p.dma_queue, queues);
+  same_shape(c, 0, 1);
+  if (c.operand(0).dtype != c.operand(1).dtype)
+    c.report(RuleKind::kDtype, "sendrecv moves bytes: dst is {}, src {}", c.operand(0).dtype.name(),
+             c.operand(1).dtype.name());
+  if (p.send_to < 0 || p.recv_from < 0 || p.pipe < 0)
+    c.report(RuleKind::kShape, "send_to={} recv_from={} pipe={}: ranks and pipes are >= 0",
+             p.send_to, p.recv_from, p.pipe);
+}
+
 void dma_rules(Context& c) {
   const Params& p = c.inst->p;
   const int64_t queues = int64_t{c.core.dma.engines} * c.core.dma.queues_per_engine;
@@ -162,6 +178,9 @@ void check_shapes(Context& c) {
     case ShapeRule::kDmaCopy:
     case ShapeRule::kDmaTranspose:
       dma_rules(c);
+      break;
+    case ShapeRule::kSendRecv:
+      send_recv_rules(c);
       break;
     default:
       break;  // kNone; TensorE rules are validate_matmul.cc's

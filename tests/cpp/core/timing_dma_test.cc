@@ -58,7 +58,7 @@ TEST(TimingDma, SingleEngineTransferIsOverheadPlusBytesOverBandwidth) {
 }
 
 // ... or the core's DMA cap (dma.core_bandwidth_gbps, calibrated on Trn1: docs/timing.md).
-TEST(TimingDma, SixteenEnginesAreSixteenTimesFasterUntilTheHbmShareLimits) {
+TEST(TimingDma, SixteenEnginesAreSixteenTimesFasterUntilTheHbmStackLimits) {
   for (const char* gen : {"trn1", "trn2", "trn3"}) {
     const auto& c = chip(gen);
     const int64_t per_partition = 64 * 1024;  // bytes: large pieces
@@ -73,7 +73,8 @@ TEST(TimingDma, SixteenEnginesAreSixteenTimesFasterUntilTheHbmShareLimits) {
     const double d1 = static_cast<double>(r1.dma.finish.v - overhead_ps(c));
     const double d16 = static_cast<double>(r16.dma.finish.v - overhead_ps(c));
     const double engine = c.core.dma.engine_bandwidth_practical_gbps;
-    const double share = c.chip.hbm.bandwidth_gbps / c.chip.cores;
+    // The core alone on its HBM stack has the stack's bandwidth (core/hbm_pool.h).
+    const double share = c.chip.hbm.bandwidth_gbps / c.chip.hbm.stacks.value_or(c.chip.cores);
     const double cap = c.core.dma.core_bandwidth_gbps.value_or(16 * engine);
     const double expect = std::min({16 * engine, share, cap}) / engine;
     EXPECT_NEAR(d1 / d16, expect, expect * 1e-3) << gen;

@@ -65,4 +65,6 @@ loop:
   memset sbuf[0:128]+131072 [[1,512]] fp32 value=3.25
   tensor_tensor sbuf[0:128]+135168 [[1,512]] fp32 <- sbuf[0:128] [[1,512]] bf16, sbuf[0:128]+4096 [[1,512]] bf16 op0=max signal=s5+1
   dma_copy S[0:128] [[1,512]] fp32 <- sbuf[0:128]+135168 [[1,512]] fp32 queue=16 wait=s5>=1
+  sendrecv sbuf[0:128]+139264 [[1,512]] fp32 <- sbuf[0:128]+135168 [[1,512]] fp32 queue=17 send_to=1 recv_from=1
+  core_barrier
 )";

@@ -1,0 +1,127 @@
+#include "chip/spmd_run.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <optional>
+
+#include "base/error.h"
+#include "chip/core_group.h"
+#include "chip/lnc.h"
+#include "core/core_timing.h"
+#include "core/executor.h"
+
+namespace trnsim::chip {
+
+bool SpmdResult::ok() const {
+  for (const core::TimingResult& r : cores)
+    if (!r.ok()) return false;
+  return true;
+}
+
+std::string SpmdResult::faults_text() const {
+  std::string s;
+  for (size_t c = 0; c < cores.size(); ++c)
+    for (const mem::Fault& f : cores[c].faults) s += fmt::format("core {}: {}\n", c, f.to_string());
+  return s;
+}
+
+SpmdRunner::SpmdRunner(const arch::ChipSpec& chip, std::vector<const isa::Program*> programs,
+                       core::RunMode mode)
+    : chip_(chip), programs_(std::move(programs)), mode_(mode) {
+  if (programs_.empty()) throw InputError("spmd", "programs", "no program to run");
+  if (static_cast<int>(programs_.size()) > cores_per_stack(chip))
+    throw InputError("spmd", "programs",
+                     fmt::format("{} programs for a logical core of at most {} physical cores "
+                                 "(the cores of one HBM stack on {})",
+                                 programs_.size(), cores_per_stack(chip), chip.meta.name));
+  const isa::Program& first = *programs_[0];
+  for (size_t i = 1; i < programs_.size(); ++i)
+    if (programs_[i]->tensors != first.tensors)
+      throw InputError("spmd", fmt::format("program {}", i),
+                       "declares other HBM tensors than program 0; the cores of a logical core "
+                       "share one HBM (declare every tensor alike in every program)");
+  if (mode_ != core::RunMode::kTimingOnly)
+    hbm_ = std::make_unique<mem::Hbm>(
+        static_cast<uint64_t>(std::llround(chip.chip.hbm.capacity_gib * 1073741824.0)));
+}
+
+SpmdRunner::~SpmdRunner() = default;
+
+const isa::HbmTensor& SpmdRunner::tensor(std::string_view name) const {
+  if (!hbm_) throw InputError("a timing-only run has no data (HBM tensors)");
+  const isa::HbmTensor* t = programs_[0]->find_tensor(name);
+  if (t == nullptr) throw InputError("", std::string(name), "no such tensor in the programs");
+  if (t->address < 0 ||
+      !hbm_->contains(static_cast<uint64_t>(t->address), static_cast<uint64_t>(t->bytes())))
+    throw InputError("", std::string(name),
+                     fmt::format("tensor at {} ({} bytes) is outside device memory ({} bytes)",
+                                 t->address, t->bytes(), hbm_->capacity()));
+  return *t;
+}
+
+void SpmdRunner::write_tensor(std::string_view name, std::span<const uint8_t> bytes) {
+  const isa::HbmTensor& t = tensor(name);
+  if (static_cast<int64_t>(bytes.size()) != t.bytes())
+    throw InputError("", std::string(name),
+                     fmt::format("{} bytes given for a {}-byte tensor", bytes.size(), t.bytes()));
+  hbm_->write(static_cast<uint64_t>(t.address), bytes.data(), bytes.size());
+}
+
+std::vector<uint8_t> SpmdRunner::read_tensor(std::string_view name) const {
+  const isa::HbmTensor& t = tensor(name);
+  std::vector<uint8_t> bytes(static_cast<size_t>(t.bytes()));
+  hbm_->read(static_cast<uint64_t>(t.address), bytes.data(), bytes.size());
+  return bytes;
+}
+
+SpmdResult SpmdRunner::run(profile::Trace* trace) {
+  const size_t n = programs_.size();
+  sim::Simulator sim;
+  core::HbmPool pool(core::hbm_stack_bandwidth(chip_));  // one stack: the cores share it
+  CoreGroup group(chip_, static_cast<int>(n));
+  std::vector<std::unique_ptr<core::Executor>> execs;
+  std::vector<std::unique_ptr<core::TimedExecutor>> adapters;
+  std::vector<std::unique_ptr<core::CoreTiming>> cores;
+  for (size_t i = 0; i < n; ++i) {
+    core::TimingOptions opts;
+    opts.trace = trace;
+    opts.core_index = static_cast<int>(i);
+    core::Executor* exec = nullptr;
+    if (hbm_) {
+      execs.push_back(std::make_unique<core::Executor>(
+          chip_.core, core::exec_options_for(chip_, programs_[i]->seed), *hbm_));
+      exec = execs.back().get();
+      adapters.push_back(std::make_unique<core::TimedExecutor>(*exec));
+      opts.executor = adapters.back().get();
+    }
+    cores.push_back(std::make_unique<core::CoreTiming>(chip_, *programs_[i], opts, sim, pool,
+                                                       &group, static_cast<int>(i)));
+    group.attach(static_cast<int>(i), *cores.back(), exec);
+  }
+  for (auto& c : cores) c->start();
+  sim.run();
+  group.report_unmatched();
+
+  SpmdResult out;
+  for (size_t i = 0; i < n; ++i) {
+    core::TimingResult r = cores[i]->finish();
+    if (hbm_)
+      for (const mem::Fault& f : execs[i]->faults()) r.faults.add(f);
+    if (mode_ == core::RunMode::kFunctionalOnly) {  // values only: no time to report
+      const core::TimingResult timed = std::move(r);
+      r = core::TimingResult{};
+      r.instructions = timed.instructions;
+      for (isa::Engine e : isa::kAllEngines)
+        r.engines[static_cast<size_t>(e)].instructions =
+            timed.engines[static_cast<size_t>(e)].instructions;
+      for (const mem::Fault& f : timed.faults) r.faults.add(f);
+    }
+    out.total = std::max(out.total, r.total);
+    out.instructions += r.instructions;
+    out.cores.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace trnsim::chip

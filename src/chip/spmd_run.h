@@ -1,0 +1,59 @@
+// SPMD kernels on the physical cores of one logical core (HARDWARE.md s6): program i runs on
+// rank i (physical core first + i), all of them on one simulator, so that time is shared:
+//  - one device HBM holds the tensors, which every program declares alike (the same kernel
+//    traced once per program id);
+//  - the cores sit on one HBM stack and share its bandwidth (core/hbm_pool.h);
+//  - core_barrier and sendrecv meet between them (core_group.h).
+// The result is each core's figures and the logical core's time, that of its slowest core.
+// Functional-only runs compute values through the timing model (the cores' order is timed;
+// the values are those of a functional + timing run), reporting no time.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "arch/chip_spec.h"
+#include "core/timing_result.h"
+#include "core/timing_run.h"
+#include "isa/program.h"
+#include "mem/hbm.h"
+#include "profile/trace.h"
+
+namespace trnsim::chip {
+
+struct SpmdResult {
+  std::vector<core::TimingResult> cores;  // by rank
+  Picoseconds total;                      // the slowest core's end
+  uint64_t instructions = 0;              // all cores
+  bool ok() const;
+  std::string faults_text() const;  // every core's faults, one per line, "core N: ..."
+};
+
+class SpmdRunner {
+ public:
+  // `programs` (one per physical core, at most the chip's cores per HBM stack) must outlive
+  // the runner. Throws InputError when they declare different HBM tensors.
+  SpmdRunner(const arch::ChipSpec& chip, std::vector<const isa::Program*> programs,
+             core::RunMode mode = core::RunMode::kFunctionalTiming);
+  ~SpmdRunner();
+
+  int cores() const { return static_cast<int>(programs_.size()); }
+  // The shared HBM's tensors by name (modes with values; InputError in timing-only mode).
+  void write_tensor(std::string_view name, std::span<const uint8_t> bytes);
+  std::vector<uint8_t> read_tensor(std::string_view name) const;
+
+  // Runs every core once. `trace` gets each core's tracks under process "core<rank>".
+  SpmdResult run(profile::Trace* trace = nullptr);
+
+ private:
+  const isa::HbmTensor& tensor(std::string_view name) const;
+
+  const arch::ChipSpec& chip_;
+  std::vector<const isa::Program*> programs_;
+  core::RunMode mode_;
+  std::unique_ptr<mem::Hbm> hbm_;
+};
+
+}  // namespace trnsim::chip
