@@ -45,4 +45,11 @@ isa::Program rmsnorm(const arch::ChipSpec& chip, int64_t rows, int64_t cols, dou
 // d <= 128.
 isa::Program attention(const arch::ChipSpec& chip, int64_t seq, int64_t d_head, bool causal);
 
+// SPMD over the physical cores of a logical core (chip/spmd_run.h): program `program_id` of
+// `num_programs` (1 or 2). result[M, N] (fp32) = lhsT[K, M].T @ rhs[K, N] split along K, the
+// partial sums traded with sendrecv, a core_barrier at the end. M <= 128, N <= 512 a multiple
+// of the cores, K a multiple of 128 x cores. (matmul_lnc.cc)
+isa::Program matmul_lnc(const arch::ChipSpec& chip, int64_t m, int64_t k, int64_t n,
+                        int program_id = 0, int num_programs = 1);
+
 }  // namespace trnsim::examples

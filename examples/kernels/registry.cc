@@ -57,6 +57,16 @@ std::vector<KernelEntry> make_registry() {
         {"d_head", 128, "head dim (<= 128)"},
         {"causal", 0, "1: causal mask"}},
        [](const arch::ChipSpec& c, Args a) { return attention(c, a[0], a[1], a[2] != 0); }},
+      {"matmul_lnc",
+       "matmul split along K over a logical core's physical cores (run with --lnc 2): "
+       "partial sums traded with sendrecv, core_barrier at the end",
+       {{"m", 128, "rows of the result (<= 128)"},
+        {"k", 4096, "contraction (a multiple of 128 x cores)"},
+        {"n", 512, "columns of the result (<= 512)"}},
+       [](const arch::ChipSpec& c, Args a) { return matmul_lnc(c, a[0], a[1], a[2]); },
+       [](const arch::ChipSpec& c, Args a, int pid, int np) {
+         return matmul_lnc(c, a[0], a[1], a[2], pid, np);
+       }},
   };
 }
 
@@ -73,8 +83,10 @@ const KernelEntry* find_kernel(std::string_view name) {
   return nullptr;
 }
 
-isa::Program build_kernel(std::string_view name, const arch::ChipSpec& chip,
-                          const std::vector<int64_t>& args) {
+namespace {
+
+const KernelEntry& entry_with_args(std::string_view name, const std::vector<int64_t>& args,
+                                   std::vector<int64_t>& full) {
   const KernelEntry* e = find_kernel(name);
   if (e == nullptr) {
     std::string known;
@@ -86,10 +98,40 @@ isa::Program build_kernel(std::string_view name, const arch::ChipSpec& chip,
     throw InputError(
         "run", std::string(name),
         fmt::format("{} arguments given; the kernel takes {}", args.size(), e->params.size()));
-  std::vector<int64_t> full = args;
+  full = args;
   for (size_t i = args.size(); i < e->params.size(); ++i)
     full.push_back(e->params[i].default_value);
-  return e->build(chip, full);
+  return *e;
+}
+
+}  // namespace
+
+isa::Program build_kernel(std::string_view name, const arch::ChipSpec& chip,
+                          const std::vector<int64_t>& args) {
+  std::vector<int64_t> full;
+  return entry_with_args(name, args, full).build(chip, full);
+}
+
+std::vector<isa::Program> build_kernel_spmd(std::string_view name, const arch::ChipSpec& chip,
+                                            const std::vector<int64_t>& args, int num_programs) {
+  std::vector<int64_t> full;
+  const KernelEntry& e = entry_with_args(name, args, full);
+  std::vector<isa::Program> programs;
+  if (!e.build_spmd) {
+    if (num_programs != 1) {
+      std::string spmd;
+      for (const KernelEntry& k : kernel_registry())
+        if (k.build_spmd) spmd += fmt::format("{}{}", spmd.empty() ? "" : ", ", k.name);
+      throw InputError(
+          "run", std::string(name),
+          fmt::format("does not split over {} cores; SPMD kernels: {}", num_programs, spmd));
+    }
+    programs.push_back(e.build(chip, full));
+    return programs;
+  }
+  for (int pid = 0; pid < num_programs; ++pid)
+    programs.push_back(e.build_spmd(chip, full, pid, num_programs));
+  return programs;
 }
 
 std::string describe_kernels() {

@@ -31,6 +31,11 @@ struct KernelEntry {
   std::string_view doc;
   std::vector<KernelParam> params;
   std::function<isa::Program(const arch::ChipSpec&, std::span<const int64_t>)> build;
+  // SPMD kernels: program `program_id` of `num_programs`, one per physical core of a logical
+  // core (empty: the kernel runs on one core).
+  std::function<isa::Program(const arch::ChipSpec&, std::span<const int64_t>, int program_id,
+                             int num_programs)>
+      build_spmd;
 };
 
 std::span<const KernelEntry> kernel_registry();
@@ -40,6 +45,12 @@ const KernelEntry* find_kernel(std::string_view name);
 // ones), more arguments than the kernel takes, or shapes the kernel rejects.
 isa::Program build_kernel(std::string_view name, const arch::ChipSpec& chip,
                           const std::vector<int64_t>& args = {});
+
+// The programs of SPMD kernel `name` on `num_programs` cores, one per program id. Throws
+// InputError as build_kernel does, and for a kernel that does not split over cores when
+// num_programs > 1.
+std::vector<isa::Program> build_kernel_spmd(std::string_view name, const arch::ChipSpec& chip,
+                                            const std::vector<int64_t>& args, int num_programs);
 
 // "name(p1=default, ...)  doc" per kernel, one per line: for `trnsim run --list`.
 std::string describe_kernels();

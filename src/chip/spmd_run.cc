@@ -10,6 +10,7 @@
 #include "chip/lnc.h"
 #include "core/core_timing.h"
 #include "core/executor.h"
+#include "numerics/convert.h"
 
 namespace trnsim::chip {
 
@@ -73,6 +74,29 @@ std::vector<uint8_t> SpmdRunner::read_tensor(std::string_view name) const {
   std::vector<uint8_t> bytes(static_cast<size_t>(t.bytes()));
   hbm_->read(static_cast<uint64_t>(t.address), bytes.data(), bytes.size());
   return bytes;
+}
+
+void SpmdRunner::write_tensor_f32(std::string_view name, std::span<const float> values) {
+  const isa::HbmTensor& t = tensor(name);
+  if (static_cast<int64_t>(values.size()) != t.elements())
+    throw InputError(
+        "", std::string(name),
+        fmt::format("{} values given for a {}-element tensor", values.size(), t.elements()));
+  std::vector<uint8_t> bytes(static_cast<size_t>(t.bytes()));
+  num::RoundOptions ro;
+  ro.policy = core::exec_options_for(chip_).policy;
+  num::convert(num::fp32(), values.data(), t.dtype, bytes.data(), values.size(), ro);
+  write_tensor(name, bytes);
+}
+
+std::vector<float> SpmdRunner::read_tensor_f32(std::string_view name) const {
+  const isa::HbmTensor& t = tensor(name);
+  const std::vector<uint8_t> bytes = read_tensor(name);
+  std::vector<float> out(static_cast<size_t>(t.elements()));
+  num::RoundOptions ro;
+  ro.policy = core::exec_options_for(chip_).policy;
+  num::convert(t.dtype, bytes.data(), num::fp32(), out.data(), out.size(), ro);
+  return out;
 }
 
 SpmdResult SpmdRunner::run(profile::Trace* trace) {

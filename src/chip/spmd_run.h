@@ -43,6 +43,9 @@ class SpmdRunner {
   // The shared HBM's tensors by name (modes with values; InputError in timing-only mode).
   void write_tensor(std::string_view name, std::span<const uint8_t> bytes);
   std::vector<uint8_t> read_tensor(std::string_view name) const;
+  // The same through fp32 (cast with round-to-nearest-even).
+  void write_tensor_f32(std::string_view name, std::span<const float> values);
+  std::vector<float> read_tensor_f32(std::string_view name) const;
 
   // Runs every core once. `trace` gets each core's tracks under process "core<rank>".
   SpmdResult run(profile::Trace* trace = nullptr);

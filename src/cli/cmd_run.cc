@@ -1,5 +1,6 @@
-// `trnsim run KERNEL_OR_PROGRAM [ARGS...] --chip trn1 [--chip trn2 ...]`: one kernel or text
-// program on one NeuronCore of each chip given, with the run summary (time, per-engine busy,
+// `trnsim run KERNEL_OR_PROGRAM [ARGS...] --chip trn1 [--chip trn2 ...] [--lnc 2]`: one kernel
+// or text program on one NeuronCore of each chip given (or, with --lnc, on the physical cores
+// of one logical core), with the run summary (time, per-engine busy,
 // TensorE utilisation, HBM traffic, high-water marks, instruction counts, output statistics)
 // and, with --trace, a Perfetto / Chrome trace per chip.
 #include <fmt/format.h>
@@ -7,9 +8,11 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 
 #include "arch/arch.h"
 #include "base/error.h"
+#include "chip/lnc.h"
 #include "cli/commands.h"
 #include "cli/run_target.h"
 #include "kernels/registry.h"
@@ -27,6 +30,7 @@ struct RunOptions {
   std::string mode = "functional+timing";
   std::string trace;
   uint64_t seed = 0;
+  std::optional<int> lnc;
   bool json = false;
   bool list = false;
 };
@@ -54,6 +58,7 @@ nlohmann::json manifest(const RunOptions& o, const Io& io) {
           {"overrides", o.sets},
           {"mode", o.mode},
           {"seed", o.seed},
+          {"lnc", o.lnc ? nlohmann::json(*o.lnc) : nlohmann::json()},
           {"spec_dir", arch::spec_dir().string()}};
 }
 
@@ -75,10 +80,15 @@ void run_kernel_job(const RunOptions& o, Io& io) {
   std::vector<RunOutcome> outcomes;
   for (const std::string& name : chips) {
     const arch::ChipSpec chip = arch::load_chip(name, overrides);
-    const isa::Program program = build_target(o.target, chip);
     profile::Trace trace;
-    outcomes.push_back(
-        run_program(chip, program, mode, o.seed, o.trace.empty() ? nullptr : &trace));
+    profile::Trace* tr = o.trace.empty() ? nullptr : &trace;
+    if (o.lnc) {
+      const int cores = chip::lnc_degree(chip, o.lnc, "--lnc");
+      outcomes.push_back(
+          run_spmd_programs(chip, build_target_spmd(o.target, chip, cores), mode, o.seed, tr));
+    } else {
+      outcomes.push_back(run_program(chip, build_target(o.target, chip), mode, o.seed, tr));
+    }
     if (!o.trace.empty()) write_trace(trace, trace_path(o.trace, name, chips.size() > 1));
     if (!outcomes.back().result.ok()) io.status = 1;
   }
@@ -117,6 +127,9 @@ void setup_run_command(CLI::App& app, Io& io) {
   sub->add_option("--mode", o->mode, "functional+timing (default), timing, or functional");
   sub->add_option("--trace", o->trace, "write a Perfetto / Chrome trace (JSON) to this file");
   sub->add_option("--seed", o->seed, "seed of the input values (uniform in [-1, 1))");
+  sub->add_option("--lnc", o->lnc,
+                  "run on the physical cores of one logical core (1 or 2; an SPMD kernel's "
+                  "programs side by side, sharing the HBM stack); default: one core");
   sub->add_flag("--json", o->json, "the figures as JSON, with a manifest");
   sub->add_flag("--list", o->list, "list the example kernels and their parameters");
   sub->callback([o, &io] { run_kernel_job(*o, io); });

@@ -82,5 +82,4 @@ void setup_spec_command(CLI::App& app, Io& io) {
   sub->callback([opts, &io] { run_spec(*opts, io); });
 }
 
-
 }  // namespace trnsim::cli

@@ -10,7 +10,7 @@ namespace trnsim::cli {
 struct Io {
   std::ostream& out;
   std::ostream& err;
-  int status = 0;  // the process exit code a command asks for (1: the run found faults)
+  int status = 0;            // the process exit code a command asks for (1: the run found faults)
   std::string command_line;  // "trnsim run ...", for the manifests of results
 };
 

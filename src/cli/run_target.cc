@@ -8,6 +8,7 @@
 
 #include "base/counter_rng.h"
 #include "base/error.h"
+#include "chip/spmd_run.h"
 #include "core/functional_runner.h"
 #include "core/result_json.h"
 #include "core/timing_run.h"
@@ -115,7 +116,8 @@ TensorStats stats_of(const isa::HbmTensor& t, const std::vector<float>& v) {
   return s;
 }
 
-void fill_inputs(core::FunctionalRunner& fr, const isa::Program& program, uint64_t seed) {
+template <class Runner>
+void fill_inputs(Runner& fr, const isa::Program& program, uint64_t seed) {
   for (size_t ti = 0; ti < program.tensors.size(); ++ti) {
     const isa::HbmTensor& t = program.tensors[ti];
     if (!t.is_input()) continue;
@@ -129,8 +131,8 @@ void fill_inputs(core::FunctionalRunner& fr, const isa::Program& program, uint64
   }
 }
 
-std::vector<TensorStats> output_stats(const core::FunctionalRunner& fr,
-                                      const isa::Program& program) {
+template <class Runner>
+std::vector<TensorStats> output_stats(const Runner& fr, const isa::Program& program) {
   std::vector<TensorStats> out;
   for (const isa::HbmTensor& t : program.tensors)
     if (t.is_output()) out.push_back(stats_of(t, fr.read_tensor_f32(t.name)));
@@ -150,6 +152,39 @@ isa::Program build_target(const RunTarget& t, const arch::ChipSpec& chip) {
   return examples::build_kernel(t.target, chip, kernel_args(*k, t.args));
 }
 
+std::vector<isa::Program> build_target_spmd(const RunTarget& t, const arch::ChipSpec& chip,
+                                            int cores) {
+  if (t.is_program_file())
+    return std::vector<isa::Program>(static_cast<size_t>(cores), build_target(t, chip));
+  const examples::KernelEntry* k = examples::find_kernel(t.target);
+  if (k == nullptr) return {examples::build_kernel(t.target, chip)};  // throws, listing names
+  return examples::build_kernel_spmd(t.target, chip, kernel_args(*k, t.args), cores);
+}
+
+RunOutcome run_spmd_programs(const arch::ChipSpec& chip, const std::vector<isa::Program>& programs,
+                             core::RunMode mode, uint64_t seed, profile::Trace* trace) {
+  RunOutcome o;
+  o.chip = chip.meta.name;
+  o.mode = mode;
+  std::vector<const isa::Program*> ptrs;
+  for (const isa::Program& p : programs) ptrs.push_back(&p);
+  chip::SpmdRunner runner(chip, ptrs, mode);
+  if (mode != core::RunMode::kTimingOnly) fill_inputs(runner, programs.front(), seed);
+  chip::SpmdResult r = runner.run(mode == core::RunMode::kFunctionalOnly ? nullptr : trace);
+  o.result = r.cores.front();
+  o.result.total = r.total;
+  o.result.instructions = r.instructions;
+  o.result.faults = {};
+  for (size_t c = 0; c < r.cores.size(); ++c)
+    for (mem::Fault f : r.cores[c].faults) {
+      f.instruction = fmt::format("core {} {}", c, f.instruction);
+      o.result.faults.add(std::move(f));
+    }
+  o.cores = std::move(r.cores);
+  if (mode != core::RunMode::kTimingOnly) o.outputs = output_stats(runner, programs.front());
+  return o;
+}
+
 RunOutcome run_program(const arch::ChipSpec& chip, const isa::Program& program, core::RunMode mode,
                        uint64_t seed, profile::Trace* trace) {
   RunOutcome o;
@@ -164,7 +199,17 @@ RunOutcome run_program(const arch::ChipSpec& chip, const isa::Program& program, 
 
 std::string format_outcome(const RunOutcome& o) {
   std::string s = fmt::format("== {} ({})\n", o.chip, run_mode_name(o.mode));
-  s += o.result.summary();
+  if (o.cores.empty()) {
+    s += o.result.summary();
+  } else {
+    s += fmt::format(
+        "logical core of {} physical cores (LNC={}): {:.3f} us, {} instructions, "
+        "{} faults\n",
+        o.cores.size(), o.cores.size(), static_cast<double>(o.result.total.v) * 1e-6,
+        o.result.instructions, o.result.faults.size());
+    for (size_t c = 0; c < o.cores.size(); ++c)
+      s += fmt::format("-- physical core {}\n{}", c, o.cores[c].summary());
+  }
   if (!o.outputs.empty()) {
     s += "outputs:\n";
     for (const TensorStats& t : o.outputs)
@@ -180,6 +225,12 @@ nlohmann::json outcome_json(const RunOutcome& o) {
   nlohmann::json j{{"chip", o.chip},
                    {"mode", run_mode_name(o.mode)},
                    {"result", core::timing_result_json(o.result)}};
+  if (!o.cores.empty()) {
+    nlohmann::json cores = nlohmann::json::array();
+    for (const core::TimingResult& r : o.cores) cores.push_back(core::timing_result_json(r));
+    j["lnc"] = o.cores.size();
+    j["cores"] = cores;
+  }
   nlohmann::json outs = nlohmann::json::array();
   for (const TensorStats& t : o.outputs)
     outs.push_back({{"name", t.name},

@@ -35,6 +35,10 @@ struct RunTarget {
 // Builds (or assembles) the target's program for `chip`. Throws InputError naming the kernel,
 // argument, file or line.
 isa::Program build_target(const RunTarget& t, const arch::ChipSpec& chip);
+// An SPMD kernel's programs for the `cores` physical cores of a logical core (a program file
+// runs as the same program on every core).
+std::vector<isa::Program> build_target_spmd(const RunTarget& t, const arch::ChipSpec& chip,
+                                            int cores);
 
 // Per output tensor: elements, finite min/max/mean, NaN and infinity counts (NaN shows reads
 // of memory nothing wrote: SBUF and PSUM start as NaN).
@@ -51,6 +55,9 @@ struct RunOutcome {
   core::RunMode mode = core::RunMode::kFunctionalTiming;
   core::TimingResult result;         // instruction counts and faults only when functional
   std::vector<TensorStats> outputs;  // functional modes only
+  // LNC runs (run_spmd_programs): each physical core's figures; `result` is core 0's with the
+  // logical core's time (the slowest core), every core's instructions and faults.
+  std::vector<core::TimingResult> cores;
 };
 
 // Runs `program` on `chip`: inputs are filled with values uniform in [-1, 1) drawn from the
@@ -58,6 +65,11 @@ struct RunOutcome {
 // dtype; `trace` (optional) receives the per-instruction spans in the timed modes.
 RunOutcome run_program(const arch::ChipSpec& chip, const isa::Program& program, core::RunMode mode,
                        uint64_t seed, profile::Trace* trace);
+
+// The same for the physical cores of one logical core (chip/spmd_run.h), program i on core i,
+// sharing HBM; `trace` gets every core's tracks.
+RunOutcome run_spmd_programs(const arch::ChipSpec& chip, const std::vector<isa::Program>& programs,
+                             core::RunMode mode, uint64_t seed, profile::Trace* trace);
 
 // Text: the summary of TimingResult plus the output statistics; JSON: the same figures.
 std::string format_outcome(const RunOutcome& o);

@@ -137,6 +137,16 @@ class KernelBuilder {
                      int64_t channel_multiplier, double fill);
   void partition_reduce(const View& dst, const View& src, isa::AluOp op);  // dst [1, F]
 
+  // --- Between the physical cores of a logical core (NC-v3+; chip/spmd_run.h runs them) ---
+  // Every core of the logical core waits here until all have reached their matching barrier.
+  // `data` is the shared HBM tensor the cores synchronise on (NKI core_barrier): the barrier
+  // waits for this core's earlier accesses of it, and later accesses wait for the barrier.
+  void core_barrier(const View& data, isa::Engine engine = isa::Engine::kGpSimd);
+  // src (SBUF) goes to core `send_to`'s dst; core `recv_from`'s src arrives in dst (SBUF, the
+  // same dtype and shape). The k-th sendrecv on `pipe` meets the peer's k-th on that pipe.
+  void sendrecv(const View& dst, const View& src, int send_to, int recv_from, int pipe = 0,
+                DmaOpts opts = {});
+
   // Finishes the program: closes open accumulation groups, adds the semaphores, validates
   // the whole program. The builder cannot be used afterwards.
   isa::Program build();

@@ -86,4 +86,33 @@ void KernelBuilder::dma_transpose(const View& dst, const View& src, DmaOpts opts
   emit("dma_transpose", std::move(in), {{dst, true, "dst"}, {src, false, "src"}});
 }
 
+void KernelBuilder::core_barrier(const View& data, isa::Engine engine) {
+  constexpr std::string_view call = "core_barrier";
+  if (data.space() != isa::Space::kHbm)
+    call_error(call, "data", data, "is the shared HBM tensor the cores synchronise on");
+  // The barrier has no operands; `data` orders it against this core's accesses (as a write:
+  // earlier reads and writes come first, later ones wait for it).
+  emit(call, make(isa::Opcode::kCoreBarrier, engine, {}), {{data, true, "data"}});
+}
+
+void KernelBuilder::sendrecv(const View& dst, const View& src, int send_to, int recv_from, int pipe,
+                             DmaOpts opts) {
+  constexpr std::string_view call = "sendrecv";
+  if (dst.space() != isa::Space::kSbuf || src.space() != isa::Space::kSbuf)
+    call_error(call, dst.space() != isa::Space::kSbuf ? "dst" : "src",
+               dst.space() != isa::Space::kSbuf ? dst : src, "sendrecv moves SBUF to SBUF");
+  const auto small = [](int v) { return v >= 0 && v <= INT16_MAX; };
+  if (!small(send_to) || !small(recv_from) || !small(pipe))
+    call_error(call, fmt::format("send_to={} recv_from={} pipe={}: ranks and pipes are 0..{}",
+                                 send_to, recv_from, pipe, INT16_MAX));
+  const isa::Engine trigger = opts.trigger.value_or(dma_policy_.store_trigger);
+  isa::Instruction in = make(isa::Opcode::kSendRecv, trigger, {dst, src});
+  in.p.send_to = static_cast<int16_t>(send_to);
+  in.p.recv_from = static_cast<int16_t>(recv_from);
+  in.p.pipe = static_cast<int16_t>(pipe);
+  in.p.dma_queue =
+      static_cast<int16_t>(queue_slot(trigger) % std::max(core_.dma.queues_per_engine, 1));
+  emit(call, std::move(in), {{dst, true, "dst"}, {src, false, "src"}});
+}
+
 }  // namespace trnsim::kernel
