@@ -15,9 +15,9 @@ namespace {
 TEST(Registry, EveryExampleIsRegistered) {
   for (const char* name :
        {"matmul_tiled", "matmul_hoisted", "matmul_blocked", "matmul_fully_optimized", "softmax",
-        "layernorm", "rmsnorm", "attention"})
+        "layernorm", "rmsnorm", "attention", "matmul_lnc"})
     EXPECT_NE(examples::find_kernel(name), nullptr) << name;
-  EXPECT_EQ(examples::kernel_registry().size(), 8u);
+  EXPECT_EQ(examples::kernel_registry().size(), 9u);
   const examples::KernelEntry* full = examples::find_kernel("matmul_fully_optimized");
   ASSERT_EQ(full->params.size(), 6u);
   EXPECT_EQ(full->params[0].default_value, 4096);  // VALIDATION.md s2
@@ -35,7 +35,8 @@ TEST(Registry, BuildsSmallShapesOnEveryGeneration) {
       {"softmax", {128, 64}},
       {"layernorm", {128, 64}},
       {"rmsnorm", {128, 64}},
-      {"attention", {256, 64, 1}}};
+      {"attention", {256, 64, 1}},
+      {"matmul_lnc", {128, 256, 512}}};
   for (const std::string& g : kGenerations)
     for (const auto& [name, args] : small) {
       SCOPED_TRACE(g + " " + name);
