@@ -10,7 +10,6 @@
 #include "chip/lnc.h"
 #include "core/core_timing.h"
 #include "core/executor.h"
-#include "numerics/convert.h"
 
 namespace trnsim::chip {
 
@@ -42,61 +41,33 @@ SpmdRunner::SpmdRunner(const arch::ChipSpec& chip, std::vector<const isa::Progra
       throw InputError("spmd", fmt::format("program {}", i),
                        "declares other HBM tensors than program 0; the cores of a logical core "
                        "share one HBM (declare every tensor alike in every program)");
-  if (mode_ != core::RunMode::kTimingOnly)
-    hbm_ = std::make_unique<mem::Hbm>(
-        static_cast<uint64_t>(std::llround(chip.chip.hbm.capacity_gib * 1073741824.0)));
+  if (mode_ != core::RunMode::kTimingOnly) {
+    hbm_ = std::make_unique<mem::Hbm>(core::device_hbm_bytes(chip));
+    io_ = std::make_unique<core::HbmTensorIo>(first, *hbm_, core::exec_options_for(chip).policy);
+  }
 }
 
 SpmdRunner::~SpmdRunner() = default;
 
-const isa::HbmTensor& SpmdRunner::tensor(std::string_view name) const {
-  if (!hbm_) throw InputError("a timing-only run has no data (HBM tensors)");
-  const isa::HbmTensor* t = programs_[0]->find_tensor(name);
-  if (t == nullptr) throw InputError("", std::string(name), "no such tensor in the programs");
-  if (t->address < 0 ||
-      !hbm_->contains(static_cast<uint64_t>(t->address), static_cast<uint64_t>(t->bytes())))
-    throw InputError("", std::string(name),
-                     fmt::format("tensor at {} ({} bytes) is outside device memory ({} bytes)",
-                                 t->address, t->bytes(), hbm_->capacity()));
-  return *t;
+core::HbmTensorIo& SpmdRunner::io() const {
+  if (!io_) throw InputError("a timing-only run has no data (HBM tensors)");
+  return *io_;
 }
 
 void SpmdRunner::write_tensor(std::string_view name, std::span<const uint8_t> bytes) {
-  const isa::HbmTensor& t = tensor(name);
-  if (static_cast<int64_t>(bytes.size()) != t.bytes())
-    throw InputError("", std::string(name),
-                     fmt::format("{} bytes given for a {}-byte tensor", bytes.size(), t.bytes()));
-  hbm_->write(static_cast<uint64_t>(t.address), bytes.data(), bytes.size());
+  io().write(name, bytes);
 }
 
 std::vector<uint8_t> SpmdRunner::read_tensor(std::string_view name) const {
-  const isa::HbmTensor& t = tensor(name);
-  std::vector<uint8_t> bytes(static_cast<size_t>(t.bytes()));
-  hbm_->read(static_cast<uint64_t>(t.address), bytes.data(), bytes.size());
-  return bytes;
+  return io().read(name);
 }
 
 void SpmdRunner::write_tensor_f32(std::string_view name, std::span<const float> values) {
-  const isa::HbmTensor& t = tensor(name);
-  if (static_cast<int64_t>(values.size()) != t.elements())
-    throw InputError(
-        "", std::string(name),
-        fmt::format("{} values given for a {}-element tensor", values.size(), t.elements()));
-  std::vector<uint8_t> bytes(static_cast<size_t>(t.bytes()));
-  num::RoundOptions ro;
-  ro.policy = core::exec_options_for(chip_).policy;
-  num::convert(num::fp32(), values.data(), t.dtype, bytes.data(), values.size(), ro);
-  write_tensor(name, bytes);
+  io().write_f32(name, values);
 }
 
 std::vector<float> SpmdRunner::read_tensor_f32(std::string_view name) const {
-  const isa::HbmTensor& t = tensor(name);
-  const std::vector<uint8_t> bytes = read_tensor(name);
-  std::vector<float> out(static_cast<size_t>(t.elements()));
-  num::RoundOptions ro;
-  ro.policy = core::exec_options_for(chip_).policy;
-  num::convert(t.dtype, bytes.data(), num::fp32(), out.data(), out.size(), ro);
-  return out;
+  return io().read_f32(name);
 }
 
 SpmdResult SpmdRunner::run(profile::Trace* trace) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "arch/chip_spec.h"
+#include "core/hbm_tensor_io.h"
 #include "core/timing_result.h"
 #include "core/timing_run.h"
 #include "isa/program.h"
@@ -51,12 +52,13 @@ class SpmdRunner {
   SpmdResult run(profile::Trace* trace = nullptr);
 
  private:
-  const isa::HbmTensor& tensor(std::string_view name) const;
+  core::HbmTensorIo& io() const;  // InputError in timing-only mode
 
   const arch::ChipSpec& chip_;
   std::vector<const isa::Program*> programs_;
   core::RunMode mode_;
   std::unique_ptr<mem::Hbm> hbm_;
+  std::unique_ptr<core::HbmTensorIo> io_;  // program 0's tensors (all programs declare them alike)
 };
 
 }  // namespace trnsim::chip

@@ -14,22 +14,6 @@ namespace {
 constexpr double kFlopsPerTflop = 1e12;
 constexpr double kBytesPerGB = 1e9;
 
-double engine_clock(const arch::CoreSpec& s, isa::Engine e) {
-  switch (e) {
-    case isa::Engine::kTensor:
-      return s.tensor.clock_ghz;
-    case isa::Engine::kVector:
-      return s.vector.clock_ghz;
-    case isa::Engine::kScalar:
-      return s.scalar.clock_ghz;
-    case isa::Engine::kGpSimd:
-      return s.gpsimd.clock_ghz;
-    case isa::Engine::kSync:
-      return s.sync.clock_ghz;
-  }
-  return s.sync.clock_ghz;
-}
-
 }  // namespace
 
 uint64_t hbm_stack_bandwidth(const arch::ChipSpec& chip) {
@@ -51,7 +35,7 @@ CoreTiming::CoreTiming(const arch::ChipSpec& chip, const isa::Program& program,
     ctx_.trace = &*trace_;
   }
   for (isa::Engine e : isa::kAllEngines) {
-    seqs_.push_back(std::make_unique<Sequencer>(ctx_, e, engine_clock(chip.core, e)));
+    seqs_.push_back(std::make_unique<Sequencer>(ctx_, e, engine_clock_ghz(chip.core, e)));
     ctx_.seq[static_cast<size_t>(e)] = seqs_.back().get();
   }
   dma_ = std::make_unique<DmaEngines>(ctx_, pool, options.fold_dma_engines);

@@ -9,9 +9,8 @@
 
 namespace trnsim::core {
 
-namespace {
-double engine_clock_ghz(const isa::Instruction& ins, const arch::CoreSpec& spec) {
-  switch (ins.engine) {
+double engine_clock_ghz(const arch::CoreSpec& spec, isa::Engine engine) {
+  switch (engine) {
     case isa::Engine::kTensor:
       return spec.tensor.clock_ghz;
     case isa::Engine::kVector:
@@ -25,7 +24,6 @@ double engine_clock_ghz(const isa::Instruction& ins, const arch::CoreSpec& spec)
   }
   return spec.sync.clock_ghz;
 }
-}  // namespace
 
 bool is_control(isa::Opcode op) {
   switch (op) {
@@ -54,7 +52,8 @@ bool is_cross_core(isa::Opcode op) {
 uint64_t control_cycles(const isa::Instruction& ins, const arch::CoreSpec& spec) {
   if (is_dma(ins.op) && spec.dma.hwdge_per_core > 0 && spec.dma.dge_instruction_ns) {
     // ns x GHz = cycles; rounded up to whole cycles of the issuing engine.
-    const double cycles = std::ceil(*spec.dma.dge_instruction_ns * engine_clock_ghz(ins, spec));
+    const double cycles =
+        std::ceil(*spec.dma.dge_instruction_ns * engine_clock_ghz(spec, ins.engine));
     return cycles >= 1.0 ? static_cast<uint64_t>(cycles) : costk::kControlCycles;
   }
   return costk::kControlCycles;

@@ -11,18 +11,10 @@
 
 namespace trnsim::core {
 
-namespace {
-
-uint64_t hbm_bytes_of(const arch::ChipSpec& chip) {
-  return static_cast<uint64_t>(std::llround(chip.chip.hbm.capacity_gib * 1073741824.0));
-}
-
-}  // namespace
-
 FunctionalRunner::FunctionalRunner(const arch::ChipSpec& chip, const isa::Program& program,
                                    RunOptions run)
-    : FunctionalRunner(chip.core, exec_options_for(chip, program.seed), hbm_bytes_of(chip), program,
-                       run) {}
+    : FunctionalRunner(chip.core, exec_options_for(chip, program.seed), device_hbm_bytes(chip),
+                       program, run) {}
 
 FunctionalRunner::FunctionalRunner(const arch::CoreSpec& core, const ExecOptions& opts,
                                    uint64_t hbm_bytes, const isa::Program& program, RunOptions run)
@@ -30,55 +22,23 @@ FunctionalRunner::FunctionalRunner(const arch::CoreSpec& core, const ExecOptions
       run_(run),
       hbm_(hbm_bytes),
       exec_(core, opts, hbm_),
+      io_(program, hbm_, opts.policy),
       sems_(static_cast<size_t>(std::max(program.num_semaphores, isa::kMaxSemaphores)), 0) {}
 
-const isa::HbmTensor& FunctionalRunner::tensor(std::string_view name) const {
-  const isa::HbmTensor* t = program_.find_tensor(name);
-  if (t == nullptr) throw InputError("", std::string(name), "no such tensor in the program");
-  if (t->address < 0 ||
-      !hbm_.contains(static_cast<uint64_t>(t->address), static_cast<uint64_t>(t->bytes())))
-    throw InputError("", std::string(name),
-                     fmt::format("tensor at {} ({} bytes) is outside device memory ({} bytes)",
-                                 t->address, t->bytes(), hbm_.capacity()));
-  return *t;
-}
-
 void FunctionalRunner::write_tensor(std::string_view name, std::span<const uint8_t> bytes) {
-  const isa::HbmTensor& t = tensor(name);
-  if (static_cast<int64_t>(bytes.size()) != t.bytes())
-    throw InputError("", std::string(name),
-                     fmt::format("{} bytes given for a {}-byte tensor", bytes.size(), t.bytes()));
-  hbm_.write(static_cast<uint64_t>(t.address), bytes.data(), bytes.size());
+  io_.write(name, bytes);
 }
 
 void FunctionalRunner::write_tensor_f32(std::string_view name, std::span<const float> values) {
-  const isa::HbmTensor& t = tensor(name);
-  if (static_cast<int64_t>(values.size()) != t.elements())
-    throw InputError(
-        "", std::string(name),
-        fmt::format("{} values given for a {}-element tensor", values.size(), t.elements()));
-  std::vector<uint8_t> bytes(static_cast<size_t>(t.bytes()));
-  num::RoundOptions ro;
-  ro.policy = exec_.options().policy;
-  num::convert(num::fp32(), values.data(), t.dtype, bytes.data(), values.size(), ro);
-  hbm_.write(static_cast<uint64_t>(t.address), bytes.data(), bytes.size());
+  io_.write_f32(name, values);
 }
 
 std::vector<uint8_t> FunctionalRunner::read_tensor(std::string_view name) const {
-  const isa::HbmTensor& t = tensor(name);
-  std::vector<uint8_t> bytes(static_cast<size_t>(t.bytes()));
-  hbm_.read(static_cast<uint64_t>(t.address), bytes.data(), bytes.size());
-  return bytes;
+  return io_.read(name);
 }
 
 std::vector<float> FunctionalRunner::read_tensor_f32(std::string_view name) const {
-  const isa::HbmTensor& t = tensor(name);
-  const std::vector<uint8_t> bytes = read_tensor(name);
-  std::vector<float> out(static_cast<size_t>(t.elements()));
-  num::RoundOptions ro;
-  ro.policy = exec_.options().policy;
-  num::convert(t.dtype, bytes.data(), num::fp32(), out.data(), out.size(), ro);
-  return out;
+  return io_.read_f32(name);
 }
 
 bool FunctionalRunner::waits_hold(const isa::Instruction& in) const {

@@ -17,6 +17,7 @@
 
 #include "arch/chip_spec.h"
 #include "core/executor.h"
+#include "core/hbm_tensor_io.h"
 #include "isa/program.h"
 #include "mem/hbm.h"
 
@@ -59,7 +60,6 @@ class FunctionalRunner {
   mem::Hbm& hbm() { return hbm_; }
 
  private:
-  const isa::HbmTensor& tensor(std::string_view name) const;
   bool waits_hold(const isa::Instruction& in) const;
   bool apply_signals(const isa::Instruction& in, isa::Engine e, uint64_t id);
   void report_deadlock();
@@ -70,6 +70,7 @@ class FunctionalRunner {
   RunOptions run_;
   mem::Hbm hbm_;
   Executor exec_;
+  HbmTensorIo io_;
   std::vector<int64_t> sems_;
   std::array<size_t, isa::kNumEngines> pc_{};
   std::array<uint64_t, isa::kNumEngines> issued_{};
