@@ -53,9 +53,13 @@ using ProcessNames = std::variant<std::string, std::map<std::string, std::string
 
 std::string rename(const ProcessNames& names, const std::string& process) {
   if (const auto* one = std::get_if<std::string>(&names)) return *one;
+  // "core0" -> "nc0" renames "core0 dma" to "nc0 dma" as well (the core's DMA queues).
   const auto& map = std::get<std::map<std::string, std::string>>(names);
-  const auto it = map.find(process);
-  return it == map.end() ? process : it->second;
+  if (const auto it = map.find(process); it != map.end()) return it->second;
+  if (const size_t sp = process.find(' '); sp != std::string::npos)
+    if (const auto it = map.find(process.substr(0, sp)); it != map.end())
+      return it->second + process.substr(sp);
+  return process;
 }
 
 // The trace of several runs laid side by side: each run's tracks under process names of its
