@@ -129,7 +129,8 @@ def core_barrier(data, cores, engine=engine.unknown, name=None):
     if not _ops.is_tile(data) or _ops.view(data).space != "hbm":
         raise NkiError("nisa.core_barrier: data must be the shared HBM tensor the cores "
                        f"synchronise on, got {data!r}")
-    _ops.kb().core_barrier(_ops.view(data), _ops.engine(engine, _ops.Engine.gpsimd))
+    e = _ops.engine(engine, None) or _ops.Engine.gpsimd  # unknown: GpSimd, as in NKI 2.33
+    _ops.kb().core_barrier(_ops.view(data), e)
 
 
 def sendrecv(src, dst, send_to_rank, recv_from_rank, pipe_id, dma_engine=dma_engine.dma,
