@@ -1,4 +1,5 @@
 """Running programs on a simulated NeuronCore: numpy arrays in and out, latency, trace.
+``run_spmd`` runs one program per physical core of a logical core (LNC), together.
 
 The run itself is C++ (core/timing_run.h); this module converts numpy / ml_dtypes arrays to the
 tensors' bytes and back and presents the result.
