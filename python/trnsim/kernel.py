@@ -75,5 +75,18 @@ class KernelBuilder(_core.KernelBuilder):
         """A PSUM tile (a tile of at most one bank per partition stays inside one bank)."""
         return super().psum(name, format_name(dtype), list(shape))
 
+    # --- between the physical cores of one logical core (run with trnsim.run.run_spmd) ---
+    def core_barrier(self, data, engine=Engine.gpsimd):
+        """Waits until every core of the logical core reached its barrier of the same index
+        (the k-th barrier of each core meets). ``data`` is the shared HBM tensor the cores
+        synchronise on: this core's earlier accesses of it come first, later ones wait."""
+        return super().core_barrier(data, engine)
+
+    def sendrecv(self, dst, src, send_to_rank, recv_from_rank, pipe_id=0, trigger=None):
+        """``src`` (SBUF) goes to core ``send_to_rank``'s ``dst``; core ``recv_from_rank``'s
+        ``src`` arrives in this core's ``dst`` (SBUF, the same dtype and shape). The k-th
+        sendrecv on ``pipe_id`` meets the peer's k-th on that pipe."""
+        return super().sendrecv(dst, src, send_to_rank, recv_from_rank, pipe_id, trigger)
+
 
 __all__ = ["KernelBuilder", "View", "Program", "Chip", "Engine", "AluOp", "ActFunc", "load_chip"]

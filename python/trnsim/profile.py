@@ -38,8 +38,9 @@ def events(trace: Trace) -> list:
 
 
 def merge(traces, offsets_ps, processes) -> Trace:
-    """Several runs' traces in one, each under its own process name, shifted by its offset
-    (picoseconds): SPMD instances or cores side by side."""
+    """Several runs' traces in one, each shifted by its offset (picoseconds): SPMD instances
+    or cores side by side. ``processes[i]`` names run i's process (a str), or renames its
+    processes (a dict: ``{"core0": "nc0"}`` also turns "core0 dma" into "nc0 dma")."""
     return _core.merge_traces(list(traces), [int(o) for o in offsets_ps], list(processes))
 
 

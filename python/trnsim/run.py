@@ -1,4 +1,5 @@
 """Running programs on a simulated NeuronCore: numpy arrays in and out, latency, trace.
+``run_spmd`` runs one program per physical core of a logical core (LNC), together.
 
 The run itself is C++ (core/timing_run.h); this module converts numpy / ml_dtypes arrays to the
 tensors' bytes and back and presents the result.
@@ -98,15 +99,53 @@ def run(program: Program, inputs: dict | None = None, chip=None, mode: str = "fu
     """
     chip = load_chip(chip or program.chip or "trn2")
     decl = {name: (fmt, shape) for name, fmt, shape, _ in program.tensors}
+    outs, figures, summary, tr = _core.run_program(chip, program, mode,
+                                                   _raw_inputs(decl, inputs), trace)
+    outputs = {n: from_bytes(b, decl[n][0], decl[n][1]) for n, b in outs}
+    return RunResult(outputs, json.loads(figures), summary, tr)
+
+
+def _raw_inputs(decl, inputs):
     raw = []
     for name, array in (inputs or {}).items():
         if name not in decl:
             raise ValueError(f"run: no tensor '{name}' in the program (has {sorted(decl)})")
         fmt, shape = decl[name]
         raw.append((name, to_bytes(array, fmt, shape)))
-    outs, figures, summary, tr = _core.run_program(chip, program, mode, raw, trace)
+    return raw
+
+
+class SpmdRunResult(RunResult):
+    """What a run of a logical core's physical cores gives (:func:`run_spmd`).
+
+    Attributes (besides RunResult's, where ``figures`` is the logical core's: ``total_ps`` of
+    its slowest core, ``instructions`` of all cores, every core's ``faults``):
+        cores: each core's figures (core/result_json.h) by rank.
+    """
+
+    def __init__(self, outputs, cores, total_ps, summary, trace):
+        faults = [dict(f, core=r) for r, c in enumerate(cores) for f in c.get("faults", [])]
+        figures = {"total_ps": int(total_ps), "faults": faults,
+                   "instructions": sum(int(c.get("instructions", 0)) for c in cores)}
+        super().__init__(outputs, figures, summary, trace)
+        self.cores = cores
+
+
+def run_spmd(programs, inputs: dict | None = None, chip=None, mode: str = "functional+timing",
+             trace: bool = False) -> SpmdRunResult:
+    """Runs program i on physical core i of one logical core (LNC), all together: one shared
+    HBM (every program declares the same tensors), the HBM stack's bandwidth shared, and
+    ``core_barrier`` / ``sendrecv`` meeting between the cores. Arguments as for :func:`run`;
+    the trace holds core i's tracks under process ``core<i>``."""
+    programs = list(programs)
+    if not programs:
+        raise ValueError("run_spmd: no program")
+    chip = load_chip(chip or programs[0].chip or "trn2")
+    decl = {name: (fmt, shape) for name, fmt, shape, _ in programs[0].tensors}
+    outs, cores, total, summary, tr = _core.run_spmd(chip, programs, mode,
+                                                     _raw_inputs(decl, inputs), trace)
     outputs = {n: from_bytes(b, decl[n][0], decl[n][1]) for n, b in outs}
-    return RunResult(outputs, json.loads(figures), summary, tr)
+    return SpmdRunResult(outputs, [json.loads(c) for c in cores], total, summary, tr)
 
 
-__all__ = ["run", "RunResult", "MODES", "to_bytes", "from_bytes"]
+__all__ = ["run", "run_spmd", "RunResult", "SpmdRunResult", "MODES", "to_bytes", "from_bytes"]

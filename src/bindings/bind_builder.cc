@@ -65,6 +65,13 @@ void bind_kernel_builder(nb::module_& m) {
       nb::arg("name"), nb::arg("chip"), nb::arg("args") = std::vector<int64_t>{},
       "Builds a registered example kernel (examples/kernels, `trnsim run --list`).");
   m.def(
+      "build_example_spmd",
+      [](const std::string& name, const arch::ChipSpec& chip, const std::vector<int64_t>& args,
+         int num_programs) { return examples::build_kernel_spmd(name, chip, args, num_programs); },
+      nb::arg("name"), nb::arg("chip"), nb::arg("args") = std::vector<int64_t>{},
+      nb::arg("num_programs") = 2,
+      "The programs of a registered SPMD example kernel, one per program id (for run_spmd).");
+  m.def(
       "example_kernels",
       [] {
         std::vector<std::string> names;
@@ -199,6 +206,20 @@ void bind_kernel_builder(nb::module_& m) {
           },
           nb::arg("dst"), nb::arg("reduce_dst"), nb::arg("src"), nb::arg("op0"), nb::arg("arg0"),
           nb::arg("reverse0") = false, nb::arg("reduce_op") = AluOp::kAdd)
+      .def("core_barrier", &KernelBuilder::core_barrier, nb::arg("data"),
+           nb::arg("engine") = Engine::kGpSimd,
+           "Logical cores: waits until every core of the logical core reached its barrier of "
+           "the same index; `data` is the shared HBM tensor synchronised on.")
+      .def(
+          "sendrecv",
+          [](KernelBuilder& b, const View& dst, const View& src, int send_to_rank,
+             int recv_from_rank, int pipe_id, std::optional<Engine> trigger) {
+            b.sendrecv(dst, src, send_to_rank, recv_from_rank, pipe_id, {trigger, false});
+          },
+          nb::arg("dst"), nb::arg("src"), nb::arg("send_to_rank"), nb::arg("recv_from_rank"),
+          nb::arg("pipe_id") = 0, nb::arg("trigger") = nb::none(),
+          "Logical cores: src (SBUF) goes to core send_to_rank's dst; core recv_from_rank's "
+          "src arrives in dst (SBUF, same dtype and shape).")
       .def("build", &KernelBuilder::build,
            "Finishes the program (semaphores, validation); the builder is spent afterwards.");
 }

@@ -127,7 +127,13 @@ void bind_kernel(nb::module_& m) {
                    [](const arch::ChipSpec& c) { return c.core.tensor.limits.m_max; })
       .def_prop_ro("matmul_n_max",
                    [](const arch::ChipSpec& c) { return c.core.tensor.limits.n_max_fp32_psum; })
-      .def_prop_ro("cores", [](const arch::ChipSpec& c) { return c.chip.cores; });
+      .def_prop_ro("cores", [](const arch::ChipSpec& c) { return c.chip.cores; })
+      .def_prop_ro(
+          "lnc_degrees", [](const arch::ChipSpec& c) { return c.chip.lnc.degrees; },
+          "LNC degrees the chip allows (chip.lnc.degrees).")
+      .def_prop_ro(
+          "lnc_default_degree", [](const arch::ChipSpec& c) { return c.chip.lnc.default_degree; },
+          "The LNC degree when none is asked for (chip.lnc.default_degree).");
   m.def(
       "load_chip",
       [](const std::string& name, const std::vector<std::string>& sets) {

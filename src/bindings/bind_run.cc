@@ -1,19 +1,29 @@
 // Run bindings: a built Program on one NeuronCore in one of the three run modes
 // (core/timing_run.h), HBM tensors in and out as raw bytes (the Python layer views them as
 // numpy / ml_dtypes arrays), the timed result as JSON and text, the trace as an object that
-// writes Chrome / Perfetto JSON and text summaries.
+// writes Chrome / Perfetto JSON and text summaries. SPMD programs on the physical cores of one
+// logical core run together (chip/spmd_run.h).
+#include <fmt/format.h>
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/unique_ptr.h>
+#include <nanobind/stl/variant.h>
 #include <nanobind/stl/vector.h>
 
+#include <map>
 #include <memory>
+#include <optional>
 #include <span>
+#include <variant>
 
 #include "arch/chip_spec.h"
 #include "base/error.h"
 #include "bindings/bindings.h"
+#include "chip/lnc.h"
+#include "chip/spmd_run.h"
 #include "core/result_json.h"
 #include "core/timing_run.h"
 #include "profile/chrome_trace.h"
@@ -33,16 +43,38 @@ core::RunMode parse_mode(const std::string& s) {
   throw InputError("run", "mode", "'" + s + "': use functional+timing, timing or functional");
 }
 
-// The trace of several runs laid side by side: each run's tracks under `process` names of its
+std::span<const uint8_t> bytes_of(const Bytes& a) {
+  return {static_cast<const uint8_t*>(a.data()), a.nbytes()};
+}
+
+// A run's new process name: one for all its tracks, or one per process of its own (an SPMD
+// run's "core0", "core1"; processes not in the map keep their name).
+using ProcessNames = std::variant<std::string, std::map<std::string, std::string>>;
+
+std::string rename(const ProcessNames& names, const std::string& process) {
+  if (const auto* one = std::get_if<std::string>(&names)) return *one;
+  // "core0" -> "nc0" renames "core0 dma" to "nc0 dma" as well (the core's DMA queues).
+  const auto& map = std::get<std::map<std::string, std::string>>(names);
+  if (const auto it = map.find(process); it != map.end()) return it->second;
+  if (const size_t sp = process.find(' '); sp != std::string::npos)
+    if (const auto it = map.find(process.substr(0, sp)); it != map.end())
+      return it->second + process.substr(sp);
+  return process;
+}
+
+// The trace of several runs laid side by side: each run's tracks under process names of its
 // own, its spans shifted by its start time (SPMD instances, LNC cores).
 std::unique_ptr<profile::Trace> merge(const std::vector<const profile::Trace*>& traces,
                                       const std::vector<int64_t>& offsets_ps,
-                                      const std::vector<std::string>& processes) {
+                                      const std::vector<ProcessNames>& processes) {
+  if (offsets_ps.size() != traces.size() || processes.size() != traces.size())
+    throw InputError("merge_traces", "offsets_ps / processes", "need one per trace");
   auto out = std::make_unique<profile::Trace>();
   for (size_t i = 0; i < traces.size(); ++i) {
     const profile::Trace& t = *traces[i];
     std::vector<uint32_t> track, label;
-    for (const auto& tr : t.tracks()) track.push_back(out->add_track(processes.at(i), tr.name));
+    for (const auto& tr : t.tracks())
+      track.push_back(out->add_track(rename(processes[i], tr.process), tr.name));
     for (const auto& l : t.labels()) label.push_back(out->add_label(l));
     const Picoseconds off(offsets_ps.at(i));
     for (const auto& s : t.spans())
@@ -61,7 +93,19 @@ void bind_run(nb::module_& m) {
       .def("summary", &profile::text_summary, nb::arg("top") = 10,
            "Per track: spans, busy time and share; the labels that took the most time.");
   m.def("merge_traces", &merge, nb::arg("traces"), nb::arg("offsets_ps"), nb::arg("processes"),
-        "Several runs' traces in one, each under its own process name, shifted by its offset.");
+        "Several runs' traces in one, each shifted by its offset, its tracks under a process "
+        "name (str) or their processes renamed ({old: new}).");
+
+  m.def(
+      "lnc_degree",
+      [](const arch::ChipSpec& chip, std::optional<int> requested, const std::string& what) {
+        return chip::lnc_degree(chip, requested, what.c_str());
+      },
+      nb::arg("chip"), nb::arg("requested") = nb::none(), nb::arg("what") = "lnc",
+      "The LNC degree to run with (`requested` or the chip's default); ValueError naming "
+      "`what` when the chip does not allow it (chip.lnc.degrees).");
+  m.def("cores_per_stack", &chip::cores_per_stack, nb::arg("chip"),
+        "Physical cores sharing one HBM stack (the most a logical core can have).");
 
   m.def(
       "run_program",
@@ -70,9 +114,7 @@ void bind_run(nb::module_& m) {
         const core::RunMode mode = parse_mode(mode_name);
         core::CoreRunner runner(chip, program, mode);
         if (mode != core::RunMode::kTimingOnly)
-          for (const auto& [name, a] : inputs)
-            runner.functional().write_tensor(
-                name, std::span<const uint8_t>(static_cast<const uint8_t*>(a.data()), a.nbytes()));
+          for (const auto& [name, a] : inputs) runner.functional().write_tensor(name, bytes_of(a));
         auto trace = want_trace ? std::make_unique<profile::Trace>() : nullptr;
         core::TimingResult r;
         {
@@ -94,6 +136,47 @@ void bind_run(nb::module_& m) {
       "Runs `program` on one core. Inputs: (tensor name, C-contiguous array of its bytes). "
       "Returns (outputs [(name, bytes)] for every non-scratch tensor, result JSON, summary "
       "text, Trace or None).");
+
+  m.def(
+      "run_spmd",
+      [](const arch::ChipSpec& chip, const std::vector<const isa::Program*>& programs,
+         const std::string& mode_name, const std::vector<std::tuple<std::string, Bytes>>& inputs,
+         bool want_trace) {
+        const core::RunMode mode = parse_mode(mode_name);
+        chip::SpmdRunner runner(chip, programs, mode);
+        if (mode != core::RunMode::kTimingOnly)
+          for (const auto& [name, a] : inputs) runner.write_tensor(name, bytes_of(a));
+        auto trace = want_trace ? std::make_unique<profile::Trace>() : nullptr;
+        chip::SpmdResult r;
+        {
+          nb::gil_scoped_release release;
+          r = runner.run(trace.get());
+        }
+        std::vector<std::tuple<std::string, nb::bytes>> outputs;
+        if (mode != core::RunMode::kTimingOnly)
+          for (const auto& t : programs.front()->tensors) {
+            if (t.kind == isa::TensorKind::kScratch) continue;
+            const std::vector<uint8_t> b = runner.read_tensor(t.name);
+            outputs.emplace_back(t.name, nb::bytes(b.data(), b.size()));
+          }
+        std::vector<std::string> cores;
+        std::string summary = fmt::format(
+            "logical core of {} physical cores: {:.3f} us, {} instructions{}\n", r.cores.size(),
+            static_cast<double>(r.total.v) * 1e-6, r.instructions, r.ok() ? "" : ", faults");
+        for (size_t c = 0; c < r.cores.size(); ++c) {
+          cores.push_back(core::timing_result_json(r.cores[c]).dump());
+          summary += fmt::format("-- physical core {}\n{}", c, r.cores[c].summary());
+        }
+        return std::make_tuple(std::move(outputs), std::move(cores), r.total.v, summary,
+                               std::move(trace));
+      },
+      nb::arg("chip"), nb::arg("programs"), nb::arg("mode"), nb::arg("inputs"),
+      nb::arg("trace") = false,
+      "Runs one program per physical core of one logical core together: one shared HBM (the "
+      "programs declare the same tensors), the HBM stack's bandwidth shared, core_barrier and "
+      "sendrecv between them. Returns (outputs [(name, bytes)], per-core result JSON by rank, "
+      "the logical core's total ps (its slowest core), summary text, Trace or None; each "
+      "core's tracks under process \"core<rank>\").");
 }
 
 }  // namespace trnsim::bindings

@@ -10,13 +10,15 @@ class NkiError(ValueError):
 
 class Ctx:
     __slots__ = ("kb", "chip", "pids", "grid", "names", "pending", "outputs", "dialect",
-                 "constants")
+                 "constants", "lnc", "rank")
 
-    def __init__(self, kb, chip, pids, grid, dialect):
+    def __init__(self, kb, chip, pids, grid, dialect, lnc=1, rank=0):
         self.kb = kb
         self.chip = chip
         self.pids = pids  # this instance's program id per grid axis
         self.grid = grid  # grid sizes
+        self.lnc = lnc  # physical cores of the logical core this instance runs on (nl.nc)
+        self.rank = rank  # this instance's physical core in it
         self.names = {}
         self.pending = []  # ISA results not yet written anywhere (see _tensor.Pending)
         self.outputs = []  # HBM tensors the kernel created (nl.ndarray(buffer=shared_hbm))

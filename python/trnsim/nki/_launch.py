@@ -1,6 +1,11 @@
 """Running NKI kernels on trnsim: trace the Python kernel into the C++ kernel builder (one
 program per SPMD instance), run it on a simulated NeuronCore with the caller's numpy arrays as
-HBM tensors, write results back into them, and keep the latency and trace."""
+HBM tensors, write results back into them, and keep the latency and trace.
+
+The instances of one logical core (the ``nl.nc(n)`` axes of the grid) run together on its n
+physical cores (``_core.run_spmd``: one HBM, the HBM stack's bandwidth shared, core_barrier
+and sendrecv between them); the logical core's groups of a larger grid run one after the
+other."""
 
 from __future__ import annotations
 
@@ -36,19 +41,25 @@ class KernelRun:
 
     Attributes:
         outputs: the kernel's return value as numpy arrays (None if it returns nothing).
-        total_ps: simulated latency in picoseconds (instances on one core run one after the
-            other; LNC=2 instances run side by side).
-        instances: per-instance (program ids, total_ps, instructions).
+        total_ps: simulated latency in picoseconds: the sum over the launch's groups (the
+            instances of one logical core, run together) of each group's time, that of its
+            slowest core.
+        instances: per instance (program ids, total_ps of its core, instructions).
+        groups: per group (program ids of its instances by core, total_ps).
         figures: the first instance's timed figures (core/result_json.h) as a dict.
-        summary: its text summary.
-        trace: the merged trace (a ``_core.Trace``) or None.
+        cores: the first group's figures, one dict per physical core (LNC launches).
+        summary: the first group's text summary.
+        trace: the merged trace (a ``_core.Trace``) or None; instance tracks under process
+            "nc<core> pid[...]".
     """
 
     def __init__(self):
         self.outputs = None
         self.total_ps = 0
         self.instances = []
+        self.groups = []
         self.figures = {}
+        self.cores = []
         self.summary = ""
         self.trace = None
         self.chip = ""
@@ -79,13 +90,13 @@ def _is_array(a):
                                          and hasattr(a, "shape") and not isinstance(a, NkiTensor))
 
 
-def _trace(fn, args, kwargs, chip, pids, grid, dialect, policy):
+def _trace(fn, args, kwargs, chip, pids, grid, dialect, policy, lnc=1, rank=0):
     """One instance: the kernel traced into a fresh builder. Returns (program, arrays by
     tensor name, return value, created outputs)."""
     kb = KernelBuilder(chip)
     if policy:
         kb.set_dma_policy(*policy)
-    c = Ctx(kb, chip, pids, grid, dialect)
+    c = Ctx(kb, chip, pids, grid, dialect, lnc, rank)
     try:
         bound = inspect.signature(fn).bind(*args, **kwargs)
     except TypeError as e:
@@ -134,63 +145,95 @@ def _returned(ret, outputs):
     return ret
 
 
-def _grid_dims(grid):
-    """(sizes, LNC cores) of a launch grid: ints and nl.nc(n) (n instances on n cores)."""
+def _groups(grid, chip):
+    """(grid sizes, cores per logical core, groups) of a launch grid of ints and nl.nc(n)
+    axes. A group is the instances that differ only in their nl.nc axes: they run together,
+    one per physical core of one logical core, as [(rank, program ids)]; groups keep the
+    grid's order."""
     from trnsim.nki.language import nc
 
-    sizes, cores = [], 1
-    for g in grid:
-        if isinstance(g, nc):
-            cores *= g.n
-        sizes.append(int(g))
-    return sizes, cores
+    sizes = [int(g) for g in grid]
+    lnc_axes = [a for a, g in enumerate(grid) if isinstance(g, nc)]
+    cores = int(np.prod([sizes[a] for a in lnc_axes])) if lnc_axes else 1
+    if lnc_axes:
+        try:
+            _core.lnc_degree(chip, cores, "nl.nc")
+        except ValueError as e:
+            raise NkiError(f"kernel[{', '.join(map(repr, grid))}]: {cores} instances on the "
+                           f"physical cores of one logical core: {e}") from None
+    groups = {}
+    for pids in itertools.product(*[range(s) for s in sizes]) if sizes else [()]:
+        key = tuple(p for a, p in enumerate(pids) if a not in lnc_axes)
+        rank = 0
+        for a in lnc_axes:  # mixed radix over the nc axes, the first one most significant
+            rank = rank * sizes[a] + pids[a]
+        groups.setdefault(key, []).append((rank, pids))
+    return sizes, cores, [sorted(g) for g in groups.values()]
+
+
+def _check_faults(fn, figures):
+    for figs in figures:
+        if figs.get("faults"):
+            f = figs["faults"][0]
+            raise RuntimeError(f"simulated hardware fault in {fn.__name__}: {f.get('kind')}: "
+                               f"{f.get('message')} ({f.get('text', '')})")
 
 
 def launch(fn, args, kwargs, grid=(), chip=None, dialect="nki", trace=True,
            mode="functional+timing", policy=None) -> tuple:
     """Traces and runs every SPMD instance of `fn` on `chip`; returns (return value, KernelRun).
-    Instances see one shared HBM: each starts from the tensors the previous one left."""
+    Instances see one shared HBM: the instances of a logical core (nl.nc) share it while they
+    run together, and each group starts from the tensors the previous one left."""
     global _last
     spec = load_chip(target(chip))
-    sizes, cores = _grid_dims(grid)
-    pids_list = list(itertools.product(*[range(s) for s in sizes])) if sizes else [()]
+    sizes, cores, groups = _groups(grid, spec)
     run = KernelRun()
     run.chip = spec.name
     state, decl, arrays, traces, offsets, names = {}, {}, {}, [], [], []
-    wave_start = wave_len = 0
+    start = 0
     ret = None
-    for i, pids in enumerate(pids_list):
-        program, arrays, ret, consts = _trace(fn, args, kwargs, spec, pids, sizes, dialect,
-                                              policy)
-        decl = {n: (f, s) for n, f, s, _ in program.tensors}
-        if not state and mode != "timing":
-            state = {n: to_bytes(a.reshape(decl[n][1]), decl[n][0], decl[n][1])
-                     for n, a in arrays.items()}
-        if mode != "timing":
-            for n, a in consts.items():
-                state.setdefault(n, to_bytes(a, decl[n][0], decl[n][1]))
+    for g, group in enumerate(groups):
+        programs = []
+        for rank, pids in group:
+            program, arrays, ret, consts = _trace(fn, args, kwargs, spec, pids, sizes, dialect,
+                                                  policy, cores, rank)
+            programs.append(program)
+            decl = {n: (f, s) for n, f, s, _ in program.tensors}
+            if not state and mode != "timing":
+                state = {n: to_bytes(a.reshape(decl[n][1]), decl[n][0], decl[n][1])
+                         for n, a in arrays.items()}
+            if mode != "timing":
+                for n, a in consts.items():
+                    state.setdefault(n, to_bytes(a, decl[n][0], decl[n][1]))
         inputs = [(n, b) for n, b in state.items() if n in decl]
-        outs, figures, summary, tr = _core.run_program(spec, program, mode, inputs, trace)
+        if cores == 1:
+            outs, figures, summary, tr = _core.run_program(spec, programs[0], mode, inputs, trace)
+            figs = [json.loads(figures)]
+            total = int(figs[0].get("total_ps", 0))
+        else:
+            try:
+                outs, figures, total, summary, tr = _core.run_spmd(spec, programs, mode, inputs,
+                                                                   trace)
+            except ValueError as e:
+                raise NkiError(f"{fn.__name__} on a logical core of {cores} cores: {e}") from None
+            figs = [json.loads(f) for f in figures]
         for n, b in outs:
             state[n] = np.frombuffer(b, dtype=np.uint8)
-        figs = json.loads(figures)
-        if figs.get("faults"):
-            f = figs["faults"][0]
-            raise RuntimeError(f"simulated hardware fault in {fn.__name__}: {f.get('kind')}: "
-                               f"{f.get('message')} ({f.get('text', '')})")
-        t = int(figs.get("total_ps", 0))
-        if i % cores == 0:
-            wave_start += wave_len
-            wave_len = 0
-        wave_len = max(wave_len, t)
-        if i == 0:
-            run.figures, run.summary = figs, summary
-        run.instances.append((pids, t, program.num_instructions))
+        _check_faults(fn, figs)
+        if g == 0:
+            run.figures, run.summary = figs[0], summary
+            run.cores = figs if cores > 1 else []
+        for (rank, pids), program, f in zip(group, programs, figs):
+            run.instances.append((pids, int(f.get("total_ps", 0)), program.num_instructions))
+        run.groups.append(([pids for _, pids in group], int(total)))
         if tr is not None:
             traces.append(tr)
-            offsets.append(wave_start)
-            names.append(f"nc{i % cores}" + (f" pid{list(pids)}" if sizes else ""))
-    run.total_ps = wave_start + wave_len
+            offsets.append(start)
+            label = {rank: f"nc{rank}" + (f" pid{list(pids)}" if sizes else "")
+                     for rank, pids in group}
+            names.append(label[0] if cores == 1 else {f"core{r}": n for r, n in label.items()})
+        start += int(total)
+    run.total_ps = start
     if traces:
         run.trace = traces[0] if len(traces) == 1 and not sizes else _core.merge_traces(
             traces, offsets, names)

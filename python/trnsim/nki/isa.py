@@ -8,7 +8,7 @@ from __future__ import annotations
 import enum
 
 from trnsim.nki import _ctx, _ops
-from trnsim.nki._ctx import stub
+from trnsim.nki._ctx import NkiError, stub, unsupported
 
 
 class engine(enum.Enum):
@@ -53,6 +53,14 @@ class matmul_perf_mode(enum.Enum):
     double_row_gen3 = "double_row"
 
 
+class dma_engine(enum.Enum):
+    """Which DMA mechanism sendrecv uses (only ``dma``, the standard DMA queues, is
+    modelled)."""
+
+    dma = "dma"
+    gpsimd_dma = "gpsimd_dma"
+
+
 class nc_version(enum.IntEnum):
     gen2 = 2
     gen3 = 3
@@ -94,6 +102,62 @@ def select(dst, predicate, on_true, on_false, name=None):
     return _ops.select(dst, predicate, on_true, on_false)
 
 
+def _logical_core(call):
+    """The launch context of a call between the physical cores of a logical core: NC-v3 or
+    newer, and an LNC launch (kernel[nl.nc(2)])."""
+    c = _ctx.ctx()
+    if get_nc_version() < nc_version.gen3:
+        raise NkiError(f"nisa.{call}: NeuronCore-v3 or newer only (trn2, trn3); {c.chip.name} "
+                       "has NeuronCore-v2 and no logical cores")
+    if c.lnc < 2:
+        raise NkiError(f"nisa.{call}: only between the physical cores of a logical core: "
+                       "launch the kernel as kernel[nl.nc(2)](...)")
+    return c
+
+
+def core_barrier(data, cores, engine=engine.unknown, name=None):
+    """Waits until both physical cores of the logical core reach this barrier (the k-th
+    barrier of each core meets). ``data`` is the shared HBM tensor they synchronise on: this
+    core's earlier accesses of it complete first, later ones wait for the barrier. Passing
+    takes one remote semaphore update (chip.lnc.remote_semaphore_ns, an assumption:
+    docs/nki.md). Only ``cores=(0, 1)``, as in NKI; engine: GpSimd unless given."""
+    c = _logical_core("core_barrier")
+    if tuple(int(x) for x in cores) != tuple(range(c.lnc)):
+        raise NkiError(f"nisa.core_barrier: cores={tuple(cores)!r}; only "
+                       f"cores={tuple(range(c.lnc))} (every core of the logical core) is "
+                       "supported")
+    if not _ops.is_tile(data) or _ops.view(data).space != "hbm":
+        raise NkiError("nisa.core_barrier: data must be the shared HBM tensor the cores "
+                       f"synchronise on, got {data!r}")
+    e = _ops.engine(engine, None) or _ops.Engine.gpsimd  # unknown: GpSimd, as in NKI 2.33
+    _ops.kb().core_barrier(_ops.view(data), e)
+
+
+def sendrecv(src, dst, send_to_rank, recv_from_rank, pipe_id, dma_engine=dma_engine.dma,
+             name=None):
+    """Sends ``src`` to the ``dst`` of core ``send_to_rank`` while core ``recv_from_rank``'s
+    ``src`` arrives in this core's ``dst`` (both SBUF, the same dtype and shape). The k-th
+    sendrecv on ``pipe_id`` meets the peer's k-th on that pipe; it completes when both its
+    send and its receive have ended. The transfer runs on a DMA queue of the store trigger
+    engine, SBUF to SBUF (no HBM traffic)."""
+    c = _logical_core("sendrecv")
+    if getattr(dma_engine, "value", dma_engine) != "dma":
+        unsupported(f"nisa.sendrecv(dma_engine={dma_engine})",
+                    "the GpSimd-internal DMA path is not modelled; use nisa.dma_engine.dma")
+    for rank, what in ((send_to_rank, "send_to_rank"), (recv_from_rank, "recv_from_rank")):
+        if not 0 <= int(rank) < c.lnc:
+            raise NkiError(f"nisa.sendrecv: {what}={rank}: the ranks of a logical core of "
+                           f"{c.lnc} cores are 0..{c.lnc - 1}")
+    s, d = _ops.view(src), _ops.view(dst)
+    if s.space != "sbuf" or d.space != "sbuf":
+        raise NkiError(f"nisa.sendrecv: src and dst must be SBUF tiles, got src in {s.space} "
+                       f"and dst in {d.space}")
+    if s.dtype != d.dtype or tuple(s.shape) != tuple(d.shape):
+        raise NkiError(f"nisa.sendrecv: src {s.dtype}{tuple(s.shape)} and dst "
+                       f"{d.dtype}{tuple(d.shape)} must have the same dtype and shape")
+    _ops.kb().sendrecv(d, s, int(send_to_rank), int(recv_from_rank), int(pipe_id))
+
+
 _WHY = {
     "rng": "the ISA random generators are not modelled",
     "gather": "no gather instruction is modelled",
@@ -109,7 +173,6 @@ for _name, _why in {
     "tensor_copy_predicated": "", "tensor_copy_dynamic_src": "register",
     "tensor_copy_dynamic_dst": "register", "tensor_scalar_cumulative": "",
     "dma_compute": "", "register_alloc": "register", "register_load": "register",
-    "register_move": "register", "register_store": "register", "core_barrier": "",
-    "sendrecv": "", "nonzero_with_count": "",
+    "register_move": "register", "register_store": "register", "nonzero_with_count": "",
 }.items():
     globals()[_name] = stub(f"nki.isa.{_name}", _WHY.get(_why, ""))

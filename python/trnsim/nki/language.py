@@ -154,6 +154,9 @@ class nc:
     def __int__(self):
         return self.n
 
+    def __repr__(self):
+        return f"nl.nc({self.n})"
+
 
 def spmd_dim(*args):
     unsupported("nl.spmd_dim", "use kernel[nl.nc(2)] or kernel[g0, g1]")
