@@ -25,7 +25,8 @@
 namespace trnsim::chip {
 
 struct SpmdResult {
-  std::vector<core::TimingResult> cores;  // by rank
+  // By rank. Each core's `events` counts the shared simulator's events (the group's).
+  std::vector<core::TimingResult> cores;
   Picoseconds total;                      // the slowest core's end
   uint64_t instructions = 0;              // all cores
   bool ok() const;
