@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "base/error.h"
+#include "core/dma_plan_cache.h"
 
 namespace trnsim::core {
 
@@ -33,6 +34,7 @@ int64_t footprint_end(const isa::AccessPattern& ap) {
 TimingProgram::TimingProgram(const isa::Program& program, const arch::CoreSpec& spec)
     : program_(program) {
   int max_sem = program.num_semaphores - 1;
+  DmaPlanCache plan_cache;
   for (isa::Engine e : isa::kAllEngines) {
     const auto& stream = program.stream(e);
     auto& info = info_[static_cast<size_t>(e)];
@@ -57,10 +59,11 @@ TimingProgram::TimingProgram(const isa::Program& program, const arch::CoreSpec& 
       signals_.insert(signals_.end(), ins.signals.begin(), ins.signals.end());
       x.flops = tensor_flops(ins, spec);
       if (x.dma) {
-        x.dma_plan = static_cast<int32_t>(dma_plans_.size());
-        dma_plans_.push_back(plan_dma(ins, spec));
+        bool added = false;
+        x.dma_plan = plan_cache.find_or_add(dma_shape(ins), spec, dma_plans_, added);
         const DmaPlan& plan = dma_plans_.back();
-        dma_symmetric_ = dma_symmetric_ && (plan.num_pieces == 0 || plan.spreads_evenly());
+        if (added)
+          dma_symmetric_ = dma_symmetric_ && (plan.num_pieces == 0 || plan.spreads_evenly());
       }
       for (int k = 0; k < ins.num_operands; ++k) {
         const isa::AccessPattern& ap = ins.operands[k];
