@@ -18,35 +18,56 @@ constexpr int kSrcSlot = 1;
 
 }  // namespace
 
-DmaPlan plan_dma(const isa::Instruction& ins, const arch::CoreSpec& spec) {
-  DmaPlan plan;
-  if (ins.num_operands <= kSrcSlot) return plan;
+DmaShape dma_shape(const isa::Instruction& ins) {
+  DmaShape s;
+  s.transpose = ins.op == isa::Opcode::kDmaTranspose;
+  s.accumulate = ins.p.dma_accumulate;
+  s.queue = ins.p.dma_queue;
+  if (ins.num_operands <= kSrcSlot) return s;
   const isa::AccessPattern& dst = ins.operands[kDstSlot];
   const isa::AccessPattern& src = ins.operands[kSrcSlot];
+  s.has_operands = true;
+  s.dst_space = dst.space;
+  s.src_space = src.space;
+  s.dst_start_partition = dst.start_partition;
+  s.dst_partitions = dst.num_partitions;
+  s.src_start_partition = src.start_partition;
+  s.src_partitions = src.num_partitions;
+  s.dst_bytes = operand_bytes(dst);
+  s.src_bytes = operand_bytes(src);
+  return s;
+}
+
+DmaPlan plan_dma(const DmaShape& s, const arch::CoreSpec& spec) {
+  DmaPlan plan;
+  if (!s.has_operands) return plan;
   const int engines = std::max(spec.dma.engines, 1);
   const int queues = std::max(spec.dma.queues_per_engine, 1);
   const int per_engine = std::max(spec.sbuf.partitions / engines, 1);  // 128 / 16 = 8 (DMA-OV)
-  plan.queue = ins.p.dma_queue % queues;
-  const int rotate = ins.p.dma_queue / queues;
+  plan.queue = s.queue % queues;
+  const int rotate = s.queue / queues;
 
-  const bool dst_hbm = dst.space == isa::Space::kHbm, src_hbm = src.space == isa::Space::kHbm;
-  if (src_hbm) plan.hbm_read_bytes = operand_bytes(src);
-  if (dst_hbm) plan.hbm_write_bytes = operand_bytes(dst);
+  const bool dst_hbm = s.dst_space == isa::Space::kHbm, src_hbm = s.src_space == isa::Space::kHbm;
+  if (src_hbm) plan.hbm_read_bytes = s.src_bytes;
+  if (dst_hbm) plan.hbm_write_bytes = s.dst_bytes;
   plan.hbm_sides = int{dst_hbm} + int{src_hbm};
 
   // Throughput of special transfers (HARDWARE.md s4).
-  if (ins.op == isa::Opcode::kDmaTranspose) {
+  if (s.transpose) {
     plan.throughput_percent = static_cast<int32_t>(src_hbm ? costk::kDmaTransposeHbmPercent
                                                            : costk::kDmaTransposeSbufPercent);
-  } else if (ins.p.dma_accumulate && !spec.features.near_memory_accumulation) {
+  } else if (s.accumulate && !spec.features.near_memory_accumulation) {
     plan.throughput_percent = static_cast<int32_t>(costk::kDmaAccumulateLegacyPercent);
   }
 
-  const isa::AccessPattern& split = !dst_hbm ? dst : !src_hbm ? src : dst;
-  plan.rows = std::max<int64_t>(split.num_partitions, 1);
-  plan.total_bytes = std::max(operand_bytes(dst), operand_bytes(src));
-  const int64_t first_group =
-      split.space == isa::Space::kHbm ? 0 : split.start_partition / per_engine;
+  // The SBUF side decides the split (dst when both or neither are in HBM).
+  const bool split_src = dst_hbm && !src_hbm;
+  const isa::Space split_space = split_src ? s.src_space : s.dst_space;
+  const int32_t split_start = split_src ? s.src_start_partition : s.dst_start_partition;
+  const int32_t split_partitions = split_src ? s.src_partitions : s.dst_partitions;
+  plan.rows = std::max<int64_t>(split_partitions, 1);
+  plan.total_bytes = std::max(s.dst_bytes, s.src_bytes);
+  const int64_t first_group = split_space == isa::Space::kHbm ? 0 : split_start / per_engine;
   // Pieces of `per_engine` rows, at most one per engine (longer HBM row lists share out evenly).
   const int64_t pieces = std::min<int64_t>(engines, (plan.rows + per_engine - 1) / per_engine);
   plan.rows_per_piece = (plan.rows + pieces - 1) / pieces;

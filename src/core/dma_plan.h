@@ -46,9 +46,28 @@ struct DmaPlan {
   }
 };
 
+// Everything of a DMA instruction its plan depends on: equal shapes give equal plans, so a
+// program's many DMAs that differ only in addresses are planned once (TimingProgram).
+struct DmaShape {
+  bool has_operands = false;  // dst and src present
+  bool transpose = false;     // dma_transpose
+  bool accumulate = false;    // dma_accumulate
+  isa::Space dst_space = isa::Space::kSbuf, src_space = isa::Space::kSbuf;
+  int16_t queue = 0;  // the instruction's dma_queue
+  int32_t dst_start_partition = 0, dst_partitions = 0;
+  int32_t src_start_partition = 0, src_partitions = 0;
+  int64_t dst_bytes = 0, src_bytes = 0;
+
+  bool operator==(const DmaShape&) const = default;
+};
+DmaShape dma_shape(const isa::Instruction& ins);
+
 // The instruction's `dma_queue` (0 .. engines x queues_per_engine - 1) names queue
 // dma_queue % queues_per_engine, and dma_queue / queues_per_engine rotates which engine takes
 // the first piece (so single-engine transfers can be placed on any engine).
-DmaPlan plan_dma(const isa::Instruction& ins, const arch::CoreSpec& spec);
+DmaPlan plan_dma(const DmaShape& shape, const arch::CoreSpec& spec);
+inline DmaPlan plan_dma(const isa::Instruction& ins, const arch::CoreSpec& spec) {
+  return plan_dma(dma_shape(ins), spec);
+}
 
 }  // namespace trnsim::core

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "base/error.h"
+#include "core/dma_plan_cache.h"
 
 namespace trnsim::core {
 
@@ -23,6 +24,28 @@ uint8_t shared_ports(const isa::Instruction& ins, const arch::PortSpec& ports) {
   return mask;
 }
 
+namespace {
+
+// The pass below is bound by memory latency: each instruction is read once, and its waits and
+// signals sit in separate heap blocks found only through the instruction. Prefetching the
+// instruction (its first lines: counts, parameters, the first operands) a few iterations ahead,
+// and its wait / signal blocks a little later, keeps several instructions in flight.
+constexpr size_t kAheadBody = 8, kAheadSync = 4, kBodyLines = 8;
+constexpr size_t kLine = 64;
+
+void prefetch_ahead(const std::vector<isa::Instruction>& stream, size_t i) {
+  if (i + kAheadBody < stream.size()) {
+    const auto* q = reinterpret_cast<const char*>(&stream[i + kAheadBody]);
+    for (size_t l = 0; l < kBodyLines; ++l) __builtin_prefetch(q + l * kLine);
+  }
+  if (i + kAheadSync < stream.size()) {
+    __builtin_prefetch(stream[i + kAheadSync].waits.data());
+    __builtin_prefetch(stream[i + kAheadSync].signals.data());
+  }
+}
+
+}  // namespace
+
 int64_t footprint_end(const isa::AccessPattern& ap) {
   int64_t hi = 0;
   for (int d = 0; d < ap.ndim; ++d)
@@ -33,12 +56,17 @@ int64_t footprint_end(const isa::AccessPattern& ap) {
 TimingProgram::TimingProgram(const isa::Program& program, const arch::CoreSpec& spec)
     : program_(program) {
   int max_sem = program.num_semaphores - 1;
+  DmaPlanCache plan_cache;
+  // Most instructions wait for or signal at most one semaphore: one growth-free pass.
+  waits_.reserve(program.num_instructions());
+  signals_.reserve(program.num_instructions());
   for (isa::Engine e : isa::kAllEngines) {
     const auto& stream = program.stream(e);
     auto& info = info_[static_cast<size_t>(e)];
     info.resize(stream.size());
     int max_reg = -1;
     for (size_t i = 0; i < stream.size(); ++i) {
+      prefetch_ahead(stream, i);
       const isa::Instruction& ins = stream[i];
       InstrInfo& x = info[i];
       x.cost = instruction_cost(ins, spec);
@@ -57,10 +85,11 @@ TimingProgram::TimingProgram(const isa::Program& program, const arch::CoreSpec& 
       signals_.insert(signals_.end(), ins.signals.begin(), ins.signals.end());
       x.flops = tensor_flops(ins, spec);
       if (x.dma) {
-        x.dma_plan = static_cast<int32_t>(dma_plans_.size());
-        dma_plans_.push_back(plan_dma(ins, spec));
+        bool added = false;
+        x.dma_plan = plan_cache.find_or_add(dma_shape(ins), spec, dma_plans_, added);
         const DmaPlan& plan = dma_plans_.back();
-        dma_symmetric_ = dma_symmetric_ && (plan.num_pieces == 0 || plan.spreads_evenly());
+        if (added)
+          dma_symmetric_ = dma_symmetric_ && (plan.num_pieces == 0 || plan.spreads_evenly());
       }
       for (int k = 0; k < ins.num_operands; ++k) {
         const isa::AccessPattern& ap = ins.operands[k];

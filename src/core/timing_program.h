@@ -34,7 +34,7 @@ struct InstrInfo {
   uint8_t ports = 0;     // PortBit mask held while the instruction streams (its ii)
   uint16_t num_waits = 0, num_signals = 0;
   uint32_t waits = 0, signals = 0;  // first index into TimingProgram's wait / signal arrays
-  int32_t dma_plan = -1;            // index into TimingProgram::dma_plans for DMA instructions
+  int32_t dma_plan = -1;            // index into TimingProgram's DMA plans (shared by equal shapes)
   double flops = 0;                 // TensorE multiply-accumulate FLOPs
   int64_t sbuf_end = 0;             // one past the highest SBUF byte touched in a partition
   int64_t psum_end = 0;             // the same for PSUM
