@@ -27,8 +27,8 @@ namespace trnsim::chip {
 struct SpmdResult {
   // By rank. Each core's `events` counts the shared simulator's events (the group's).
   std::vector<core::TimingResult> cores;
-  Picoseconds total;                      // the slowest core's end
-  uint64_t instructions = 0;              // all cores
+  Picoseconds total;          // the slowest core's end
+  uint64_t instructions = 0;  // all cores
   bool ok() const;
   std::string faults_text() const;  // every core's faults, one per line, "core N: ..."
 };

@@ -1,7 +1,8 @@
 // What the components of one simulated NeuronCore share: the spec, the prepared program, the
 // event kernel (shared with the other cores of a chip-level run), semaphores, shared ports,
-// the optional value executor and trace, the cross-core group, and the statistics they add to. Components (the five sequencers, the DMA engines) talk only through
-// this state and timed events (STYLE.md 9), so a run is a pure function of its inputs.
+// the optional value executor and trace, the cross-core group, and the statistics they add to.
+// Components (the five sequencers, the DMA engines) talk only through this state and timed events
+// (STYLE.md 9), so a run is a pure function of its inputs.
 #pragma once
 
 #include <array>
