@@ -3,7 +3,6 @@
 // numpy / ml_dtypes arrays), the timed result as JSON and text, the trace as an object that
 // writes Chrome / Perfetto JSON and text summaries. SPMD programs on the physical cores of one
 // logical core run together (chip/spmd_run.h).
-#include <fmt/format.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
@@ -33,6 +32,20 @@
 namespace trnsim::bindings {
 
 namespace {
+
+using Outputs = std::vector<std::tuple<std::string, nb::bytes>>;
+
+// Every non-scratch HBM tensor of `program` as (name, bytes), read with `read(name)`.
+template <class Read>
+Outputs outputs_of(const isa::Program& program, Read read) {
+  Outputs out;
+  for (const auto& t : program.tensors) {
+    if (t.kind == isa::TensorKind::kScratch) continue;
+    const std::vector<uint8_t> b = read(t.name);
+    out.emplace_back(t.name, nb::bytes(b.data(), b.size()));
+  }
+  return out;
+}
 
 using Bytes = nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>;
 
@@ -121,13 +134,10 @@ void bind_run(nb::module_& m) {
           nb::gil_scoped_release release;
           r = runner.run(trace.get());
         }
-        std::vector<std::tuple<std::string, nb::bytes>> outputs;
+        Outputs outputs;
         if (mode != core::RunMode::kTimingOnly)
-          for (const auto& t : program.tensors) {
-            if (t.kind == isa::TensorKind::kScratch) continue;
-            const std::vector<uint8_t> b = runner.functional().read_tensor(t.name);
-            outputs.emplace_back(t.name, nb::bytes(b.data(), b.size()));
-          }
+          outputs = outputs_of(
+              program, [&](const std::string& n) { return runner.functional().read_tensor(n); });
         return std::make_tuple(std::move(outputs), core::timing_result_json(r).dump(), r.summary(),
                                std::move(trace));
       },
@@ -152,22 +162,14 @@ void bind_run(nb::module_& m) {
           nb::gil_scoped_release release;
           r = runner.run(trace.get());
         }
-        std::vector<std::tuple<std::string, nb::bytes>> outputs;
+        Outputs outputs;
         if (mode != core::RunMode::kTimingOnly)
-          for (const auto& t : programs.front()->tensors) {
-            if (t.kind == isa::TensorKind::kScratch) continue;
-            const std::vector<uint8_t> b = runner.read_tensor(t.name);
-            outputs.emplace_back(t.name, nb::bytes(b.data(), b.size()));
-          }
+          outputs = outputs_of(*programs.front(),
+                               [&](const std::string& n) { return runner.read_tensor(n); });
         std::vector<std::string> cores;
-        std::string summary = fmt::format(
-            "logical core of {} physical cores: {:.3f} us, {} instructions{}\n", r.cores.size(),
-            static_cast<double>(r.total.v) * 1e-6, r.instructions, r.ok() ? "" : ", faults");
-        for (size_t c = 0; c < r.cores.size(); ++c) {
-          cores.push_back(core::timing_result_json(r.cores[c]).dump());
-          summary += fmt::format("-- physical core {}\n{}", c, r.cores[c].summary());
-        }
-        return std::make_tuple(std::move(outputs), std::move(cores), r.total.v, summary,
+        for (const core::TimingResult& c : r.cores)
+          cores.push_back(core::timing_result_json(c).dump());
+        return std::make_tuple(std::move(outputs), std::move(cores), r.total.v, r.summary(),
                                std::move(trace));
       },
       nb::arg("chip"), nb::arg("programs"), nb::arg("mode"), nb::arg("inputs"),

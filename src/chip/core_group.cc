@@ -64,31 +64,33 @@ void CoreGroup::sendrecv(int core, const isa::Instruction& ins, const core::DmaP
     finish_if_done(x, t);
     return;
   }
-  // Our send meets the receiver's waiting receive from us, or waits for it.
-  auto& waiting_recv = recvs_[Key{p.send_to, core, p.pipe}];
-  if (!waiting_recv.empty()) {
-    const uint32_t to = waiting_recv.front();
-    waiting_recv.pop_front();
-    start(x, to);
-  } else {
-    sends_[Key{core, p.send_to, p.pipe}].push_back(x);
+  // Our send meets the receiver's waiting receive from us, or waits for it; our receive
+  // meets the sender's waiting send to us, or waits for it.
+  if (const auto to =
+          meet(recvs_[Key{p.send_to, core, p.pipe}], x, sends_[Key{core, p.send_to, p.pipe}]))
+    start(x, *to);
+  if (const auto from =
+          meet(sends_[Key{p.recv_from, core, p.pipe}], x, recvs_[Key{core, p.recv_from, p.pipe}]))
+    start(*from, x);
+}
+
+std::optional<uint32_t> CoreGroup::meet(std::deque<uint32_t>& waiting, uint32_t x,
+                                        std::deque<uint32_t>& queue) {
+  if (waiting.empty()) {
+    queue.push_back(x);
+    return std::nullopt;
   }
-  // Our receive meets the sender's waiting send to us, or waits for it.
-  auto& waiting_send = sends_[Key{p.recv_from, core, p.pipe}];
-  if (!waiting_send.empty()) {
-    const uint32_t from = waiting_send.front();
-    waiting_send.pop_front();
-    start(from, x);
-  } else {
-    recvs_[Key{core, p.recv_from, p.pipe}].push_back(x);
-  }
+  const uint32_t other = waiting.front();
+  waiting.pop_front();
+  return other;
 }
 
 void CoreGroup::start(uint32_t from, uint32_t to) {
   const Exchange &s = exchanges_[from], &r = exchanges_[to];
   const isa::AccessPattern &src = s.ins->operands[1], &dst = r.ins->operands[0];
-  if (src.dtype != dst.dtype || src.num_partitions != dst.num_partitions ||
-      src.free_elements() != dst.free_elements()) {
+  const bool alike = src.dtype == dst.dtype && src.num_partitions == dst.num_partitions &&
+                     src.free_elements() == dst.free_elements();
+  if (!alike) {
     const std::string what =
         fmt::format("core {} sends [{}, {}] {} on pipe {}, core {} receives [{}, {}] {}", s.core,
                     src.num_partitions, src.free_elements(), src.dtype.name(), s.ins->p.pipe,
@@ -97,7 +99,7 @@ void CoreGroup::start(uint32_t from, uint32_t to) {
     fault(r, what);
   }
   const auto tag = static_cast<uint64_t>(transfers_.size());
-  transfers_.push_back(Transfer{from, to});
+  transfers_.push_back(Transfer{from, to, alike});
   // The transfer starts when both sides are there: the receiver's dst is ready.
   const Picoseconds t = std::max(s.issued, r.issued);
   members_[static_cast<size_t>(s.core)].timing->dma().submit(*s.ins, *s.plan, {}, s.trigger, s.id,
@@ -110,8 +112,7 @@ void CoreGroup::dma_done(uint64_t tag, Picoseconds now) {
   core::Executor* from = members_[static_cast<size_t>(s.core)].exec;
   core::Executor* to = members_[static_cast<size_t>(r.core)].exec;
   const isa::AccessPattern &src = s.ins->operands[1], &dst = r.ins->operands[0];
-  if (from != nullptr && to != nullptr && src.dtype == dst.dtype &&
-      src.num_partitions == dst.num_partitions && src.free_elements() == dst.free_elements()) {
+  if (from != nullptr && to != nullptr && tr.alike) {
     std::optional<mem::Fault> f = from->memory().check(src);
     if (!f) f = to->memory().check(dst);
     if (f) {

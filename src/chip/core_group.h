@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <optional>
 #include <span>
 #include <tuple>
 #include <vector>
@@ -60,9 +61,13 @@ class CoreGroup : public core::CrossCore, public core::DmaListener {
   };
   struct Transfer {
     uint32_t from = 0, to = 0;  // exchanges: the sender's and the receiver's
+    bool alike = true;          // src and dst of one dtype and shape (else a kPeer fault)
   };
   using Key = std::tuple<int, int, int>;  // (this core, the other core, pipe)
 
+  // The first exchange in `waiting`, taken out; or none, after queuing `x` on `queue`.
+  static std::optional<uint32_t> meet(std::deque<uint32_t>& waiting, uint32_t x,
+                                      std::deque<uint32_t>& queue);
   void start(uint32_t from, uint32_t to);
   void finish_if_done(uint32_t x, Picoseconds now);
   void fault(const Exchange& x, std::string message);

@@ -26,6 +26,23 @@ std::string SpmdResult::faults_text() const {
   return s;
 }
 
+std::string SpmdResult::summary() const { return spmd_summary(cores, total); }
+
+std::string spmd_summary(std::span<const core::TimingResult> cores, Picoseconds total) {
+  uint64_t instructions = 0;
+  size_t faults = 0;
+  for (const core::TimingResult& r : cores) {
+    instructions += r.instructions;
+    faults += r.faults.size();
+  }
+  std::string s = fmt::format(
+      "logical core of {} physical cores (LNC={}): {:.3f} us, {} instructions, {} faults\n",
+      cores.size(), cores.size(), static_cast<double>(total.v) * 1e-6, instructions, faults);
+  for (size_t c = 0; c < cores.size(); ++c)
+    s += fmt::format("-- physical core {}\n{}", c, cores[c].summary());
+  return s;
+}
+
 SpmdRunner::SpmdRunner(const arch::ChipSpec& chip, std::vector<const isa::Program*> programs,
                        core::RunMode mode)
     : chip_(chip), programs_(std::move(programs)), mode_(mode) {

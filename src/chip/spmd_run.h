@@ -31,7 +31,12 @@ struct SpmdResult {
   uint64_t instructions = 0;  // all cores
   bool ok() const;
   std::string faults_text() const;  // every core's faults, one per line, "core N: ..."
+  std::string summary() const;      // spmd_summary(cores, total)
 };
+
+// "logical core of N physical cores (LNC=N): T us, I instructions, F faults", then each core's
+// TimingResult::summary(): the text of an LNC run (CLI, Python).
+std::string spmd_summary(std::span<const core::TimingResult> cores, Picoseconds total);
 
 class SpmdRunner {
  public:

@@ -199,17 +199,7 @@ RunOutcome run_program(const arch::ChipSpec& chip, const isa::Program& program, 
 
 std::string format_outcome(const RunOutcome& o) {
   std::string s = fmt::format("== {} ({})\n", o.chip, run_mode_name(o.mode));
-  if (o.cores.empty()) {
-    s += o.result.summary();
-  } else {
-    s += fmt::format(
-        "logical core of {} physical cores (LNC={}): {:.3f} us, {} instructions, "
-        "{} faults\n",
-        o.cores.size(), o.cores.size(), static_cast<double>(o.result.total.v) * 1e-6,
-        o.result.instructions, o.result.faults.size());
-    for (size_t c = 0; c < o.cores.size(); ++c)
-      s += fmt::format("-- physical core {}\n{}", c, o.cores[c].summary());
-  }
+  s += o.cores.empty() ? o.result.summary() : chip::spmd_summary(o.cores, o.result.total);
   if (!o.outputs.empty()) {
     s += "outputs:\n";
     for (const TensorStats& t : o.outputs)
