@@ -46,7 +46,6 @@ class SpmdRunner {
              core::RunMode mode = core::RunMode::kFunctionalTiming);
   ~SpmdRunner();
 
-  int cores() const { return static_cast<int>(programs_.size()); }
   // The shared HBM's tensors by name (modes with values; InputError in timing-only mode).
   void write_tensor(std::string_view name, std::span<const uint8_t> bytes);
   std::vector<uint8_t> read_tensor(std::string_view name) const;

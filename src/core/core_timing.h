@@ -38,7 +38,6 @@ class CoreTiming {
 
   TimingContext& context() { return ctx_; }
   DmaEngines& dma() { return *dma_; }
-  Sequencer& sequencer(isa::Engine e) { return *seqs_[static_cast<size_t>(e)]; }
 
  private:
   void report_deadlock();

@@ -55,7 +55,6 @@ class DmaEngines : public sim::Component {
   void handle(const sim::Event& e) override;
 
   uint64_t engine_rate() const { return engine_rate_; }  // bytes per second, one engine
-  const HbmPool& hbm_pool() const { return pool_; }
   Picoseconds fixed_overhead() const { return overhead_; }
 
  private:

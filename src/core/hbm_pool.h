@@ -19,8 +19,6 @@ class HbmPool {
  public:
   explicit HbmPool(uint64_t bytes_per_second) : rate_(bytes_per_second) {}
 
-  uint64_t bytes_per_second() const { return rate_; }
-  uint64_t weight() const { return weight_; }  // HBM endpoints of all members' running pieces
   // The rate one unit of weight gets now (the pool's whole rate when nothing runs).
   uint64_t share() const { return weight_ ? rate_ / weight_ : rate_; }
 
@@ -30,7 +28,7 @@ class HbmPool {
 
  private:
   uint64_t rate_;
-  uint64_t weight_ = 0;
+  uint64_t weight_ = 0;  // HBM endpoints of all members' running pieces
   std::vector<DmaEngines*> members_;
 };
 
