@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "arch/arch.h"
+#include "core/timing_program.h"
 #include "core/timing_run.h"
 #include "kernels/registry.h"
 
@@ -62,6 +63,17 @@ void BM_TimingOnly(benchmark::State& state, const std::string& kernel,
   state.counters["instructions"] = static_cast<double>(instructions);
   state.counters["events_per_instruction"] =
       static_cast<double>(events) / static_cast<double>(instructions);
+}
+
+// Diagnostic: the preparation pass alone (core/timing_program.h), part of every timing run.
+void BM_TimingPrepare(benchmark::State& state, const std::string& kernel,
+                      const std::vector<int64_t>& args) {
+  const isa::Program program = examples::build_kernel(kernel, trn1(), args);
+  for (auto _ : state) {
+    const core::TimingProgram prepared(program, trn1().core);
+    benchmark::DoNotOptimize(prepared.num_semaphores());
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(program.num_instructions()) * state.iterations());
 }
 
 // The NKI tutorial kernel 4 at its measured setup (VALIDATION.md s2): the registry defaults.
@@ -146,6 +158,10 @@ const int kRegistered = [] {
   for (const KernelCase& c : cases)
     benchmark::RegisterBenchmark(("BM_TimingOnly/" + std::string(c.label)).c_str(), BM_TimingOnly,
                                  std::string(c.kernel), c.args)
+        ->Unit(benchmark::kMillisecond);
+  for (const KernelCase& c : cases)
+    benchmark::RegisterBenchmark(("BM_TimingPrepare/" + std::string(c.label)).c_str(),
+                                 BM_TimingPrepare, std::string(c.kernel), c.args)
         ->Unit(benchmark::kMillisecond);
   return 0;
 }();

@@ -5,7 +5,7 @@
 
 namespace trnsim::core {
 
-ExecutionOrder execution_order(const std::vector<isa::Instruction>& stream, size_t limit) {
+ExecutionOrder execution_order(const isa::Stream& stream, size_t limit) {
   ExecutionOrder order;
   RegisterFile regs;
   size_t pc = 0;

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "isa/instruction.h"
+#include "isa/program.h"
 
 namespace trnsim::core {
 
@@ -18,6 +18,6 @@ struct ExecutionOrder {
   bool complete = true;          // false: stopped after `limit` (a long or endless loop)
 };
 
-ExecutionOrder execution_order(const std::vector<isa::Instruction>& stream, size_t limit);
+ExecutionOrder execution_order(const isa::Stream& stream, size_t limit);
 
 }  // namespace trnsim::core

@@ -26,21 +26,16 @@ uint8_t shared_ports(const isa::Instruction& ins, const arch::PortSpec& ports) {
 
 namespace {
 
-// The pass below is bound by memory latency: each instruction is read once, and its waits and
-// signals sit in separate heap blocks found only through the instruction. Prefetching the
-// instruction (its first lines: counts, parameters, the first operands) a few iterations ahead,
-// and its wait / signal blocks a little later, keeps several instructions in flight.
-constexpr size_t kAheadBody = 8, kAheadSync = 4, kBodyLines = 8;
+// The pass below is bound by memory latency: each instruction is read once. Prefetching the
+// instruction (its first lines: counts, waits and signals (inline), parameters, the first
+// operands) a few iterations ahead keeps several instructions in flight.
+constexpr size_t kAhead = 8, kBodyLines = 8;
 constexpr size_t kLine = 64;
 
-void prefetch_ahead(const std::vector<isa::Instruction>& stream, size_t i) {
-  if (i + kAheadBody < stream.size()) {
-    const auto* q = reinterpret_cast<const char*>(&stream[i + kAheadBody]);
+void prefetch_ahead(const isa::Stream& stream, size_t i) {
+  if (i + kAhead < stream.size()) {
+    const auto* q = reinterpret_cast<const char*>(&stream[i + kAhead]);
     for (size_t l = 0; l < kBodyLines; ++l) __builtin_prefetch(q + l * kLine);
-  }
-  if (i + kAheadSync < stream.size()) {
-    __builtin_prefetch(stream[i + kAheadSync].waits.data());
-    __builtin_prefetch(stream[i + kAheadSync].signals.data());
   }
 }
 
@@ -53,6 +48,32 @@ int64_t footprint_end(const isa::AccessPattern& ap) {
   return ap.offset + (hi + 1) * static_cast<int64_t>(ap.dtype.storage_bytes);
 }
 
+namespace {
+
+// Whether two access patterns differ at most in their offset (the cost functions, the DMA plan,
+// the FLOPs and the shared ports never read it: core/cost*.cc, dma_plan.cc).
+bool same_but_offset(const isa::AccessPattern& a, const isa::AccessPattern& b) {
+  if (a.space != b.space || a.ndim != b.ndim || a.start_partition != b.start_partition ||
+      a.num_partitions != b.num_partitions || a.partition_stride != b.partition_stride ||
+      !(a.dtype == b.dtype))
+    return false;
+  for (int d = 0; d < a.ndim; ++d)
+    if (!(a.dims[d] == b.dims[d])) return false;
+  return true;
+}
+
+// Whether `b` is priced like `a`: same opcode, parameters and operands but for their offsets.
+// An unrolled loop repeats a handful of such shapes thousands of times, and comparing is much
+// cheaper than pricing again (the comparison is exact: a mismatch only prices again).
+bool same_timing_shape(const isa::Instruction& a, const isa::Instruction& b) {
+  if (a.op != b.op || a.num_operands != b.num_operands || !(a.p == b.p)) return false;
+  for (int k = 0; k < a.num_operands; ++k)
+    if (!same_but_offset(a.operands[k], b.operands[k])) return false;
+  return true;
+}
+
+}  // namespace
+
 TimingProgram::TimingProgram(const isa::Program& program, const arch::CoreSpec& spec)
     : program_(program) {
   int max_sem = program.num_semaphores - 1;
@@ -63,17 +84,44 @@ TimingProgram::TimingProgram(const isa::Program& program, const arch::CoreSpec& 
   for (isa::Engine e : isa::kAllEngines) {
     const auto& stream = program.stream(e);
     auto& info = info_[static_cast<size_t>(e)];
-    info.resize(stream.size());
+    info.reserve(stream.size());
+    // The last instruction priced of each opcode on this engine, with its record.
+    std::array<const isa::Instruction*, isa::kNumOpcodes> last_priced{};
+    std::array<size_t, isa::kNumOpcodes> last_info{};
     int max_reg = -1;
     for (size_t i = 0; i < stream.size(); ++i) {
       prefetch_ahead(stream, i);
       const isa::Instruction& ins = stream[i];
-      InstrInfo& x = info[i];
-      x.cost = instruction_cost(ins, spec);
-      x.op = ins.op;
-      x.control = is_control(ins.op);
-      x.dma = is_dma(ins.op);
-      x.ports = x.control || x.dma ? 0 : shared_ports(ins, spec.ports);
+      InstrInfo& x = info.emplace_back();
+      // An opcode outside the table (a malformed program) is priced, and fails, every time.
+      const auto op = std::min(static_cast<size_t>(ins.op), last_priced.size() - 1);
+      const isa::Instruction* rep = last_priced[op];
+      if (rep != nullptr && same_timing_shape(*rep, ins)) {
+        const InstrInfo& r = info[last_info[op]];
+        x.cost = r.cost;
+        x.op = r.op;
+        x.control = r.control;
+        x.dma = r.dma;
+        x.ports = r.ports;
+        x.flops = r.flops;
+        x.dma_plan = r.dma_plan;
+      } else {
+        last_priced[op] = &ins;
+        last_info[op] = i;
+        x.cost = instruction_cost(ins, spec);
+        x.op = ins.op;
+        x.control = is_control(ins.op);
+        x.dma = is_dma(ins.op);
+        x.ports = x.control || x.dma ? 0 : shared_ports(ins, spec.ports);
+        x.flops = tensor_flops(ins, spec);
+        if (x.dma) {
+          bool added = false;
+          x.dma_plan = plan_cache.find_or_add(dma_shape(ins), spec, dma_plans_, added);
+          const DmaPlan& plan = dma_plans_[static_cast<size_t>(x.dma_plan)];
+          if (added)
+            dma_symmetric_ = dma_symmetric_ && (plan.num_pieces == 0 || plan.spreads_evenly());
+        }
+      }
       if (ins.waits.size() > UINT16_MAX || ins.signals.size() > UINT16_MAX)
         throw InputError(fmt::format("{} instruction {}: more than {} waits or signals",
                                      isa::engine_name(e), i, UINT16_MAX));
@@ -83,14 +131,6 @@ TimingProgram::TimingProgram(const isa::Program& program, const arch::CoreSpec& 
       x.signals = static_cast<uint32_t>(signals_.size());
       x.num_signals = static_cast<uint16_t>(ins.signals.size());
       signals_.insert(signals_.end(), ins.signals.begin(), ins.signals.end());
-      x.flops = tensor_flops(ins, spec);
-      if (x.dma) {
-        bool added = false;
-        x.dma_plan = plan_cache.find_or_add(dma_shape(ins), spec, dma_plans_, added);
-        const DmaPlan& plan = dma_plans_.back();
-        if (added)
-          dma_symmetric_ = dma_symmetric_ && (plan.num_pieces == 0 || plan.spreads_evenly());
-      }
       for (int k = 0; k < ins.num_operands; ++k) {
         const isa::AccessPattern& ap = ins.operands[k];
         if (ap.space == isa::Space::kSbuf) x.sbuf_end = std::max(x.sbuf_end, footprint_end(ap));

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "arch/core_spec.h"
+#include "base/large_allocator.h"
 #include "core/cost.h"
 #include "core/dma_plan.h"
 #include "isa/program.h"
@@ -40,13 +41,17 @@ struct InstrInfo {
   int64_t psum_end = 0;             // the same for PSUM
 };
 
+// Per-instruction records and flat arrays as long as the program (base/large_allocator.h).
+template <class T>
+using LargeVector = std::vector<T, LargeAllocator<T>>;
+
 class TimingProgram {
  public:
   TimingProgram(const isa::Program& program, const arch::CoreSpec& spec);
 
   const isa::Program& program() const { return program_; }
-  const std::vector<isa::Instruction>& stream(isa::Engine e) const { return program_.stream(e); }
-  const std::vector<InstrInfo>& info(isa::Engine e) const { return info_[static_cast<size_t>(e)]; }
+  const isa::Stream& stream(isa::Engine e) const { return program_.stream(e); }
+  const LargeVector<InstrInfo>& info(isa::Engine e) const { return info_[static_cast<size_t>(e)]; }
   const DmaPlan& dma_plan(int32_t i) const { return dma_plans_[static_cast<size_t>(i)]; }
   std::span<const isa::SemWait> waits(const InstrInfo& x) const {
     return {waits_.data() + x.waits, x.num_waits};
@@ -64,10 +69,10 @@ class TimingProgram {
 
  private:
   const isa::Program& program_;
-  std::array<std::vector<InstrInfo>, isa::kNumEngines> info_;
+  std::array<LargeVector<InstrInfo>, isa::kNumEngines> info_;
   std::vector<DmaPlan> dma_plans_;
-  std::vector<isa::SemWait> waits_;
-  std::vector<isa::SemSignal> signals_;
+  LargeVector<isa::SemWait> waits_;
+  LargeVector<isa::SemSignal> signals_;
   bool dma_symmetric_ = true;
   int num_semaphores_ = 0;
   std::array<int, isa::kNumEngines> num_registers_{};

@@ -126,6 +126,7 @@ void Sequencer::issue(const isa::Instruction& ins, const InstrInfo& info, uint64
 
   const bool control = info.control;
   pc_ = control ? run_control(ins, id) : pc_ + 1;
+  prefetch_ahead();
   if (info.op == isa::Opcode::kCoreBarrier && ctx_.cross != nullptr) {
     // Passes when the other cores are there too; its signals apply then (released()).
     at_barrier_ = true;
@@ -153,6 +154,19 @@ void Sequencer::issue(const isa::Instruction& ins, const InstrInfo& info, uint64
   } else if (info.num_signals != 0 || (ctx_.executor != nullptr && !control)) {
     ctx_.sim.schedule(t_retire, this, kComplete, index | ((id & kLow32) << 32), kPriorityComplete);
   }
+}
+
+void Sequencer::prefetch_ahead() const {
+  // The records were written by the preparation pass, long evicted by the time the stream
+  // reaches them: fetch a few instructions ahead (they straddle two lines), and the waits of
+  // the next one, so that try_issue does not stall on them.
+  constexpr size_t kAhead = 4;
+  if (pc_ + kAhead < info_.size()) {
+    const auto* q = reinterpret_cast<const char*>(&info_[pc_ + kAhead]);
+    __builtin_prefetch(q);
+    __builtin_prefetch(q + sizeof(InstrInfo) - 1);
+  }
+  if (pc_ + 1 < info_.size()) __builtin_prefetch(ctx_.prog.waits(info_[pc_ + 1]).data());
 }
 
 void Sequencer::complete(uint64_t payload) {

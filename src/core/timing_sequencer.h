@@ -51,13 +51,14 @@ class Sequencer : public sim::Component {
   void complete(uint64_t payload);
   void released(Picoseconds now);
   void schedule_try(Picoseconds t);
+  void prefetch_ahead() const;
 
   TimingContext& ctx_;
   const isa::Engine engine_;
   const int index_;
   const FastClock clock_;
-  const std::vector<isa::Instruction>& stream_;
-  const std::vector<InstrInfo>& info_;
+  const isa::Stream& stream_;
+  const LargeVector<InstrInfo>& info_;
   EngineStats& stats_;
 
   size_t pc_ = 0;

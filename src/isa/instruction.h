@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "base/inline_vector.h"
 #include "isa/access_pattern.h"
 #include "isa/engine.h"
 #include "isa/opcode.h"
@@ -145,9 +146,10 @@ struct Instruction {
   Opcode op = Opcode::kNop;
   Engine engine = Engine::kSync;
   int8_t num_operands = 0;
-  int32_t source_line = 0;         // line in the text program (0 if built by the kernel API)
-  std::vector<SemWait> waits;      // all must hold before the instruction issues
-  std::vector<SemSignal> signals;  // applied when it completes
+  int32_t source_line = 0;  // line in the text program (0 if built by the kernel API)
+  // Nearly always one or two each: kept inline (base/inline_vector.h).
+  InlineVector<SemWait, 2> waits;      // all must hold before the instruction issues
+  InlineVector<SemSignal, 2> signals;  // applied when it completes
   Params p;
   std::string name;                                    // optional label for traces and diagnostics
   std::array<AccessPattern, kMaxOperands> operands{};  // roles per op table (dst first)

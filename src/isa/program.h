@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/large_allocator.h"
 #include "isa/access_pattern.h"
 #include "isa/engine.h"
 #include "isa/instruction.h"
@@ -52,15 +53,19 @@ struct HbmTensor {
   bool operator==(const HbmTensor&) const = default;
 };
 
+// One engine's instruction stream: an unrolled kernel's are tens of MB, walked end to end by
+// every run, so they live on huge pages where the system offers them (base/large_allocator.h).
+using Stream = std::vector<Instruction, LargeAllocator<Instruction>>;
+
 struct Program {
   std::string chip;  // target generation ("trn2"); empty: not stated
   uint64_t seed = 0;
   int32_t num_semaphores = 0;
   std::vector<HbmTensor> tensors;
-  std::array<std::vector<Instruction>, kNumEngines> streams;
+  std::array<Stream, kNumEngines> streams;
 
-  std::vector<Instruction>& stream(Engine e) { return streams[static_cast<size_t>(e)]; }
-  const std::vector<Instruction>& stream(Engine e) const { return streams[static_cast<size_t>(e)]; }
+  Stream& stream(Engine e) { return streams[static_cast<size_t>(e)]; }
+  const Stream& stream(Engine e) const { return streams[static_cast<size_t>(e)]; }
   size_t num_instructions() const;
 
   // Appends to the stream of inst.engine; returns the instruction's index in that stream.
