@@ -32,7 +32,7 @@ inline constexpr int32_t kPriorityIssue = 1;
 
 struct TimingContext {
   TimingContext(const arch::ChipSpec& c, const TimingProgram& p, sim::Simulator& s)
-      : chip(c), spec(c.core), prog(p), sim(s), sems(p.num_semaphores()) {}
+      : chip(c), spec(c.core), prog(p), sim(s), sems(p.num_semaphores(), p.semaphores_monotone()) {}
 
   const arch::ChipSpec& chip;
   const arch::CoreSpec& spec;

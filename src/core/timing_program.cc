@@ -137,7 +137,10 @@ TimingProgram::TimingProgram(const isa::Program& program, const arch::CoreSpec& 
         if (ap.space == isa::Space::kPsum) x.psum_end = std::max(x.psum_end, footprint_end(ap));
       }
       for (const auto& w : ins.waits) max_sem = std::max<int>(max_sem, w.sem);
-      for (const auto& s : ins.signals) max_sem = std::max<int>(max_sem, s.sem);
+      for (const auto& s : ins.signals) {
+        max_sem = std::max<int>(max_sem, s.sem);
+        semaphores_monotone_ = semaphores_monotone_ && s.delta >= 0;
+      }
       max_reg = std::max({max_reg, int{ins.p.reg_dst}, int{ins.p.reg_a}, int{ins.p.reg_b}});
     }
     num_registers_[static_cast<size_t>(e)] = max_reg + 1;

@@ -65,6 +65,8 @@ class TimingProgram {
   // simulate one engine for all (dma_engines.h). Most kernels move whole 128-partition tiles.
   bool dma_engines_symmetric() const { return dma_symmetric_; }
   int num_semaphores() const { return num_semaphores_; }
+  // No signal lowers a semaphore (every delta >= 0): see timing_semaphores.h.
+  bool semaphores_monotone() const { return semaphores_monotone_; }
   int num_registers(isa::Engine e) const { return num_registers_[static_cast<size_t>(e)]; }
 
  private:
@@ -75,6 +77,7 @@ class TimingProgram {
   LargeVector<isa::SemSignal> signals_;
   bool dma_symmetric_ = true;
   int num_semaphores_ = 0;
+  bool semaphores_monotone_ = true;
   std::array<int, isa::kNumEngines> num_registers_{};
 };
 

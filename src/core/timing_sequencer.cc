@@ -74,7 +74,7 @@ void Sequencer::try_issue() {
       return;
     }
     if (const isa::SemWait* w = ctx_.sems.first_unmet(ctx_.prog.waits(info))) {
-      ctx_.sems.add_waiter(w->sem, index_);  // woken by the signal
+      ctx_.sems.add_waiter(*w, index_);  // woken by the signal
       wake_engines(ctx_, ctx_.ports.withdraw(index_), now);
       return;
     }

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "core/timing_run.h"
+#include "core/timing_semaphores.h"
 #include "core/timing_test_util.h"
 #include "profile/trace.h"
 #include "sim/clock.h"
@@ -201,6 +202,53 @@ TEST(TimingSync, CountedLoopsOnEveryComputeEngineRunTogether) {
   EXPECT_EQ(count(Engine::kGpSimd, Opcode::kTensorScalar), 8u * kIterations);
   for (Engine e : {Engine::kTensor, Engine::kVector, Engine::kScalar, Engine::kGpSimd})
     EXPECT_EQ(count(e, Opcode::kBranch), static_cast<uint64_t>(kIterations));
+}
+
+}  // namespace
+}  // namespace trnsim::core
+
+namespace trnsim::core {
+namespace {
+
+// Semaphores (timing_semaphores.h): with monotone counters a signal wakes a waiter only when
+// it brings the semaphore to the value the waiter needs; with a lowering signal anywhere in
+// the program, every signal wakes.
+TEST(TimingSemaphores, MonotoneSignalsWakeOnlyTheWaitersTheySatisfy) {
+  for (bool monotone : {true, false}) {
+    SCOPED_TRACE(monotone);
+    Semaphores s(2, monotone);
+    s.add_waiter({0, 3}, 1);  // engine 1 needs s0 >= 3
+    s.add_waiter({0, 1}, 2);  // engine 2 needs s0 >= 1
+    s.add_waiter({1, 1}, 3);  // engine 3 needs s1 >= 1
+    EXPECT_EQ(s.signal({0, 1}), monotone ? 0b100 : 0b110);
+    EXPECT_EQ(s.signal({0, 1}), 0);          // the others were woken (non-monotone) or still short
+    if (!monotone) s.add_waiter({0, 3}, 1);  // it found s0 < 3 and waits again
+    EXPECT_EQ(s.signal({0, 1}), 0b010);
+    EXPECT_EQ(s.signal({0, 1}), 0);  // nobody waits any more
+    EXPECT_EQ(s.signal({1, 1}), 0b1000);
+    EXPECT_EQ(s.value(0), 4);
+  }
+}
+
+// One engine waits for four signals of another. Waking it only at the fourth gives the same
+// issue times as waking it at each (the program with a lowering signal elsewhere, which turns
+// the shortcut off), with fewer events.
+TEST(TimingSemaphores, WakingOnlyWhenSatisfiedChangesNoTimeOnlyEvents) {
+  TimingResult results[2];
+  for (int lowering = 0; lowering < 2; ++lowering) {
+    isa::Program p;
+    for (int i = 0; i < 4; ++i) p.append(with_signal(vec_op(500), 0));
+    p.append(with_wait(act_op(10), 0, 4));
+    // Lowers an unrelated semaphore at the very end: changes no time, only the flag.
+    p.append(with_signal(with_wait(act_op(10), 0, 4), 1, lowering ? -1 : 1));
+    results[lowering] = run_timing(chip("trn2"), p);
+    ASSERT_TRUE(results[lowering].ok()) << results[lowering].faults.to_string();
+  }
+  EXPECT_EQ(results[0].total, results[1].total);
+  for (isa::Engine e : isa::kAllEngines)
+    EXPECT_EQ(results[0].engines[static_cast<size_t>(e)].finish,
+              results[1].engines[static_cast<size_t>(e)].finish);
+  EXPECT_LT(results[0].events, results[1].events);
 }
 
 }  // namespace
