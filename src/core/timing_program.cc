@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "base/error.h"
 #include "core/dma_plan_cache.h"
@@ -41,12 +42,15 @@ void prefetch_ahead(const isa::Stream& stream, size_t i) {
 
 }  // namespace
 
-int64_t footprint_end(const isa::AccessPattern& ap) {
+namespace {
+// Bytes from an access pattern's offset to one past its highest byte within a partition.
+int64_t footprint_extent(const isa::AccessPattern& ap) {
   int64_t hi = 0;
   for (int d = 0; d < ap.ndim; ++d)
     if (ap.dims[d].stride > 0) hi += (ap.dims[d].size - 1) * ap.dims[d].stride;
-  return ap.offset + (hi + 1) * static_cast<int64_t>(ap.dtype.storage_bytes);
+  return (hi + 1) * static_cast<int64_t>(ap.dtype.storage_bytes);
 }
+}  // namespace
 
 namespace {
 
@@ -66,7 +70,10 @@ bool same_but_offset(const isa::AccessPattern& a, const isa::AccessPattern& b) {
 // An unrolled loop repeats a handful of such shapes thousands of times, and comparing is much
 // cheaper than pricing again (the comparison is exact: a mismatch only prices again).
 bool same_timing_shape(const isa::Instruction& a, const isa::Instruction& b) {
-  if (a.op != b.op || a.num_operands != b.num_operands || !(a.p == b.p)) return false;
+  if (a.op != b.op || a.num_operands != b.num_operands) return false;
+  // Equal bytes are equal fields (floats by bits, as operator== compares them); unequal bytes
+  // may be padding only, so they fall back to the field-wise comparison.
+  if (std::memcmp(&a.p, &b.p, sizeof(isa::Params)) != 0 && !(a.p == b.p)) return false;
   for (int k = 0; k < a.num_operands; ++k)
     if (!same_but_offset(a.operands[k], b.operands[k])) return false;
   return true;
@@ -85,19 +92,23 @@ TimingProgram::TimingProgram(const isa::Program& program, const arch::CoreSpec& 
     const auto& stream = program.stream(e);
     auto& info = info_[static_cast<size_t>(e)];
     info.reserve(stream.size());
-    // The last instruction priced of each opcode on this engine, with its record.
-    std::array<const isa::Instruction*, isa::kNumOpcodes> last_priced{};
-    std::array<size_t, isa::kNumOpcodes> last_info{};
+    // The last instruction priced of each opcode on this engine, its record and the extents
+    // of its operands (footprint_extent).
+    struct Priced {
+      const isa::Instruction* ins = nullptr;
+      size_t info = 0;
+      std::array<int64_t, isa::kMaxOperands> extent{};
+    };
+    std::array<Priced, isa::kNumOpcodes> last{};
     int max_reg = -1;
     for (size_t i = 0; i < stream.size(); ++i) {
       prefetch_ahead(stream, i);
       const isa::Instruction& ins = stream[i];
       InstrInfo& x = info.emplace_back();
       // An opcode outside the table (a malformed program) is priced, and fails, every time.
-      const auto op = std::min(static_cast<size_t>(ins.op), last_priced.size() - 1);
-      const isa::Instruction* rep = last_priced[op];
-      if (rep != nullptr && same_timing_shape(*rep, ins)) {
-        const InstrInfo& r = info[last_info[op]];
+      Priced& rep = last[std::min(static_cast<size_t>(ins.op), last.size() - 1)];
+      if (rep.ins != nullptr && same_timing_shape(*rep.ins, ins)) {
+        const InstrInfo& r = info[rep.info];
         x.cost = r.cost;
         x.op = r.op;
         x.control = r.control;
@@ -106,8 +117,10 @@ TimingProgram::TimingProgram(const isa::Program& program, const arch::CoreSpec& 
         x.flops = r.flops;
         x.dma_plan = r.dma_plan;
       } else {
-        last_priced[op] = &ins;
-        last_info[op] = i;
+        rep.ins = &ins;
+        rep.info = i;
+        for (int k = 0; k < ins.num_operands; ++k)
+          rep.extent[static_cast<size_t>(k)] = footprint_extent(ins.operands[k]);
         x.cost = instruction_cost(ins, spec);
         x.op = ins.op;
         x.control = is_control(ins.op);
@@ -131,10 +144,12 @@ TimingProgram::TimingProgram(const isa::Program& program, const arch::CoreSpec& 
       x.signals = static_cast<uint32_t>(signals_.size());
       x.num_signals = static_cast<uint16_t>(ins.signals.size());
       signals_.insert(signals_.end(), ins.signals.begin(), ins.signals.end());
+      // Operand extents are rep's (a shape it shares, or its own when just priced).
       for (int k = 0; k < ins.num_operands; ++k) {
         const isa::AccessPattern& ap = ins.operands[k];
-        if (ap.space == isa::Space::kSbuf) x.sbuf_end = std::max(x.sbuf_end, footprint_end(ap));
-        if (ap.space == isa::Space::kPsum) x.psum_end = std::max(x.psum_end, footprint_end(ap));
+        const int64_t end = ap.offset + rep.extent[static_cast<size_t>(k)];
+        if (ap.space == isa::Space::kSbuf) x.sbuf_end = std::max(x.sbuf_end, end);
+        if (ap.space == isa::Space::kPsum) x.psum_end = std::max(x.psum_end, end);
       }
       for (const auto& w : ins.waits) max_sem = std::max<int>(max_sem, w.sem);
       for (const auto& s : ins.signals) {

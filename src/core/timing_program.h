@@ -85,7 +85,4 @@ class TimingProgram {
 // conflict: the rule is data, not a generation check).
 uint8_t shared_ports(const isa::Instruction& ins, const arch::PortSpec& ports);
 
-// One past the highest byte of `ap` within a partition (SBUF/PSUM) from its offset and pattern.
-int64_t footprint_end(const isa::AccessPattern& ap);
-
 }  // namespace trnsim::core

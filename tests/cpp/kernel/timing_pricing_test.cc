@@ -5,6 +5,7 @@
 // dma_plan_share_test.cc).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -38,6 +39,19 @@ void expect_priced_alone(const isa::Program& p, const arch::CoreSpec& spec) {
       EXPECT_EQ(x.flops, core::tensor_flops(ins, spec));
       EXPECT_EQ(x.num_waits, ins.waits.size());
       EXPECT_EQ(x.num_signals, ins.signals.size());
+      // One past the highest byte touched in a partition, over the SBUF / PSUM operands.
+      int64_t sbuf_end = 0, psum_end = 0;
+      for (int k = 0; k < ins.num_operands; ++k) {
+        const isa::AccessPattern& ap = ins.operands[k];
+        int64_t last = 0;
+        for (int d = 0; d < ap.ndim; ++d)
+          last += ap.dims[d].stride > 0 ? (ap.dims[d].size - 1) * ap.dims[d].stride : 0;
+        const int64_t end = ap.offset + (last + 1) * ap.dtype.storage_bytes;
+        if (ap.space == isa::Space::kSbuf) sbuf_end = std::max(sbuf_end, end);
+        if (ap.space == isa::Space::kPsum) psum_end = std::max(psum_end, end);
+      }
+      EXPECT_EQ(x.sbuf_end, sbuf_end);
+      EXPECT_EQ(x.psum_end, psum_end);
     }
 }
 
