@@ -55,7 +55,7 @@ uint8_t SharedPorts::acquire(uint8_t mask, int engine, Picoseconds until) {
   return wake;
 }
 
-uint8_t SharedPorts::withdraw(int engine) {
+uint8_t SharedPorts::withdraw_queued(int engine) {
   uint8_t wake = 0;
   for (Port& p : ports_) {
     if (!p.queued(engine)) continue;

@@ -156,19 +156,6 @@ void Sequencer::issue(const isa::Instruction& ins, const InstrInfo& info, uint64
   }
 }
 
-void Sequencer::prefetch_ahead() const {
-  // The records were written by the preparation pass, long evicted by the time the stream
-  // reaches them: fetch a few instructions ahead (they straddle two lines), and the waits of
-  // the next one, so that try_issue does not stall on them.
-  constexpr size_t kAhead = 4;
-  if (pc_ + kAhead < info_.size()) {
-    const auto* q = reinterpret_cast<const char*>(&info_[pc_ + kAhead]);
-    __builtin_prefetch(q);
-    __builtin_prefetch(q + sizeof(InstrInfo) - 1);
-  }
-  if (pc_ + 1 < info_.size()) __builtin_prefetch(ctx_.prog.waits(info_[pc_ + 1]).data());
-}
-
 void Sequencer::complete(uint64_t payload) {
   const size_t index = payload & kLow32;
   // The issue number from its low 32 bits: the latest one handed out that matches.

@@ -51,7 +51,16 @@ class Sequencer : public sim::Component {
   void complete(uint64_t payload);
   void released(Picoseconds now);
   void schedule_try(Picoseconds t);
-  void prefetch_ahead() const;
+  // The records were written by the preparation pass, long evicted by the time the stream
+  // reaches them: fetch a few instructions ahead (a record straddles two lines).
+  void prefetch_ahead() const {
+    constexpr size_t kAhead = 4;
+    if (pc_ + kAhead < info_.size()) {
+      const auto* q = reinterpret_cast<const char*>(&info_[pc_ + kAhead]);
+      __builtin_prefetch(q);
+      __builtin_prefetch(q + sizeof(InstrInfo) - 1);
+    }
+  }
 
   TimingContext& ctx_;
   const isa::Engine engine_;

@@ -1,5 +1,7 @@
 #include "sim/simulator.h"
 
+#include <utility>
+
 #include "base/error.h"
 
 namespace trnsim::sim {
@@ -8,13 +10,29 @@ void Simulator::schedule(Picoseconds t, Component* target, uint32_t kind, uint64
                          int32_t priority) {
   TRNSIM_ASSERT(target != nullptr);
   TRNSIM_ASSERT(t >= now_);  // causality: nothing is scheduled in the past
-  queue_.push(Event{t, priority, next_seq_++, target, kind, payload});
+  Event e{t, priority, next_seq_++, target, kind, payload};
+  const Later later;
+  if (has_next_) {
+    if (later(next_, e)) std::swap(next_, e);  // e runs first: it takes the slot
+    queue_.push(e);
+  } else if (queue_.empty() || later(queue_.top(), e)) {
+    next_ = e;
+    has_next_ = true;
+  } else {
+    queue_.push(e);
+  }
 }
 
 void Simulator::run(Picoseconds limit) {
-  while (!queue_.empty() && queue_.top().time <= limit) {
-    const Event e = queue_.top();
-    queue_.pop();
+  while (!idle() && next_time() <= limit) {
+    Event e;
+    if (has_next_) {
+      e = next_;
+      has_next_ = false;
+    } else {
+      e = queue_.top();
+      queue_.pop();
+    }
     now_ = e.time;
     ++handled_;
     e.target->handle(e);

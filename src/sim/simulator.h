@@ -33,10 +33,11 @@ class Simulator {
  public:
   Picoseconds now() const { return now_; }
   uint64_t events_handled() const { return handled_; }
-  bool idle() const { return queue_.empty(); }
+  bool idle() const { return !has_next_ && queue_.empty(); }
   // Time of the next pending event (INT64_MAX when none): lets a component that would only
   // schedule itself before anything else happens run on without an event.
   Picoseconds next_time() const {
+    if (has_next_) return next_.time;
     return queue_.empty() ? Picoseconds(INT64_MAX) : queue_.top().time;
   }
 
@@ -54,6 +55,12 @@ class Simulator {
       return a.seq > b.seq;
     }
   };
+  // The earliest pending event, when it was scheduled after everything in the heap ran out or
+  // ahead of it: most events schedule the very next one (a completion wakes the engine that
+  // waited for it), which then never enters the heap. Invariant: next_ runs before every event
+  // of queue_. The order of handling is (time, priority, seq) either way.
+  Event next_;
+  bool has_next_ = false;
   std::priority_queue<Event, std::vector<Event>, Later> queue_;
   Picoseconds now_{0};
   uint64_t next_seq_ = 0;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <compare>
 #include <vector>
 
 #include "base/error.h"
@@ -45,6 +47,55 @@ TEST(Simulator, RunStopsAtLimitAndRejectsThePast) {
   EXPECT_EQ(r.seen.size(), 1u);
   EXPECT_FALSE(sim.idle());
   EXPECT_THROW(sim.schedule(Picoseconds(5), &r, 0, 0), InternalError);
+}
+
+// Handlers that schedule 0-2 more events at random near-future times and priorities (many
+// ties, many events scheduled ahead of everything pending, which take the simulator's
+// one-event slot instead of the heap): the order of handling must be exactly (time, priority,
+// order of scheduling), checked against a plain sorted list of every event ever scheduled.
+TEST(Simulator, RandomSchedulesRunInTimePriorityThenSchedulingOrder) {
+  struct Key {
+    int64_t time;
+    int32_t priority;
+    uint64_t seq;
+    auto operator<=>(const Key&) const = default;
+  };
+  struct Chain : Component {
+    Simulator* sim = nullptr;
+    uint64_t rng = 12345, scheduled = 0;
+    std::vector<Key> all, handled;
+    uint64_t next(uint64_t n) {
+      rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+      return (rng >> 33) % n;
+    }
+    // At the current time, never before the event being handled (that would be the past).
+    void add(Picoseconds t, int32_t min_priority = -1) {
+      const auto prio = std::max(static_cast<int32_t>(next(3)) - 1, min_priority);
+      all.push_back({t.v, prio, scheduled});
+      sim->schedule(t, this, 0, scheduled++, prio);
+    }
+    void handle(const Event& e) override {
+      const Key& k = all[e.payload];
+      handled.push_back(k);
+      EXPECT_EQ(e.time.v, k.time);
+      if (scheduled < 20000)
+        for (uint64_t n = next(4); n > 0; --n) {
+          const auto dt = static_cast<int64_t>(next(4));
+          add(e.time + Picoseconds(dt), dt == 0 ? e.priority : -1);
+        }
+    }
+  };
+  Simulator sim;
+  Chain c;
+  c.sim = &sim;
+  for (int i = 0; i < 8; ++i) c.add(Picoseconds(static_cast<int64_t>(c.next(10))));
+  sim.run();
+  EXPECT_TRUE(sim.idle());
+  std::vector<Key> want = c.all;
+  std::sort(want.begin(), want.end());
+  ASSERT_EQ(c.handled.size(), want.size());
+  EXPECT_GT(want.size(), 1000u);
+  EXPECT_TRUE(c.handled == want);
 }
 
 TEST(Clock, ExactIntegerConversions) {
