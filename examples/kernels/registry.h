@@ -35,7 +35,7 @@ struct KernelEntry {
   // core (empty: the kernel runs on one core).
   std::function<isa::Program(const arch::ChipSpec&, std::span<const int64_t>, int program_id,
                              int num_programs)>
-      build_spmd;
+      build_spmd = {};
 };
 
 std::span<const KernelEntry> kernel_registry();

@@ -21,9 +21,9 @@ uint64_t bytes_per_second(double gbps) {
 
 DmaEngines::DmaEngines(TimingContext& ctx, HbmPool& pool, bool fold)
     : ctx_(ctx),
-      pool_(pool),
       engines_(std::max(ctx.spec.dma.engines, 1)),
       queues_(std::max(ctx.spec.dma.queues_per_engine, 1)),
+      pool_(pool),
       engine_rate_(bytes_per_second(ctx.spec.dma.engine_bandwidth_practical_gbps)),
       core_rate_(ctx.spec.dma.core_bandwidth_gbps
                      ? bytes_per_second(*ctx.spec.dma.core_bandwidth_gbps)
