@@ -26,9 +26,16 @@ class TimingTrace;
 class CrossCore;
 
 // Event priorities at equal time: state changes (completions, signals) before issue attempts,
-// so an instruction waiting for a signal applied at t issues at t ("legal at t").
+// so an instruction waiting for a signal applied at t issues at t ("legal at t"). Issue
+// attempts at equal time run in (core, engine) order (issue_priority), not in the order they
+// were scheduled: which engine goes first at a tie (a DMA queue's order, a shared port) is then
+// a fixed rule, and it does not depend on how many times, or when, a sequencer was woken
+// before (timing_semaphores.h wakes a waiting sequencer only when its wait holds).
 inline constexpr int32_t kPriorityComplete = 0;
 inline constexpr int32_t kPriorityIssue = 1;
+inline int32_t issue_priority(int core, int engine) {
+  return kPriorityIssue + core * isa::kNumEngines + engine;
+}
 
 struct TimingContext {
   TimingContext(const arch::ChipSpec& c, const TimingProgram& p, sim::Simulator& s)

@@ -8,8 +8,10 @@
 // one semaphore, for one value, until a signal brings that semaphore to the value: a signal
 // that leaves it short does not wake the engine, whose issue attempt would only have found the
 // same wait unmet and registered again (no other effect: a blocked engine holds no port claim,
-// timing_ports.h). Issue times, and so every result, are those of waking it each time; only
-// the discrete events are fewer. With a lowering signal anywhere, every signal wakes.
+// timing_ports.h). Issue times, and so every result, are those of waking it each time (issue
+// attempts at equal time run in a fixed engine order, timing_context.h, so the attempts left
+// out cannot reorder the others); only the discrete events are fewer. With a lowering signal
+// anywhere, every signal wakes.
 #pragma once
 
 #include <array>

@@ -38,7 +38,7 @@ void Sequencer::schedule_try(Picoseconds t) {
   if (try_pending_ && try_time_ <= t) return;
   try_pending_ = true;
   try_time_ = t;
-  ctx_.sim.schedule(t, this, kTry, ++try_gen_, kPriorityIssue);
+  ctx_.sim.schedule(t, this, kTry, ++try_gen_, issue_priority(ctx_.core, index_));
 }
 
 void Sequencer::handle(const sim::Event& e) {

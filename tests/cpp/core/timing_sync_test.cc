@@ -253,3 +253,36 @@ TEST(TimingSemaphores, WakingOnlyWhenSatisfiedChangesNoTimeOnlyEvents) {
 
 }  // namespace
 }  // namespace trnsim::core
+
+namespace trnsim::core {
+namespace {
+
+// Issue attempts at the same picosecond run in engine order, whichever engine was woken first
+// (timing_context.h): one DVE instruction signals SP's semaphore, then ACT's; both wake at the
+// same edge (trn2: ACT and SP share 1.2 GHz) and put a DMA on the same queue. ACT (the lower
+// engine) goes first, so its transfer, and the instruction waiting for it, finish first.
+TEST(TimingSync, SameTimeIssueAttemptsRunInEngineOrder) {
+  isa::Program p;
+  isa::Instruction dve = vec_op(1000);
+  dve.signals.push_back({1, 1});  // SP's
+  dve.signals.push_back({0, 1});  // ACT's
+  p.append(dve);
+  p.append(with_signal(
+      with_wait(dma_copy(sbuf(4, 4096), hbm(4, 4096, num::bf16()), Engine::kScalar, /*queue=*/0), 0,
+                1),
+      2));
+  p.append(with_wait(act_op(10), 2, 1));
+  p.append(with_signal(with_wait(dma_copy(sbuf(4, 4096, num::bf16(), 8192),
+                                          hbm(4, 4096, num::bf16(), 1 << 20), Engine::kSync,
+                                          /*queue=*/0),
+                                 1, 1),
+                       3));
+  p.append(with_wait(make(Opcode::kNop, Engine::kSync, {}), 3, 1));
+  const TimingResult r = run_timing(chip("trn2"), p);
+  ASSERT_TRUE(r.ok()) << r.faults.to_string();
+  EXPECT_LT(r.engines[static_cast<size_t>(Engine::kScalar)].finish,
+            r.engines[static_cast<size_t>(Engine::kSync)].finish);
+}
+
+}  // namespace
+}  // namespace trnsim::core
