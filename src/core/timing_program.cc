@@ -40,9 +40,6 @@ void prefetch_ahead(const isa::Stream& stream, size_t i) {
   }
 }
 
-}  // namespace
-
-namespace {
 // Bytes from an access pattern's offset to one past its highest byte within a partition.
 int64_t footprint_extent(const isa::AccessPattern& ap) {
   int64_t hi = 0;
@@ -50,13 +47,12 @@ int64_t footprint_extent(const isa::AccessPattern& ap) {
     if (ap.dims[d].stride > 0) hi += (ap.dims[d].size - 1) * ap.dims[d].stride;
   return (hi + 1) * static_cast<int64_t>(ap.dtype.storage_bytes);
 }
-}  // namespace
-
-namespace {
 
 // Whether two access patterns differ at most in their offset (the cost functions, the DMA plan,
 // the FLOPs and the shared ports never read it: core/cost*.cc, dma_plan.cc).
 bool same_but_offset(const isa::AccessPattern& a, const isa::AccessPattern& b) {
+  static_assert(sizeof(isa::AccessPattern) == 112,
+                "AccessPattern changed: compare the new field here (or say why not)");
   if (a.space != b.space || a.ndim != b.ndim || a.start_partition != b.start_partition ||
       a.num_partitions != b.num_partitions || a.partition_stride != b.partition_stride ||
       !(a.dtype == b.dtype))
