@@ -104,14 +104,9 @@ TimingProgram::TimingProgram(const isa::Program& program, const arch::CoreSpec& 
       // An opcode outside the table (a malformed program) is priced, and fails, every time.
       Priced& rep = last[std::min(static_cast<size_t>(ins.op), last.size() - 1)];
       if (rep.ins != nullptr && same_timing_shape(*rep.ins, ins)) {
-        const InstrInfo& r = info[rep.info];
-        x.cost = r.cost;
-        x.op = r.op;
-        x.control = r.control;
-        x.dma = r.dma;
-        x.ports = r.ports;
-        x.flops = r.flops;
-        x.dma_plan = r.dma_plan;
+        // Its priced fields; the per-instruction ones (waits, signals, footprint) follow.
+        x = info[rep.info];
+        x.sbuf_end = x.psum_end = 0;
       } else {
         rep.ins = &ins;
         rep.info = i;
