@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstring>
 
 #include "base/error.h"
 #include "core/dma_plan_cache.h"
@@ -66,10 +65,7 @@ bool same_but_offset(const isa::AccessPattern& a, const isa::AccessPattern& b) {
 // An unrolled loop repeats a handful of such shapes thousands of times, and comparing is much
 // cheaper than pricing again (the comparison is exact: a mismatch only prices again).
 bool same_timing_shape(const isa::Instruction& a, const isa::Instruction& b) {
-  if (a.op != b.op || a.num_operands != b.num_operands) return false;
-  // Equal bytes are equal fields (floats by bits, as operator== compares them); unequal bytes
-  // may be padding only, so they fall back to the field-wise comparison.
-  if (std::memcmp(&a.p, &b.p, sizeof(isa::Params)) != 0 && !(a.p == b.p)) return false;
+  if (a.op != b.op || a.num_operands != b.num_operands || !(a.p == b.p)) return false;
   for (int k = 0; k < a.num_operands; ++k)
     if (!same_but_offset(a.operands[k], b.operands[k])) return false;
   return true;
