@@ -28,6 +28,7 @@ CoreTiming::CoreTiming(const arch::ChipSpec& chip, const isa::Program& program,
     : chip_(chip), prog_(program, chip.core), ctx_(chip, prog_, sim) {
   ctx_.executor = options.executor;
   ctx_.max_instructions = options.max_instructions;
+  ctx_.defer_signals = options.defer_signals;
   ctx_.cross = cross;
   ctx_.core = rank;
   if (options.trace) {
@@ -58,7 +59,8 @@ void CoreTiming::report_deadlock() {
       continue;
     }
     const isa::Instruction& ins = prog_.stream(e)[s.pc()];
-    const isa::SemWait* w = ctx_.sems.first_unmet(std::span<const isa::SemWait>(ins.waits));
+    const isa::SemWait* w =
+        ctx_.sems.first_unmet(std::span<const isa::SemWait>(ins.waits), Semaphores::kNever);
     ctx_.fault(mem::FaultKind::kDeadlock, ins, e,
                ctx_.result.engines[static_cast<size_t>(e)].instructions,
                w ? fmt::format("waits for semaphore {} >= {}, which stays at {}", w->sem, w->value,

@@ -5,12 +5,23 @@
 
 namespace trnsim::core {
 
+namespace {
+void wake(TimingContext& ctx, const SemWakes& w) {
+  for (int e = 0; e < isa::kNumEngines; ++e)
+    if (w.engines & (1u << e)) ctx.seq[static_cast<size_t>(e)]->wake(w.at[static_cast<size_t>(e)]);
+}
+}  // namespace
+
 void TimingContext::apply_signals(std::span<const isa::SemSignal> signals, Picoseconds now) {
-  for (const isa::SemSignal& s : signals) {
-    const uint8_t waiters = sems.signal(s);
-    for (int e = 0; e < isa::kNumEngines; ++e)
-      if (waiters & (1u << e)) seq[static_cast<size_t>(e)]->wake(now);
-  }
+  SemWakes w;
+  for (const isa::SemSignal& s : signals) sems.signal(s, now, w);
+  wake(*this, w);
+}
+
+void TimingContext::defer(std::span<const isa::SemSignal> signals, Picoseconds t, Picoseconds now) {
+  SemWakes w;
+  for (const isa::SemSignal& s : signals) sems.defer(s, t, now, w);
+  wake(*this, w);
 }
 
 void TimingContext::fault(mem::FaultKind kind, const isa::Instruction& ins, isa::Engine e,

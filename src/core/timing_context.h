@@ -61,6 +61,13 @@ struct TimingContext {
 
   // Applies an instruction's signals at `now` and wakes the sequencers that waited on them.
   void apply_signals(std::span<const isa::SemSignal> signals, Picoseconds now);
+  // Whether signals of instructions that retire at a known time may be recorded ahead
+  // (timing_semaphores.h): timing only (no executor to run at completion), monotone counters.
+  bool defers_signals() const { return executor == nullptr && defer_signals && sems.defers(); }
+  // Records signals that apply at `t` (an instruction's retirement), seen at `now`.
+  void defer(std::span<const isa::SemSignal> signals, Picoseconds t, Picoseconds now);
+  // Off: every completion with signals is an event (tests compare the two).
+  bool defer_signals = true;
   void fault(mem::FaultKind kind, const isa::Instruction& ins, isa::Engine e, uint64_t id,
              std::string message);
 };

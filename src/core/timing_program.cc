@@ -77,9 +77,6 @@ TimingProgram::TimingProgram(const isa::Program& program, const arch::CoreSpec& 
     : program_(program) {
   int max_sem = program.num_semaphores - 1;
   DmaPlanCache plan_cache;
-  // Most instructions wait for or signal at most one semaphore: one growth-free pass.
-  waits_.reserve(program.num_instructions());
-  signals_.reserve(program.num_instructions());
   for (isa::Engine e : isa::kAllEngines) {
     const auto& stream = program.stream(e);
     auto& info = info_[static_cast<size_t>(e)];
@@ -125,12 +122,20 @@ TimingProgram::TimingProgram(const isa::Program& program, const arch::CoreSpec& 
       if (ins.waits.size() > UINT16_MAX || ins.signals.size() > UINT16_MAX)
         throw InputError(fmt::format("{} instruction {}: more than {} waits or signals",
                                      isa::engine_name(e), i, UINT16_MAX));
-      x.waits = static_cast<uint32_t>(waits_.size());
       x.num_waits = static_cast<uint16_t>(ins.waits.size());
-      waits_.insert(waits_.end(), ins.waits.begin(), ins.waits.end());
-      x.signals = static_cast<uint32_t>(signals_.size());
+      if (x.num_waits == 1) {
+        x.wait = ins.waits[0];
+      } else {
+        x.waits = static_cast<uint32_t>(waits_.size());
+        waits_.insert(waits_.end(), ins.waits.begin(), ins.waits.end());
+      }
       x.num_signals = static_cast<uint16_t>(ins.signals.size());
-      signals_.insert(signals_.end(), ins.signals.begin(), ins.signals.end());
+      if (x.num_signals == 1) {
+        x.signal = ins.signals[0];
+      } else {
+        x.signals = static_cast<uint32_t>(signals_.size());
+        signals_.insert(signals_.end(), ins.signals.begin(), ins.signals.end());
+      }
       // Operand extents are rep's (a shape it shares, or its own when just priced).
       for (int k = 0; k < ins.num_operands; ++k) {
         const isa::AccessPattern& ap = ins.operands[k];

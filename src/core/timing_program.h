@@ -25,8 +25,9 @@ enum PortBit : uint8_t {
 inline constexpr int kNumSharedPorts = 2;
 
 // What the sequencers read per executed instruction, kept apart from isa::Instruction (close
-// to 900 bytes with its operands) so that the issue loop touches a few cache lines, not the
-// whole instruction: waits and signals are copied into flat arrays of the TimingProgram.
+// to 1 KB with its operands) so that the issue loop touches a few cache lines, not the whole
+// instruction. A single wait or signal (nearly every instruction has at most one of each) is
+// kept in the record, read with it; more go to flat arrays of the TimingProgram.
 struct InstrInfo {
   Cost cost;
   isa::Opcode op = isa::Opcode::kNop;
@@ -35,6 +36,8 @@ struct InstrInfo {
   uint8_t ports = 0;     // PortBit mask held while the instruction streams (its ii)
   uint16_t num_waits = 0, num_signals = 0;
   uint32_t waits = 0, signals = 0;  // first index into TimingProgram's wait / signal arrays
+  isa::SemWait wait;                // the wait when num_waits == 1
+  isa::SemSignal signal;            // the signal when num_signals == 1
   int32_t dma_plan = -1;            // index into TimingProgram's DMA plans (shared by equal shapes)
   double flops = 0;                 // TensorE multiply-accumulate FLOPs
   int64_t sbuf_end = 0;             // one past the highest SBUF byte touched in a partition
@@ -53,10 +56,13 @@ class TimingProgram {
   const isa::Stream& stream(isa::Engine e) const { return program_.stream(e); }
   const LargeVector<InstrInfo>& info(isa::Engine e) const { return info_[static_cast<size_t>(e)]; }
   const DmaPlan& dma_plan(int32_t i) const { return dma_plans_[static_cast<size_t>(i)]; }
+  // Spans into `x` itself or into the program's arrays: valid as long as both are.
   std::span<const isa::SemWait> waits(const InstrInfo& x) const {
+    if (x.num_waits == 1) return {&x.wait, 1};
     return {waits_.data() + x.waits, x.num_waits};
   }
   std::span<const isa::SemSignal> signals(const InstrInfo& x) const {
+    if (x.num_signals == 1) return {&x.signal, 1};
     return {signals_.data() + x.signals, x.num_signals};
   }
   // True when every DMA of the program spreads over all the core's engines in equal pieces

@@ -28,6 +28,10 @@ struct TimingOptions {
   // Simulate one DMA engine for all when the program's DMAs are symmetric (dma_engines.h);
   // false simulates each engine (same results, slower: for tests that check that).
   bool fold_dma_engines = true;
+  // Record the signals of instructions retiring at a known time when they issue, instead of
+  // applying them by a completion event (timing_semaphores.h); false: an event each (same
+  // results, more events: for tests that check that).
+  bool defer_signals = true;
 };
 
 TimingResult run_timing(const arch::ChipSpec& chip, const isa::Program& program,

@@ -73,11 +73,14 @@ void Sequencer::try_issue() {
       schedule_try(t);
       return;
     }
-    if (const isa::SemWait* w = ctx_.sems.first_unmet(ctx_.prog.waits(info))) {
-      ctx_.sems.add_waiter(*w, index_);  // woken by the signal
+    if (const isa::SemWait* w = ctx_.sems.first_unmet(ctx_.prog.waits(info), now)) {
+      // Woken by the signal, or at once at the time of signals already deferred.
+      const Picoseconds at = ctx_.sems.add_waiter(*w, index_, now);
       wake_engines(ctx_, ctx_.ports.withdraw(index_), now);
+      if (at != Semaphores::kNever) wake(at);
       return;
     }
+    ctx_.sems.leave(index_);
     if (info.ports != 0) {
       Picoseconds retry;
       if (!ctx_.ports.available(info.ports, index_, now, retry)) {
@@ -151,6 +154,8 @@ void Sequencer::issue(const isa::Instruction& ins, const InstrInfo& info, uint64
   if (info.dma) {
     ctx_.dma->submit(ins, ctx_.prog.dma_plan(info.dma_plan), ctx_.prog.signals(info), engine_, id,
                      t0);
+  } else if (info.num_signals != 0 && ctx_.defers_signals()) {
+    ctx_.defer(ctx_.prog.signals(info), t_retire, t0);  // no completion event needed
   } else if (info.num_signals != 0 || (ctx_.executor != nullptr && !control)) {
     ctx_.sim.schedule(t_retire, this, kComplete, index | ((id & kLow32) << 32), kPriorityComplete);
   }

@@ -52,12 +52,12 @@ class Sequencer : public sim::Component {
   void released(Picoseconds now);
   void schedule_try(Picoseconds t);
   // The records were written by the preparation pass, long evicted by the time the stream
-  // reaches them: fetch a few instructions ahead (a record straddles two lines).
+  // reaches them: fetch a few instructions ahead (every line a record straddles).
   void prefetch_ahead() const {
     constexpr size_t kAhead = 4;
     if (pc_ + kAhead < info_.size()) {
       const auto* q = reinterpret_cast<const char*>(&info_[pc_ + kAhead]);
-      __builtin_prefetch(q);
+      for (size_t b = 0; b < sizeof(InstrInfo); b += 64) __builtin_prefetch(q + b);
       __builtin_prefetch(q + sizeof(InstrInfo) - 1);
     }
   }

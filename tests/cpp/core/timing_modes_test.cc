@@ -2,6 +2,9 @@
 // functional-only and the same times as timing-only; timing-only has no data.
 #include <gtest/gtest.h>
 
+#include <regex>
+#include <string>
+
 #include "base/error.h"
 #include "core/timing_run.h"
 #include "core/timing_test_util.h"
@@ -58,7 +61,13 @@ TEST(TimingModes, FunctionalTimingMatchesBothOtherModes) {
   EXPECT_THROW(shapes.functional(), InputError);
   const TimingResult rs = shapes.run();
   EXPECT_EQ(rs.total, rt.total);
-  EXPECT_EQ(rs.summary(), rt.summary());
+  // Equal but for the event count: timing alone needs no completion events for values, nor
+  // for signals (core/timing_semaphores.h).
+  const auto without_events = [](std::string s) {
+    return std::regex_replace(s, std::regex(", [0-9]+ events"), "");
+  };
+  EXPECT_EQ(without_events(rs.summary()), without_events(rt.summary()));
+  EXPECT_LE(rs.events, rt.events);
 }
 
 // Two matmuls with different stationaries: the second LoadStationary finishes in the

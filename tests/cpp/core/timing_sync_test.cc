@@ -214,20 +214,70 @@ namespace {
 // it brings the semaphore to the value the waiter needs; with a lowering signal anywhere in
 // the program, every signal wakes.
 TEST(TimingSemaphores, MonotoneSignalsWakeOnlyTheWaitersTheySatisfy) {
+  const Picoseconds t0(0);
+  // The engines a signal at t0 wakes at t0.
+  auto signal = [&](Semaphores& s, isa::SemSignal sig) {
+    SemWakes w;
+    s.signal(sig, t0, w);
+    for (int e = 0; e < isa::kNumEngines; ++e)
+      if (w.engines & (1u << e)) EXPECT_EQ(w.at[static_cast<size_t>(e)], t0);
+    return w.engines;
+  };
   for (bool monotone : {true, false}) {
     SCOPED_TRACE(monotone);
     Semaphores s(2, monotone);
-    s.add_waiter({0, 3}, 1);  // engine 1 needs s0 >= 3
-    s.add_waiter({0, 1}, 2);  // engine 2 needs s0 >= 1
-    s.add_waiter({1, 1}, 3);  // engine 3 needs s1 >= 1
-    EXPECT_EQ(s.signal({0, 1}), monotone ? 0b100 : 0b110);
-    EXPECT_EQ(s.signal({0, 1}), 0);          // the others were woken (non-monotone) or still short
-    if (!monotone) s.add_waiter({0, 3}, 1);  // it found s0 < 3 and waits again
-    EXPECT_EQ(s.signal({0, 1}), 0b010);
-    EXPECT_EQ(s.signal({0, 1}), 0);  // nobody waits any more
-    EXPECT_EQ(s.signal({1, 1}), 0b1000);
+    EXPECT_EQ(s.add_waiter({0, 3}, 1, t0), Semaphores::kNever);  // engine 1 needs s0 >= 3
+    EXPECT_EQ(s.add_waiter({0, 1}, 2, t0), Semaphores::kNever);  // engine 2 needs s0 >= 1
+    EXPECT_EQ(s.add_waiter({1, 1}, 3, t0), Semaphores::kNever);  // engine 3 needs s1 >= 1
+    EXPECT_EQ(signal(s, {0, 1}), monotone ? 0b100 : 0b110);
+    EXPECT_EQ(signal(s, {0, 1}), 0);  // the others were woken (non-monotone) or still short
+    if (!monotone) s.add_waiter({0, 3}, 1, t0);  // it found s0 < 3 and waits again
+    EXPECT_EQ(signal(s, {0, 1}), 0b010);
+    EXPECT_EQ(signal(s, {0, 1}), 0);  // nobody waits any more
+    EXPECT_EQ(signal(s, {1, 1}), 0b1000);
     EXPECT_EQ(s.value(0), 4);
   }
+}
+
+// Deferred signals count from their time on; a waiter is told when they will satisfy it, and
+// stays registered so that a signal satisfying it sooner wakes it sooner.
+TEST(TimingSemaphores, DeferredSignalsCountFromTheirTime) {
+  const Picoseconds t0(0), t1(100), t2(200), t3(300);
+  Semaphores s(1, /*monotone=*/true);
+  ASSERT_TRUE(s.defers());
+  SemWakes w;
+  s.defer({0, 1}, t2, t0, w);  // applies at 200
+  EXPECT_EQ(w.engines, 0);     // nobody waits yet
+  EXPECT_TRUE(s.satisfied({0, 0}, t0));
+  EXPECT_FALSE(s.satisfied({0, 1}, t1));
+  // Engine 1 needs 1 (reached at 200), engine 2 needs 2 (not yet known when).
+  EXPECT_EQ(s.add_waiter({0, 1}, 1, t1), t2);
+  EXPECT_EQ(s.add_waiter({0, 2}, 2, t1), Semaphores::kNever);
+  // Another signal deferred to 300, recorded out of order before the one at 200's use:
+  // engine 2 reaches 2 at 300 (engine 1 again reported at 200).
+  SemWakes w2;
+  s.defer({0, 1}, t3, t1, w2);
+  EXPECT_EQ(w2.engines, 0b110);
+  EXPECT_EQ(w2.at[1], t2);
+  EXPECT_EQ(w2.at[2], t3);
+  // An immediate signal at 150 satisfies engine 1 at once, and engine 2 at 200 now.
+  SemWakes w3;
+  s.signal({0, 1}, Picoseconds(150), w3);
+  EXPECT_EQ(w3.engines, 0b110);
+  EXPECT_EQ(w3.at[1], Picoseconds(150));
+  EXPECT_EQ(w3.at[2], t2);
+  EXPECT_TRUE(s.satisfied({0, 1}, Picoseconds(150)));
+  EXPECT_FALSE(s.satisfied({0, 2}, Picoseconds(199)));
+  EXPECT_TRUE(s.satisfied({0, 2}, t2));
+  EXPECT_FALSE(s.satisfied({0, 3}, Picoseconds(299)));
+  EXPECT_TRUE(s.satisfied({0, 3}, t3));
+  EXPECT_EQ(s.value(0), 3);
+  // Engine 2 passes its wait at 200 and leaves: a later signal wakes nobody.
+  s.leave(2);
+  SemWakes w4;
+  s.signal({0, 1}, t3, w4);
+  EXPECT_EQ(w4.engines, 0);
+  EXPECT_EQ(s.value(0), 4);
 }
 
 // One engine waits for four signals of another. Waking it only at the fourth gives the same

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "arch/chip_spec.h"
@@ -16,6 +17,18 @@ namespace trnsim::kernel_test {
 // trn1, trn2, trn3, loaded once each.
 const arch::ChipSpec& chip(const std::string& name);
 inline const std::vector<std::string> kGenerations{"trn1", "trn2", "trn3"};
+
+// Every example kernel of the registry at a small size (its name and arguments), for tests
+// that compare two ways of running the same programs.
+inline const std::vector<std::pair<std::string, std::vector<int64_t>>> kSmallExamples{
+    {"matmul_tiled", {256, 256, 1024}},
+    {"matmul_hoisted", {256, 256, 1024}},
+    {"matmul_blocked", {512, 256, 1024}},
+    {"matmul_fully_optimized", {256, 256, 1024, 2, 2, 2}},
+    {"softmax", {256, 512}},
+    {"layernorm", {256, 512}},
+    {"rmsnorm", {256, 512}},
+    {"attention", {512, 64, 1}}};
 
 // Runs `prog` functionally with the given inputs (fp32 values, cast by the runner) and
 // returns every output tensor as fp32. Fails the test (ADD_FAILURE) on faults.

@@ -39,6 +39,9 @@ void expect_priced_alone(const isa::Program& p, const arch::CoreSpec& spec) {
       EXPECT_EQ(x.flops, core::tensor_flops(ins, spec));
       EXPECT_EQ(x.num_waits, ins.waits.size());
       EXPECT_EQ(x.num_signals, ins.signals.size());
+      // Waits and signals as the sequencers read them (in the record or the program's arrays).
+      EXPECT_TRUE(std::ranges::equal(tp.waits(x), ins.waits));
+      EXPECT_TRUE(std::ranges::equal(tp.signals(x), ins.signals));
       // One past the highest byte touched in a partition, over the SBUF / PSUM operands.
       int64_t sbuf_end = 0, psum_end = 0;
       for (int k = 0; k < ins.num_operands; ++k) {
@@ -56,17 +59,8 @@ void expect_priced_alone(const isa::Program& p, const arch::CoreSpec& spec) {
 }
 
 TEST(TimingPricing, EveryExampleKernelPricedAsAlone) {
-  const std::vector<std::pair<std::string, std::vector<int64_t>>> kernels{
-      {"matmul_tiled", {256, 256, 1024}},
-      {"matmul_hoisted", {256, 256, 1024}},
-      {"matmul_blocked", {512, 256, 1024}},
-      {"matmul_fully_optimized", {256, 256, 1024, 2, 2, 2}},
-      {"softmax", {256, 512}},
-      {"layernorm", {256, 512}},
-      {"rmsnorm", {256, 512}},
-      {"attention", {512, 64, 1}}};
   for (const std::string& g : kernel_test::kGenerations)
-    for (const auto& [name, args] : kernels) {
+    for (const auto& [name, args] : kernel_test::kSmallExamples) {
       SCOPED_TRACE(g + " " + name);
       expect_priced_alone(examples::build_kernel(name, chip(g), args), chip(g).core);
     }
