@@ -137,6 +137,7 @@ void BM_Reference_EventLoop(benchmark::State& state) {
     benchmark::DoNotOptimize(checksum);
   }
   state.SetItemsProcessed(kEvents * state.iterations());
+  state.counters["events"] = static_cast<double>(kEvents);  // per iteration
 }
 
 // The two matmul tutorial extremes at the tutorial's shape (few large DMAs; loads inside the K
