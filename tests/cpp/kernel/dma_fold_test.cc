@@ -40,34 +40,15 @@ Run run(const arch::ChipSpec& c, const isa::Program& p, bool fold) {
 }
 
 void expect_same(const Run& a, const Run& b) {
-  EXPECT_EQ(a.result.total, b.result.total);
-  EXPECT_EQ(a.result.instructions, b.result.instructions);
-  EXPECT_EQ(a.result.dma.transfers, b.result.dma.transfers);
-  EXPECT_EQ(a.result.dma.pieces, b.result.dma.pieces);
-  EXPECT_EQ(a.result.dma.bytes, b.result.dma.bytes);
-  EXPECT_EQ(a.result.dma.hbm_read_bytes, b.result.dma.hbm_read_bytes);
-  EXPECT_EQ(a.result.dma.hbm_write_bytes, b.result.dma.hbm_write_bytes);
-  EXPECT_EQ(a.result.dma.finish, b.result.dma.finish);
-  EXPECT_EQ(a.result.dma.engine_busy, b.result.dma.engine_busy);
-  for (size_t e = 0; e < a.result.engines.size(); ++e) {
-    EXPECT_EQ(a.result.engines[e].finish, b.result.engines[e].finish) << "engine " << e;
-    EXPECT_EQ(a.result.engines[e].busy, b.result.engines[e].busy) << "engine " << e;
-  }
+  kernel_test::expect_same_timing(a.result, b.result);
   EXPECT_FALSE(a.dma_spans.empty());
   EXPECT_EQ(a.dma_spans, b.dma_spans);
 }
 
 TEST(DmaFold, ExampleKernelsGiveTheSameResultFoldedOrNot) {
-  const std::vector<std::pair<std::string, std::vector<int64_t>>> kernels{
-      {"matmul_tiled", {256, 256, 1024}},
-      {"matmul_blocked", {256, 256, 1024}},
-      {"matmul_fully_optimized", {256, 256, 1024, 2, 2, 2}},
-      {"softmax", {256, 512}},
-      {"layernorm", {256, 512}},
-      {"attention", {512, 64, 1}}};
   int folded = 0;
   for (const std::string& g : kernel_test::kGenerations)
-    for (const auto& [name, args] : kernels) {
+    for (const auto& [name, args] : kernel_test::kSmallExamples) {
       SCOPED_TRACE(g + " " + name);
       const isa::Program p = examples::build_kernel(name, chip(g), args);
       folded += core::TimingProgram(p, chip(g).core).dma_engines_symmetric();

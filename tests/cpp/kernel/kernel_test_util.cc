@@ -32,6 +32,27 @@ std::map<std::string, std::vector<float>> run(const arch::ChipSpec& spec, const 
   return out;
 }
 
+void expect_same_timing(const core::TimingResult& a, const core::TimingResult& b) {
+  EXPECT_EQ(a.total, b.total);
+  EXPECT_EQ(a.instructions, b.instructions);
+  EXPECT_EQ(a.dma.transfers, b.dma.transfers);
+  EXPECT_EQ(a.dma.pieces, b.dma.pieces);
+  EXPECT_EQ(a.dma.bytes, b.dma.bytes);
+  EXPECT_EQ(a.dma.hbm_read_bytes, b.dma.hbm_read_bytes);
+  EXPECT_EQ(a.dma.hbm_write_bytes, b.dma.hbm_write_bytes);
+  EXPECT_EQ(a.dma.finish, b.dma.finish);
+  EXPECT_EQ(a.dma.engine_busy, b.dma.engine_busy);
+  for (size_t e = 0; e < a.engines.size(); ++e) {
+    EXPECT_EQ(a.engines[e].instructions, b.engines[e].instructions) << "engine " << e;
+    EXPECT_EQ(a.engines[e].finish, b.engines[e].finish) << "engine " << e;
+    EXPECT_EQ(a.engines[e].busy, b.engines[e].busy) << "engine " << e;
+    EXPECT_EQ(a.engines[e].background_busy, b.engines[e].background_busy) << "engine " << e;
+  }
+  EXPECT_EQ(a.tensor_flops, b.tensor_flops);
+  EXPECT_EQ(a.sbuf_high_water, b.sbuf_high_water);
+  EXPECT_EQ(a.psum_high_water, b.psum_high_water);
+}
+
 float round_bf16(float x) {
   uint32_t u = std::bit_cast<uint32_t>(x);
   const uint32_t lsb = (u >> 16) & 1u;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "arch/chip_spec.h"
+#include "core/timing_result.h"
 #include "isa/program.h"
 
 namespace trnsim::kernel_test {
@@ -29,6 +30,10 @@ inline const std::vector<std::pair<std::string, std::vector<int64_t>>> kSmallExa
     {"layernorm", {256, 512}},
     {"rmsnorm", {256, 512}},
     {"attention", {512, 64, 1}}};
+
+// Expects two timing runs of one program to agree on every time and statistic but the event
+// count (tests of simulator shortcuts that must not change results).
+void expect_same_timing(const core::TimingResult& a, const core::TimingResult& b);
 
 // Runs `prog` functionally with the given inputs (fp32 values, cast by the runner) and
 // returns every output tensor as fp32. Fails the test (ADD_FAILURE) on faults.
