@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstddef>
 
 #include "base/error.h"
+#include "base/same_bytes.h"
 #include "core/dma_plan_cache.h"
 
 namespace trnsim::core {
@@ -48,16 +50,16 @@ int64_t footprint_extent(const isa::AccessPattern& ap) {
 }
 
 // Whether two access patterns differ at most in their offset (the cost functions, the DMA plan,
-// the FLOPs and the shared ports never read it: core/cost*.cc, dma_plan.cc).
+// the FLOPs and the shared ports never read it: core/cost*.cc, dma_plan.cc). The fields before
+// `offset` compare as bytes (no implicit padding: isa/access_pattern.h), the dims in use too.
 bool same_but_offset(const isa::AccessPattern& a, const isa::AccessPattern& b) {
-  static_assert(sizeof(isa::AccessPattern) == 112,
+  static_assert(sizeof(isa::AccessPattern) == 112 && offsetof(isa::AccessPattern, offset) == 32 &&
+                    offsetof(isa::AccessPattern, dims) == 40,
                 "AccessPattern changed: compare the new field here (or say why not)");
-  if (a.space != b.space || a.ndim != b.ndim || a.start_partition != b.start_partition ||
-      a.num_partitions != b.num_partitions || a.partition_stride != b.partition_stride ||
-      !(a.dtype == b.dtype))
-    return false;
-  for (int d = 0; d < a.ndim; ++d)
-    if (!(a.dims[d] == b.dims[d])) return false;
+  if (!same_bytes<offsetof(isa::AccessPattern, offset)>(&a, &b) || a.ndim != b.ndim) return false;
+  const int n = std::clamp(a.ndim, 0, isa::kMaxFreeDims);
+  for (int d = 0; d < n; ++d)
+    if (!same_bytes<sizeof(isa::FreeDim)>(&a.dims[d], &b.dims[d])) return false;
   return true;
 }
 

@@ -27,15 +27,21 @@ struct FreeDim {
   bool operator==(const FreeDim&) const = default;
 };
 
+// No implicit padding: the `reserved` members fill the gaps and stay zero, so that the bytes
+// before `offset` are equal exactly when those fields are (the timing model's pricing memo
+// compares them with memcmp: core/timing_program.cc; tests/cpp/isa/layout_test.cc checks).
 struct AccessPattern {
   Space space = Space::kSbuf;
+  uint8_t reserved0 = 0;
   num::Format dtype = num::fp32();
+  std::array<uint8_t, 2> reserved1{};
   int32_t start_partition = 0;   // SBUF/PSUM: first partition; HBM: 0
   int32_t num_partitions = 1;    // SBUF/PSUM: partitions; HBM: rows
   int64_t partition_stride = 0;  // HBM only: elements from one row to the next
   int64_t offset = 0;            // bytes: within each partition (SBUF/PSUM) or device address (HBM)
   std::array<FreeDim, kMaxFreeDims> dims{};  // outermost first; dims[0..ndim)
   int32_t ndim = 0;
+  std::array<uint8_t, 4> reserved2{};
 
   bool operator==(const AccessPattern&) const = default;
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/inline_vector.h"
+#include "base/same_bytes.h"
 #include "isa/access_pattern.h"
 #include "isa/engine.h"
 #include "isa/opcode.h"
@@ -87,15 +88,22 @@ enum class AccumulateFlag : uint8_t { kWhole, kFirst, kMiddle, kLast };
 
 enum class MatmulPerfMode : uint8_t { kNone, kDoubleRowFp8 };
 
+// ScalarArg and Params have no implicit padding: the `reserved` members fill every gap and
+// stay zero, so that two of them are equal exactly when their bytes are (floats by bits), and
+// the timing model's pricing memo compares them with one memcmp (core/timing_program.cc).
+// tests/cpp/isa/layout_test.cc checks that the members fill the struct.
+
 // A per-partition scalar operand: an immediate, or a [P, 1] column read from an operand slot.
 struct ScalarArg {
   float imm = 0.0f;
   int8_t operand = -1;  // >= 0: index into Instruction::operands
+  std::array<uint8_t, 3> reserved{};
 };
 
 struct Params {
   // Vector / GpSimd / Scalar ALU ops: out = (in op0 arg0) op1 arg1, reductions with reduce_op.
   AluOp op0 = AluOp::kBypass, op1 = AluOp::kBypass, reduce_op = AluOp::kAdd;
+  uint8_t reserved0 = 0;
   ScalarArg arg0, arg1;
   bool reverse0 = false, reverse1 = false;  // swap operand order of op0 / op1
   int8_t reduce_axes = 0;                   // innermost free dims reduced (tensor_reduce)
@@ -109,22 +117,38 @@ struct Params {
   int16_t tile_row = 0, tile_col = 0;        // PE tile position (multiples of 32)
   int16_t tile_rows = 128, tile_cols = 128;  // PE tile size
   bool transpose = false;                    // is_transpose (bit-exact from NC-v3)
+  uint8_t reserved1 = 0;
   // Constants: memset value, iota base / multipliers, affine_select predicate.
   double value = 0.0;
   int64_t iota_base = 0, channel_multiplier = 0;
   // Output cast
   num::Rounding rounding = num::Rounding::kNearestEven;
+  uint8_t reserved2 = 0;
   // DMA: which of the core's DMA queues runs the transfer (0..engines*queues-1).
   int16_t dma_queue = 0;
   bool dma_accumulate = false;  // NC-v4 SBUF read-add-write
+  uint8_t reserved3 = 0;
   // sendrecv: the cores (ranks in the logical core) src goes to and dst comes from, and the
   // pipe that pairs it with the peer's sendrecv (the k-th on a pipe meets the peer's k-th).
   int16_t send_to = 0, recv_from = 0, pipe = 0;
   // Control: scalar register operands and branch target.
   int16_t reg_dst = -1, reg_a = -1, reg_b = -1;
+  std::array<uint8_t, 6> reserved4{};
   int64_t reg_imm = 0;
   int32_t branch_target = -1;  // instruction index in the same stream
+  std::array<uint8_t, 4> reserved5{};
 };
+
+// Equal exactly when their bytes are (no implicit padding: see above), floats by bits. The
+// size checks fail when a field is added, so that the layout test is updated with it.
+inline bool operator==(const ScalarArg& a, const ScalarArg& b) {
+  static_assert(sizeof(ScalarArg) == 8, "ScalarArg changed: update tests/cpp/isa/layout_test.cc");
+  return same_bytes<sizeof(ScalarArg)>(&a, &b);
+}
+inline bool operator==(const Params& a, const Params& b) {
+  static_assert(sizeof(Params) == 120, "Params changed: update tests/cpp/isa/layout_test.cc");
+  return same_bytes<sizeof(Params)>(&a, &b);
+}
 
 // Semaphores are counters shared by all engines and DMA queues of a core (DRV: 256 per core).
 struct SemWait {

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <bit>
 #include <cctype>
 
 #include "base/error.h"
@@ -18,13 +17,6 @@ bool is_identifier(std::string_view s) {
   return std::all_of(s.begin(), s.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
   });
-}
-
-bool same_bits(float a, float b) {
-  return std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b);
-}
-bool same_bits(double a, double b) {
-  return std::bit_cast<uint64_t>(a) == std::bit_cast<uint64_t>(b);
 }
 
 }  // namespace
@@ -111,28 +103,6 @@ bool same_access(const AccessPattern& a, const AccessPattern& b) {
     return false;
   const int n = std::clamp(a.ndim, 0, kMaxFreeDims);
   return std::equal(a.dims.begin(), a.dims.begin() + n, b.dims.begin());
-}
-
-bool operator==(const ScalarArg& a, const ScalarArg& b) {
-  return same_bits(a.imm, b.imm) && a.operand == b.operand;
-}
-
-bool operator==(const Params& a, const Params& b) {
-  // Every field of Params, floats by bits. The size check below fails when a field is added
-  // so that this comparison is updated with it.
-  static_assert(sizeof(Params) == 120, "Params changed: update operator==(Params, Params)");
-  return a.op0 == b.op0 && a.op1 == b.op1 && a.reduce_op == b.reduce_op && a.arg0 == b.arg0 &&
-         a.arg1 == b.arg1 && a.reverse0 == b.reverse0 && a.reverse1 == b.reverse1 &&
-         a.reduce_axes == b.reduce_axes && a.func == b.func && a.scale == b.scale &&
-         a.bias == b.bias && same_bits(a.alpha, b.alpha) && a.acc == b.acc &&
-         a.perf_mode == b.perf_mode && a.tile_row == b.tile_row && a.tile_col == b.tile_col &&
-         a.tile_rows == b.tile_rows && a.tile_cols == b.tile_cols && a.transpose == b.transpose &&
-         same_bits(a.value, b.value) && a.iota_base == b.iota_base &&
-         a.channel_multiplier == b.channel_multiplier && a.rounding == b.rounding &&
-         a.dma_queue == b.dma_queue && a.dma_accumulate == b.dma_accumulate &&
-         a.send_to == b.send_to && a.recv_from == b.recv_from && a.pipe == b.pipe &&
-         a.reg_dst == b.reg_dst && a.reg_a == b.reg_a && a.reg_b == b.reg_b &&
-         a.reg_imm == b.reg_imm && a.branch_target == b.branch_target;
 }
 
 bool operator==(const Instruction& a, const Instruction& b) {

@@ -88,8 +88,6 @@ struct Program {
 // Equality of meaning: everything but source lines, operand slots past num_operands and free
 // dims past ndim. Floats compare by bits. assemble(disassemble(p)) == p holds with this.
 bool same_access(const AccessPattern& a, const AccessPattern& b);
-bool operator==(const ScalarArg& a, const ScalarArg& b);
-bool operator==(const Params& a, const Params& b);
 bool operator==(const Instruction& a, const Instruction& b);
 bool operator==(const Program& a, const Program& b);
 

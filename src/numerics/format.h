@@ -47,6 +47,8 @@ struct Format {
   uint8_t exp_bits = 8;
   uint8_t man_bits = 23;
   uint8_t code_shift = 0;  // the code is stored shifted left by this (13 for TF32)
+  // No implicit padding (equal formats have equal bytes: isa/access_pattern.h); stays zero.
+  uint8_t reserved = 0;
   int16_t bias = 127;
   Specials specials = Specials::kIeee;
   // Integers: signedness; floats: whether there is a sign bit (false only for E8M0).

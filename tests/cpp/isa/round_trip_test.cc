@@ -17,6 +17,22 @@
 namespace trnsim::isa {
 namespace {
 
+// An operand from its fields in declaration order (the reserved bytes between them stay zero).
+AccessPattern ap(Space space, num::Format dtype, int32_t start_partition, int32_t num_partitions,
+                 int64_t partition_stride, int64_t offset, std::array<FreeDim, kMaxFreeDims> dims,
+                 int32_t ndim) {
+  AccessPattern a;
+  a.space = space;
+  a.dtype = dtype;
+  a.start_partition = start_partition;
+  a.num_partitions = num_partitions;
+  a.partition_stride = partition_stride;
+  a.offset = offset;
+  a.dims = dims;
+  a.ndim = ndim;
+  return a;
+}
+
 void expect_exact(const Program& p) {
   const std::string text = disassemble(p);
   const Program back = assemble(text, "disassembly");
@@ -97,9 +113,9 @@ TEST(RoundTrip, AwkwardValues) {
   t.op = Opcode::kTensorScalar;
   t.engine = Engine::kVector;
   t.num_operands = 3;
-  t.operands[0] = {Space::kPsum, num::bf16(), 32, 7, 0, -6, {{{-3, 5}, {32767, 2}}}, 2};
-  t.operands[1] = {Space::kSbuf, num::fp8_e3m4(), 0, 7, 0, 1 << 20, {{{1, 65535}}}, 1};
-  t.operands[2] = {Space::kSbuf, num::fp32(), 0, 7, 0, 4, {}, 0};
+  t.operands[0] = ap(Space::kPsum, num::bf16(), 32, 7, 0, -6, {{{-3, 5}, {32767, 2}}}, 2);
+  t.operands[1] = ap(Space::kSbuf, num::fp8_e3m4(), 0, 7, 0, 1 << 20, {{{1, 65535}}}, 1);
+  t.operands[2] = ap(Space::kSbuf, num::fp32(), 0, 7, 0, 4, {}, 0);
   t.p.op0 = AluOp::kShiftRightLogical;
   t.p.arg0.operand = 2;
   t.p.arg1.imm = std::bit_cast<float>(0x7fa00001u);  // a signalling NaN with payload
@@ -114,14 +130,13 @@ TEST(RoundTrip, AwkwardValues) {
   d.op = Opcode::kDmaCopy;
   d.engine = Engine::kGpSimd;
   d.num_operands = 2;
-  d.operands[0] = {Space::kHbm, num::fp32(), 0, 2, 5, 0x1000 + 12, {{{1, 3}}}, 1};  // X, odd stride
-  d.operands[1] = {Space::kHbm, num::fp32(), 0, 2, 8, 0x1000 + 2, {{{1, 3}}}, 1};   // misaligned
+  d.operands[0] =
+      ap(Space::kHbm, num::fp32(), 0, 2, 5, 0x1000 + 12, {{{1, 3}}}, 1);  // X, odd stride
+  d.operands[1] = ap(Space::kHbm, num::fp32(), 0, 2, 8, 0x1000 + 2, {{{1, 3}}}, 1);  // misaligned
   d.p.dma_queue = 17;
   p.append(d);
-  d.operands[1] = {Space::kHbm, num::int_format(num::Dtype::kInt8),
-                   0,           1,
-                   0,           1 << 30,
-                   {{{2, 3}}},  1};  // no tensor
+  d.operands[1] = ap(Space::kHbm, num::int_format(num::Dtype::kInt8), 0, 1, 0, 1 << 30, {{{2, 3}}},
+                     1);  // no tensor
   d.operands[0] = p.rows("Y", 0, 16);
   p.append(d);
 
@@ -129,7 +144,7 @@ TEST(RoundTrip, AwkwardValues) {
   m.op = Opcode::kMemset;
   m.engine = Engine::kGpSimd;
   m.num_operands = 1;
-  m.operands[0] = {Space::kSbuf, num::int_format(num::Dtype::kUint16), 96, 32, 0, 2, {}, 0};
+  m.operands[0] = ap(Space::kSbuf, num::int_format(num::Dtype::kUint16), 96, 32, 0, 2, {}, 0);
   for (double v : {std::numeric_limits<double>::denorm_min(), -0.0, 0.1, 1e300,
                    -std::numeric_limits<double>::infinity(),
                    std::bit_cast<double>(0xfff0000000000001ull), std::nan("")}) {
@@ -175,7 +190,7 @@ TEST(RoundTrip, ExtraOperandsAndEmptyProgram) {
   Instruction d;
   d.op = Opcode::kDmaCopy;
   d.num_operands = 2;
-  d.operands[0] = {Space::kSbuf, num::bf16(), 0, 128, 0, 0, {{{1, 64}}}, 1};
+  d.operands[0] = ap(Space::kSbuf, num::bf16(), 0, 128, 0, 0, {{{1, 64}}}, 1);
   d.operands[1] = p.rows("A", 64, 128);
   EXPECT_EQ(format_instruction(d, p),
             "dma_copy sbuf[0:128] [[1,64]] bf16 <- A[0:64]+4096 [[1,64]] bf16");
