@@ -13,10 +13,15 @@ std::string format_number(double x, int decimals) {
     while (s.back() == '0') s.pop_back();
     if (s.back() == '.') s.pop_back();
   }
+  // Thousands separators in the integer part, and the sign unless the digits round to zero.
   const size_t dot = std::min(s.find('.'), s.size());
-  for (size_t i = dot; i > 3; i -= 3) s.insert(i - 3, ",");
-  const bool negative = x < 0 && s.find_first_not_of("0.,") != std::string::npos;
-  return negative ? "-" + s : s;
+  std::string out;
+  if (x < 0 && s.find_first_not_of("0.") != std::string::npos) out += '-';
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i > 0 && i < dot && (dot - i) % 3 == 0) out += ',';
+    out += s[i];
+  }
+  return out;
 }
 
 std::string format_bandwidth(double gbps) {

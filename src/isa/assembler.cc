@@ -87,7 +87,7 @@ class Assembler {
                      kEngineLongNames.list() + ")");
       engine_ = *e;
     } else {
-      cur.fail("." + std::string(d),
+      cur.fail(fmt::format(".{}", d),
                "unknown directive; expected .chip, .seed, .semaphores, .tensor or .engine");
     }
     if (!cur.at_end()) cur.fail(cur.next_token(), "unexpected text after the directive");

@@ -12,16 +12,25 @@ namespace {
 std::string engines_text(EngineSet e) {
   std::string s;
   for (Engine x : kAllEngines)
-    if (e.has(x)) s += (s.empty() ? "" : "|") + std::string(name_of(x));
+    if (e.has(x)) {
+      if (!s.empty()) s += '|';
+      s += name_of(x);
+    }
   return s;
 }
 
 std::string role_text(const OperandRole& r) {
   std::string spaces;
   for (Space s : {Space::kSbuf, Space::kPsum, Space::kHbm})
-    if (r.spaces.has(s)) spaces += (spaces.empty() ? "" : "|") + std::string(name_of(s));
+    if (r.spaces.has(s)) {
+      if (!spaces.empty()) spaces += '|';
+      spaces += name_of(s);
+    }
   std::string t = fmt::format("{}:{}", r.name, spaces);
-  if (r.dtype != DtypeRule::kAny) t += ":" + std::string(kDtypeRuleNames.name(r.dtype));
+  if (r.dtype != DtypeRule::kAny) {
+    t += ':';
+    t += kDtypeRuleNames.name(r.dtype);
+  }
   return t;
 }
 
@@ -30,15 +39,21 @@ std::string op_line(const OpInfo& info) {
   for (int i = 0; i < info.num_roles; ++i) {
     const OperandRole& r = info.roles[static_cast<size_t>(i)];
     std::string& side = r.access == Access::kWrite ? writes : reads;
-    side += (side.empty() ? "" : ", ") + role_text(r);
+    if (!side.empty()) side += ", ";
+    side += role_text(r);
   }
   std::string operands = writes;
-  if (!reads.empty()) operands += (writes.empty() ? "" : " <- ") + reads;
+  if (!reads.empty()) {
+    if (!writes.empty()) operands += " <- ";
+    operands += reads;
+  }
   if (info.takes_columns()) operands += " [, column...]";
   std::string params;
   for (int k = 0; k < kNumParamKeys; ++k)
-    if (info.params.has(static_cast<ParamKey>(k)))
-      params += (params.empty() ? "" : " ") + std::string(param_key_name(static_cast<ParamKey>(k)));
+    if (info.params.has(static_cast<ParamKey>(k))) {
+      if (!params.empty()) params += ' ';
+      params += param_key_name(static_cast<ParamKey>(k));
+    }
   std::string s = fmt::format("{:<22}[{}]\n", mnemonic(info.op), engines_text(info.engines));
   if (!operands.empty()) s += fmt::format("    operands: {}\n", operands);
   if (!params.empty()) s += fmt::format("    params:   {}\n", params);
