@@ -90,7 +90,7 @@ enum class MatmulPerfMode : uint8_t { kNone, kDoubleRowFp8 };
 
 // ScalarArg and Params have no implicit padding: the `reserved` members fill every gap and
 // stay zero, so that two of them are equal exactly when their bytes are (floats by bits), and
-// the timing model's pricing memo compares them with one memcmp (core/timing_program.cc).
+// the timing model's pricing memo compares them as bytes (base/same_bytes.h) per instruction.
 // tests/cpp/isa/layout_test.cc checks that the members fill the struct.
 
 // A per-partition scalar operand: an immediate, or a [P, 1] column read from an operand slot.
