@@ -5,8 +5,9 @@ Three kinds share the class:
   * Pending: the result of a legacy ISA call (``nisa.exp(x)``) not yet placed. It is emitted
     straight into its destination when assigned (``t[...] = nisa.exp(x)``, ``psum += ...``),
     else into a tile of its own before the next instruction (so order is kept),
-  * Lazy: a legacy index with ``nl.arange`` / ``nl.mgrid`` expressions, resolved when an
-    instruction uses it (with the instruction's ``mask=``, which shortens the ranges).
+  * Lazy: a legacy index with ``nl.arange`` / ``nl.mgrid`` expressions (_index.py), resolved
+    when an instruction uses it (with the instruction's ``mask=``, _masking.py, which shortens
+    the ranges).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import numpy as np
 
 from trnsim.nki import _ctx
 from trnsim.nki._ctx import NkiError
+from trnsim.nki._index import abs_pattern, has_expr, resolve_index
 from trnsim.numerics import format_name, numpy_dtype
 
 _BUFFER_OF_SPACE = {"sbuf": "sbuf", "psum": "psum", "hbm": "hbm"}
@@ -73,7 +75,7 @@ class NkiTensor:
 
     # --- views ---
     def __getitem__(self, key):
-        if _has_expr(key):
+        if has_expr(key):
             return Lazy(self, key)
         return NkiTensor(self._view()[key])
 
@@ -270,16 +272,6 @@ class NkiTensor:
         raise NkiError("a tile has no truth value at trace time (use nl.where / nisa.select)")
 
 
-def abs_pattern(v):
-    """(steps per dim, offset) of a view over its whole tensor, in elements, as .ap() takes
-    them: on chip the partition step is the tile's elements per partition."""
-    strides = list(v.strides)
-    if v.space != "hbm":
-        strides[0] = int(np.prod(v.region_shape[1:]))
-        return strides, v.start_partition * strides[0] + v.offset
-    return strides, v.offset
-
-
 def same_view(a, b):
     return (a.same_region(b) and a.shape == b.shape and a.strides == b.strides
             and a.offset == b.offset and a.start_partition == b.start_partition)
@@ -403,208 +395,3 @@ class Blocked:
     def __setitem__(self, key, value):
         t, rest = self._pick(key)
         t[rest] = value
-
-
-# --- legacy index expressions: nl.arange / nl.mgrid ---
-
-class Range:
-    """One nl.arange: ``n`` values; ``axis`` is its position in the index grid."""
-
-    __slots__ = ("n", "axis", "start")
-
-    def __init__(self, n, axis=None, start=0):
-        self.n, self.axis, self.start = n, axis, start
-
-
-class Expr:
-    """const + sum(coef * range): an affine index over nl.arange values."""
-
-    __slots__ = ("const", "terms")
-
-    def __init__(self, const=0, terms=()):
-        self.const = const
-        self.terms = tuple(terms)  # (Range, coef)
-
-    @staticmethod
-    def of(x):
-        return x if isinstance(x, Expr) else Expr(int(x))
-
-    def __add__(self, o):
-        o = Expr.of(o)
-        return Expr(self.const + o.const, self.terms + o.terms)
-
-    __radd__ = __add__
-
-    def __sub__(self, o):
-        return self + Expr.of(o) * -1
-
-    def __rsub__(self, o):
-        return Expr.of(o) + self * -1
-
-    def __mul__(self, k):
-        if isinstance(k, Expr):
-            raise NkiError("an index expression may only be multiplied by an integer")
-        return Expr(self.const * k, tuple((r, c * k) for r, c in self.terms))
-
-    __rmul__ = __mul__
-
-    def __getitem__(self, key):
-        # nl.arange(n)[:, None] / [None, :]: the position of the range in a 2-D grid.
-        key = key if isinstance(key, tuple) else (key,)
-        axis = [i for i, k in enumerate(key) if k is not None]
-        if len(self.terms) != 1 or len(axis) != 1:
-            raise NkiError("index expressions take [:, None] or [None, :] only")
-        r, c = self.terms[0]
-        return Expr(self.const, ((Range(r.n, axis[0], r.start), c),))
-
-    def _cmp(self, op, v):
-        return Cond([(self, op, v)])
-
-    def __lt__(self, v): return self._cmp("<", v)
-    def __le__(self, v): return self._cmp("<=", v)
-    def __gt__(self, v): return self._cmp(">", v)
-    def __ge__(self, v): return self._cmp(">=", v)
-
-
-class Cond:
-    """A mask: a conjunction of affine comparisons (``mask=(i_p < n) & (i_f < m)``)."""
-
-    __slots__ = ("parts",)
-
-    def __init__(self, parts):
-        self.parts = parts
-
-    def __and__(self, o):
-        return Cond(self.parts + o.parts)
-
-    def extents(self):
-        """Range -> how many of its values satisfy every comparison (from the start)."""
-        out = {}
-        for e, op, v in self.parts:
-            if len(e.terms) != 1:
-                _ctx.unsupported("mask= over several nl.arange in one comparison")
-            r, c = e.terms[0]
-            n = out.get(r, r.n)
-            ok = 0
-            for i in range(n):  # small: n <= 512
-                x = e.const + c * (r.start + i)
-                if {"<": x < v, "<=": x <= v, ">": x > v, ">=": x >= v}[op]:
-                    ok = i + 1
-                else:
-                    break
-            out[r] = ok
-        return out
-
-
-class Masking:
-    """An instruction's ``mask=`` applied (legacy dialect). As in NKI, tiles keep their full
-    shape and the mask limits which elements an instruction touches: operands indexed by
-    nl.arange are resolved with the mask's shortened ranges, plain tiles are cut to the same
-    (leading) region, and a result tile has the full shape with that region written."""
-
-    __slots__ = ("xs", "shape", "full")
-
-    def __init__(self, mask, xs):
-        self.shape = self.full = None
-        self.xs = list(xs)
-        if mask is None:
-            return
-        if not isinstance(mask, Cond):
-            raise NkiError("mask= takes comparisons of nl.arange expressions joined by &")
-        ext = mask.extents()
-        used = set()
-        for i, x in enumerate(self.xs):
-            if isinstance(x, Lazy):
-                used |= {r for k in x.key if isinstance(k, Expr) for r, _ in k.terms}
-                v = x.resolve(ext)
-                if self.shape is None:
-                    self.shape = tuple(v.shape)
-                    self.full = resolve_index(x.base._view(), x.key, None, shape_only=True)
-                self.xs[i] = NkiTensor(v)
-        missing = [r for r in ext if r not in used]
-        if missing:
-            self._mask_plain(missing, ext)
-        self.xs = [self.cut(x) for x in self.xs]
-
-    def _mask_plain(self, ranges, ext):
-        # A range that indexes no operand (the operands are whole tiles) limits the dim of
-        # its grid axis (nl.mgrid / [:, None] position), as the tile's index grid would.
-        tiles = [x for x in self.xs if isinstance(x, NkiTensor)]
-        if not tiles:
-            _ctx.unsupported("mask= on an instruction without tile operands")
-        full = self.full or tiles[0].shape
-        shape = list(self.shape or full)
-        for r in ranges:
-            if r.axis is None or r.axis >= len(shape) or full[r.axis] != r.n:
-                _ctx.unsupported("mask= over an nl.arange that indexes none of the "
-                                 "instruction's operands and is not one of the tile's grid "
-                                 "axes")
-            shape[r.axis] = min(shape[r.axis], ext[r])
-        self.shape, self.full = tuple(shape), tuple(full)
-
-    def cut(self, x):
-        """A plain tile operand limited to the masked region (its leading elements)."""
-        if self.shape is None or not isinstance(x, NkiTensor) or x.shape == self.shape:
-            return x
-        if len(x.shape) != len(self.shape):
-            return x
-        return x[tuple(slice(0, min(a, b)) for a, b in zip(self.shape, x.shape))]
-
-    def result(self, pending):
-        """A result with the full shape whose instruction writes only the masked region."""
-        if self.shape is None:
-            return pending
-        if len(pending.pshape) == len(self.shape):  # dims the mask shortened: full again
-            pending.pshape = tuple(f if p == m else p for p, m, f in
-                                   zip(pending.pshape, self.shape, self.full))
-        emit = pending.emit
-        pending.emit = lambda d, *acc: emit(self.cut(NkiTensor(d))._view(), *acc)
-        return pending
-
-
-def _has_expr(key):
-    # On every slice of every kernel: a plain loop, no generator (it is the hot path).
-    if type(key) is tuple:
-        for k in key:
-            if type(k) is Expr:
-                return True
-        return False
-    return type(key) is Expr
-
-
-def resolve_index(v, key, extents, shape_only=False):
-    """A View for ``v[key]`` with arange expressions, as an explicit access pattern (or only
-    its shape: the unmasked shape of a masked access may lie outside the tensor)."""
-    shape = list(v.shape)
-    on_chip = v.space != "hbm"
-    strides, offset = abs_pattern(v)
-    if len(key) > len(shape):
-        raise NkiError(f"{len(key)} indices for a {len(shape)}-dim tensor")
-    # (index position, order, size, stride): dims follow the index positions (the partition
-    # index first); several ranges in one position split it, the largest step outermost.
-    dims = []
-    for d in range(len(shape)):
-        k = key[d] if d < len(key) else slice(None)
-        if isinstance(k, slice):
-            b, e, s = k.indices(shape[d])
-            dims.append((d, 0, len(range(b, e, s)), strides[d] * s))
-            offset += b * strides[d]
-        elif isinstance(k, Expr):
-            offset += k.const * strides[d]
-            for r, c in k.terms:
-                n = r.n if extents is None else extents.get(r, r.n)
-                if n < 1:
-                    raise NkiError("mask= leaves no element of an nl.arange")
-                offset += c * r.start * strides[d]
-                dims.append((d, -abs(c), n, c * strides[d]))
-        else:
-            offset += int(k) * strides[d]
-            if d == 0 and on_chip:
-                dims.append((0, 0, 1, strides[0]))
-    dims.sort(key=lambda t: (t[0], t[1]))  # stable: equal keys keep the index order
-    if shape_only:
-        return tuple(n for _, _, n, _ in dims)
-    pattern = [(st, n) for _, _, n, st in dims]
-    if on_chip and (not dims or dims[0][0] != 0):
-        raise NkiError("the partition dim of an on-chip tile must be indexed first")
-    return v.pattern(pattern, offset)

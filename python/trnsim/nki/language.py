@@ -16,7 +16,9 @@ import numpy as np
 
 from trnsim.nki import _ctx, _ops
 from trnsim.nki._ctx import NkiError, stub, unsupported
-from trnsim.nki._tensor import Blocked, Expr, Masking, NkiTensor, Pending, Range
+from trnsim.nki._index import Expr, Range
+from trnsim.nki._masking import Masking
+from trnsim.nki._tensor import Blocked, NkiTensor, Pending
 from trnsim.numerics import format_name
 
 # --- data types (numpy / ml_dtypes dtypes, as NKI accepts them) ---

@@ -11,7 +11,9 @@ import numpy as np
 from trnsim.nki import _ops
 from trnsim.nki import isa as _new
 from trnsim.nki._ctx import NkiError, unsupported
-from trnsim.nki._tensor import Cond, Expr, Masking, NkiTensor, Pending
+from trnsim.nki._index import Cond, Expr
+from trnsim.nki._masking import Masking
+from trnsim.nki._tensor import NkiTensor, Pending
 
 engine = _new.engine
 tensor_engine, vector_engine = _new.tensor_engine, _new.vector_engine

@@ -1,0 +1,158 @@
+"""Legacy NKI index expressions: ``nl.arange`` / ``nl.mgrid`` ranges, the affine expressions
+over them (``i_p * 2 + 1``), the comparisons that make an instruction's ``mask=``, and the
+resolution of an index holding them into an explicit access pattern of a View."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from trnsim.nki import _ctx
+from trnsim.nki._ctx import NkiError
+
+
+def abs_pattern(v):
+    """(steps per dim, offset) of a view over its whole tensor, in elements, as .ap() takes
+    them: on chip the partition step is the tile's elements per partition."""
+    strides = list(v.strides)
+    if v.space != "hbm":
+        strides[0] = int(np.prod(v.region_shape[1:]))
+        return strides, v.start_partition * strides[0] + v.offset
+    return strides, v.offset
+
+
+class Range:
+    """One nl.arange: ``n`` values; ``axis`` is its position in the index grid."""
+
+    __slots__ = ("n", "axis", "start")
+
+    def __init__(self, n, axis=None, start=0):
+        self.n, self.axis, self.start = n, axis, start
+
+
+class Expr:
+    """const + sum(coef * range): an affine index over nl.arange values."""
+
+    __slots__ = ("const", "terms")
+
+    def __init__(self, const=0, terms=()):
+        self.const = const
+        self.terms = tuple(terms)  # (Range, coef)
+
+    @staticmethod
+    def of(x):
+        return x if isinstance(x, Expr) else Expr(int(x))
+
+    def __add__(self, o):
+        o = Expr.of(o)
+        return Expr(self.const + o.const, self.terms + o.terms)
+
+    __radd__ = __add__
+
+    def __sub__(self, o):
+        return self + Expr.of(o) * -1
+
+    def __rsub__(self, o):
+        return Expr.of(o) + self * -1
+
+    def __mul__(self, k):
+        if isinstance(k, Expr):
+            raise NkiError("an index expression may only be multiplied by an integer")
+        return Expr(self.const * k, tuple((r, c * k) for r, c in self.terms))
+
+    __rmul__ = __mul__
+
+    def __getitem__(self, key):
+        # nl.arange(n)[:, None] / [None, :]: the position of the range in a 2-D grid.
+        key = key if isinstance(key, tuple) else (key,)
+        axis = [i for i, k in enumerate(key) if k is not None]
+        if len(self.terms) != 1 or len(axis) != 1:
+            raise NkiError("index expressions take [:, None] or [None, :] only")
+        r, c = self.terms[0]
+        return Expr(self.const, ((Range(r.n, axis[0], r.start), c),))
+
+    def _cmp(self, op, v):
+        return Cond([(self, op, v)])
+
+    def __lt__(self, v): return self._cmp("<", v)
+    def __le__(self, v): return self._cmp("<=", v)
+    def __gt__(self, v): return self._cmp(">", v)
+    def __ge__(self, v): return self._cmp(">=", v)
+
+
+class Cond:
+    """A mask: a conjunction of affine comparisons (``mask=(i_p < n) & (i_f < m)``)."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self, parts):
+        self.parts = parts
+
+    def __and__(self, o):
+        return Cond(self.parts + o.parts)
+
+    def extents(self):
+        """Range -> how many of its values satisfy every comparison (from the start)."""
+        out = {}
+        for e, op, v in self.parts:
+            if len(e.terms) != 1:
+                _ctx.unsupported("mask= over several nl.arange in one comparison")
+            r, c = e.terms[0]
+            n = out.get(r, r.n)
+            ok = 0
+            for i in range(n):  # small: n <= 512
+                x = e.const + c * (r.start + i)
+                if {"<": x < v, "<=": x <= v, ">": x > v, ">=": x >= v}[op]:
+                    ok = i + 1
+                else:
+                    break
+            out[r] = ok
+        return out
+
+
+def has_expr(key):
+    """Whether an index holds an nl.arange expression (then it is resolved lazily)."""
+    # On every slice of every kernel: a plain loop, no generator (it is the hot path).
+    if type(key) is tuple:
+        for k in key:
+            if type(k) is Expr:
+                return True
+        return False
+    return type(key) is Expr
+
+
+def resolve_index(v, key, extents, shape_only=False):
+    """A View for ``v[key]`` with arange expressions, as an explicit access pattern (or only
+    its shape: the unmasked shape of a masked access may lie outside the tensor)."""
+    shape = list(v.shape)
+    on_chip = v.space != "hbm"
+    strides, offset = abs_pattern(v)
+    if len(key) > len(shape):
+        raise NkiError(f"{len(key)} indices for a {len(shape)}-dim tensor")
+    # (index position, order, size, stride): dims follow the index positions (the partition
+    # index first); several ranges in one position split it, the largest step outermost.
+    dims = []
+    for d in range(len(shape)):
+        k = key[d] if d < len(key) else slice(None)
+        if isinstance(k, slice):
+            b, e, s = k.indices(shape[d])
+            dims.append((d, 0, len(range(b, e, s)), strides[d] * s))
+            offset += b * strides[d]
+        elif isinstance(k, Expr):
+            offset += k.const * strides[d]
+            for r, c in k.terms:
+                n = r.n if extents is None else extents.get(r, r.n)
+                if n < 1:
+                    raise NkiError("mask= leaves no element of an nl.arange")
+                offset += c * r.start * strides[d]
+                dims.append((d, -abs(c), n, c * strides[d]))
+        else:
+            offset += int(k) * strides[d]
+            if d == 0 and on_chip:
+                dims.append((0, 0, 1, strides[0]))
+    dims.sort(key=lambda t: (t[0], t[1]))  # stable: equal keys keep the index order
+    if shape_only:
+        return tuple(n for _, _, n, _ in dims)
+    pattern = [(st, n) for _, _, n, st in dims]
+    if on_chip and (not dims or dims[0][0] != 0):
+        raise NkiError("the partition dim of an on-chip tile must be indexed first")
+    return v.pattern(pattern, offset)
