@@ -2,6 +2,9 @@
 // the listing cannot drift from what the assembler accepts.
 #include <fmt/format.h>
 
+#include <string_view>
+#include <vector>
+
 #include "isa/op_table.h"
 #include "numerics/policy_names.h"
 
@@ -10,53 +13,37 @@ namespace trnsim::isa {
 namespace {
 
 std::string engines_text(EngineSet e) {
-  std::string s;
+  std::vector<std::string_view> names;
   for (Engine x : kAllEngines)
-    if (e.has(x)) {
-      if (!s.empty()) s += '|';
-      s += name_of(x);
-    }
-  return s;
+    if (e.has(x)) names.push_back(name_of(x));
+  return fmt::format("{}", fmt::join(names, "|"));
 }
 
 std::string role_text(const OperandRole& r) {
-  std::string spaces;
+  std::vector<std::string_view> spaces;
   for (Space s : {Space::kSbuf, Space::kPsum, Space::kHbm})
-    if (r.spaces.has(s)) {
-      if (!spaces.empty()) spaces += '|';
-      spaces += name_of(s);
-    }
-  std::string t = fmt::format("{}:{}", r.name, spaces);
-  if (r.dtype != DtypeRule::kAny) {
-    t += ':';
-    t += kDtypeRuleNames.name(r.dtype);
-  }
-  return t;
+    if (r.spaces.has(s)) spaces.push_back(name_of(s));
+  if (r.dtype == DtypeRule::kAny) return fmt::format("{}:{}", r.name, fmt::join(spaces, "|"));
+  return fmt::format("{}:{}:{}", r.name, fmt::join(spaces, "|"), kDtypeRuleNames.name(r.dtype));
 }
 
 std::string op_line(const OpInfo& info) {
-  std::string writes, reads;
+  std::vector<std::string> writes, reads;
   for (int i = 0; i < info.num_roles; ++i) {
     const OperandRole& r = info.roles[static_cast<size_t>(i)];
-    std::string& side = r.access == Access::kWrite ? writes : reads;
-    if (!side.empty()) side += ", ";
-    side += role_text(r);
+    (r.access == Access::kWrite ? writes : reads).push_back(role_text(r));
   }
-  std::string operands = writes;
-  if (!reads.empty()) {
-    if (!writes.empty()) operands += " <- ";
-    operands += reads;
-  }
+  std::string operands = fmt::format("{}", fmt::join(writes, ", "));
+  if (!reads.empty())
+    operands += fmt::format("{}{}", writes.empty() ? "" : " <- ", fmt::join(reads, ", "));
   if (info.takes_columns()) operands += " [, column...]";
-  std::string params;
+  std::vector<std::string_view> params;
   for (int k = 0; k < kNumParamKeys; ++k)
-    if (info.params.has(static_cast<ParamKey>(k))) {
-      if (!params.empty()) params += ' ';
-      params += param_key_name(static_cast<ParamKey>(k));
-    }
+    if (info.params.has(static_cast<ParamKey>(k)))
+      params.push_back(param_key_name(static_cast<ParamKey>(k)));
   std::string s = fmt::format("{:<22}[{}]\n", mnemonic(info.op), engines_text(info.engines));
   if (!operands.empty()) s += fmt::format("    operands: {}\n", operands);
-  if (!params.empty()) s += fmt::format("    params:   {}\n", params);
+  if (!params.empty()) s += fmt::format("    params:   {}\n", fmt::join(params, " "));
   if (info.feature != Feature::kNone)
     s += fmt::format("    needs:    {}\n", kFeatureNames.name(info.feature));
   return s + fmt::format("    {}\n", info.doc);
