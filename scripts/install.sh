@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-debs=(g++ libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev
+debs=(g++ ccache libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev
       libtomlplusplus-dev libopenblas-dev clang-format clang-tidy)
 missing=()
 for p in "${debs[@]}"; do
@@ -19,6 +19,9 @@ if ((${#missing[@]})); then
 fi
 
 python3 -m pip install -q --disable-pip-version-check -r requirements-dev.txt
+# Objects cached outside the clone (~/.cache/ccache) are shared by every clone on this machine:
+# paths are hashed relative to the clone, and the working directory is left out of the hash.
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 echo "install.sh: building and installing the trnsim package"
 python3 -m pip install -q --disable-pip-version-check .
 # pyenv keeps its own shims: make the new `trnsim` command visible where pyenv is used.

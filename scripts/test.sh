@@ -5,6 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc 2>/dev/null || echo 2)
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1  # as scripts/install.sh: clones share the cache
 
 echo "== C++ tests (Release)"
 cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null

@@ -1,16 +1,28 @@
 """The ``trnsim`` command: the C++ command line, run in-process."""
 
+import os
 import sys
 
-from trnsim import _core
 from trnsim._paths import export_spec_dir
 
 
 def main(argv=None) -> int:
+    try:
+        from trnsim import _core
+    except ImportError as e:  # a broken install, not a user mistake: say what to do
+        print(f"trnsim: error: the C++ core is not importable ({e}); reinstall with "
+              "`bash scripts/install.sh`", file=sys.stderr)
+        return 2
     export_spec_dir()
     args = list(sys.argv[1:] if argv is None else argv)
     sys.stdout.flush()
-    return _core.cli_main(args)
+    # Bytes as the OS gave them (sys.argv holds undecodable bytes as surrogate escapes).
+    raw = [a if isinstance(a, bytes) else os.fsencode(a) for a in args]
+    try:
+        return _core.cli_main(raw)
+    except KeyboardInterrupt:  # Ctrl-C outside the simulation (the C++ side returns 130 itself)
+        print("trnsim: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 
 from trnsim import _core
+from trnsim._files import write_text_atomically
 
 Trace = _core.Trace
 
@@ -22,8 +23,7 @@ def chrome_json(trace: Trace) -> str:
 
 def write_chrome_trace(trace: Trace, path: str) -> None:
     """Writes the trace as Chrome / Perfetto JSON to ``path``."""
-    with open(path, "w") as f:
-        f.write(trace.chrome_json())
+    write_text_atomically(path, trace.chrome_json())
 
 
 def summary(trace: Trace, top: int = 10) -> str:

@@ -12,6 +12,7 @@ import json
 import numpy as np
 
 from trnsim import _core
+from trnsim._files import write_text_atomically
 from trnsim.kernel import Program, load_chip
 from trnsim.numerics import _container, format_info, numpy_dtype
 
@@ -77,8 +78,7 @@ class RunResult:
         """Writes the Chrome / Perfetto trace JSON (open it in ui.perfetto.dev)."""
         if self.trace is None:
             raise ValueError("this run recorded no trace: run with trace=True")
-        with open(path, "w") as f:
-            f.write(self.trace.chrome_json())
+        write_text_atomically(path, self.trace.chrome_json())
 
     def __repr__(self):
         return f"RunResult(total_ps={self.total_ps}, outputs={list(self.outputs)}, ok={self.ok})"

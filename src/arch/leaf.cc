@@ -44,7 +44,7 @@ std::string expected(const KeyInfo& k) {
 }
 
 void check_range(const KeyInfo& k, double x, const LeafContext& ctx, const RawNode& n) {
-  if (x < k.min || x > k.max || std::isnan(x)) {
+  if (!std::isfinite(x) || x < k.min || x > k.max) {
     fail(ctx, n, k.key,
          fmt::format("out of range: {} is outside {}{}", x, k.constraint_text(),
                      k.unit.empty() ? "" : " " + k.unit));

@@ -46,6 +46,36 @@ std::string KeyInfo::constraint_text() const {
   return fmt::format("[{}, {}]", number_text(min), number_text(max));
 }
 
+namespace {
+
+// Physical bounds by unit, for keys declared without a range of their own. Rates and sizes are
+// positive (0 GB/s or 0 GHz would stall every transfer or engine; 0 GiB of HBM holds no
+// tensor), from 1 MB/s, 1 MHz, 1 GFLOPS, and at most ~1000x today's largest published figure
+// (HARDWARE.md s1: 4.9 TB/s HBM, 2,517 FP8 TFLOPS per chip); fixed times are at most a
+// second. Together they keep every time the model derives far inside int64 picoseconds.
+struct UnitBounds {
+  std::string_view unit;
+  double min, max;
+};
+constexpr UnitBounds kUnitBounds[] = {
+    {"GHz", 1e-3, 10},   {"GB/s", 1e-3, 1e7},    {"TFLOPS", 1e-3, 1e7},  {"PFLOPS", 1e-6, 1e6},
+    {"TOPS", 1e-3, 1e7}, {"GiB", 1e-6, 1 << 20}, {"MiB", 1e-3, 1 << 30}, {"bytes", 1, 1LL << 48},
+    {"ns", 0, 1e9},      {"us", 0, 1e6},         {"cycles", 0, 1e9},
+};
+
+void apply_unit_bounds(KeyInfo& k) {
+  const bool numeric = k.type == ValueType::kInt || k.type == ValueType::kFloat;
+  if (!numeric || k.min != 0 || !std::isinf(k.max) || !k.choices.empty()) return;
+  for (const UnitBounds& b : kUnitBounds)
+    if (k.unit == b.unit) {
+      k.min = b.min;
+      k.max = b.max;
+      return;
+    }
+}
+
+}  // namespace
+
 nlohmann::json KeyInfo::to_json() const {
   nlohmann::json j;
   j["key"] = key;
@@ -67,6 +97,7 @@ nlohmann::json KeyInfo::to_json() const {
 KeyInfo& Schema::add(KeyInfo k) {
   TRNSIM_ASSERT(!index_.contains(k.key));
   TRNSIM_ASSERT(!k.help.empty());
+  apply_unit_bounds(k);
   for (std::string_view p = parent_of(k.key); !p.empty(); p = parent_of(p)) {
     tables_.emplace(p);
   }

@@ -59,7 +59,9 @@ class Schema {
   std::string suggest(std::string_view key) const;
   const std::deque<KeyInfo>& keys() const { return keys_; }
 
-  // Registers a key; asserts that it is new. The reference stays valid (deque).
+  // Registers a key; asserts that it is new. The reference stays valid (deque). A number left
+  // unbounded gets the bounds of its unit (bounds_for_unit), so no rate, capacity or time
+  // accepts 0, infinity or a value that would overflow the simulator's integer picoseconds.
   KeyInfo& add(KeyInfo k);
 
  private:

@@ -20,6 +20,7 @@
 
 #include "arch/chip_spec.h"
 #include "base/error.h"
+#include "base/interrupt.h"
 #include "bindings/bindings.h"
 #include "chip/lnc.h"
 #include "chip/spmd_run.h"
@@ -131,6 +132,7 @@ void bind_run(nb::module_& m) {
         auto trace = want_trace ? std::make_unique<profile::Trace>() : nullptr;
         core::TimingResult r;
         {
+          const SigintScope sigint(on_main_thread());
           nb::gil_scoped_release release;
           r = runner.run(trace.get());
         }
@@ -159,6 +161,7 @@ void bind_run(nb::module_& m) {
         auto trace = want_trace ? std::make_unique<profile::Trace>() : nullptr;
         chip::SpmdResult r;
         {
+          const SigintScope sigint(on_main_thread());
           nb::gil_scoped_release release;
           r = runner.run(trace.get());
         }

@@ -5,6 +5,11 @@
 namespace nb = nanobind;
 
 namespace trnsim::bindings {
+// True on the interpreter's main thread, the one Python delivers SIGINT to: only there may a
+// long call put a SigintScope (base/interrupt.h) around itself, so Ctrl-C stops the simulation
+// (it arrives as KeyboardInterrupt); on other threads Python keeps its own handler.
+bool on_main_thread();
+
 void bind_numerics(nb::module_& m);
 void bind_arch(nb::module_& m);
 void bind_cli(nb::module_& m);

@@ -44,8 +44,8 @@ std::string spmd_summary(std::span<const core::TimingResult> cores, Picoseconds 
 }
 
 SpmdRunner::SpmdRunner(const arch::ChipSpec& chip, std::vector<const isa::Program*> programs,
-                       core::RunMode mode)
-    : chip_(chip), programs_(std::move(programs)), mode_(mode) {
+                       core::RunMode mode, core::RunLimits limits)
+    : chip_(chip), programs_(std::move(programs)), mode_(mode), limits_(limits) {
   if (programs_.empty()) throw InputError("spmd", "programs", "no program to run");
   if (static_cast<int>(programs_.size()) > cores_per_stack(chip))
     throw InputError("spmd", "programs",
@@ -83,6 +83,11 @@ void SpmdRunner::write_tensor_f32(std::string_view name, std::span<const float> 
   io().write_f32(name, values);
 }
 
+void SpmdRunner::write_tensor_f32_range(std::string_view name, int64_t first,
+                                        std::span<const float> values) {
+  io().write_f32_range(name, first, values);
+}
+
 std::vector<float> SpmdRunner::read_tensor_f32(std::string_view name) const {
   return io().read_f32(name);
 }
@@ -99,6 +104,8 @@ SpmdResult SpmdRunner::run(profile::Trace* trace) {
     core::TimingOptions opts;
     opts.trace = trace;
     opts.core_index = static_cast<int>(i);
+    opts.max_instructions = limits_.max_instructions;
+    opts.max_time = limits_.max_time;
     core::Executor* exec = nullptr;
     if (hbm_) {
       execs.push_back(std::make_unique<core::Executor>(
@@ -112,7 +119,9 @@ SpmdResult SpmdRunner::run(profile::Trace* trace) {
     group.attach(static_cast<int>(i), *cores.back(), exec);
   }
   for (auto& c : cores) c->start();
-  sim.run();
+  sim.run(limits_.max_time);
+  if (!sim.idle())
+    for (auto& c : cores) c->stop_at_time_limit(limits_.max_time);
   group.report_unmatched();
 
   SpmdResult out;

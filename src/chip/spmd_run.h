@@ -43,7 +43,7 @@ class SpmdRunner {
   // `programs` (one per physical core, at most the chip's cores per HBM stack) must outlive
   // the runner. Throws InputError when they declare different HBM tensors.
   SpmdRunner(const arch::ChipSpec& chip, std::vector<const isa::Program*> programs,
-             core::RunMode mode = core::RunMode::kFunctionalTiming);
+             core::RunMode mode = core::RunMode::kFunctionalTiming, core::RunLimits limits = {});
   ~SpmdRunner();
 
   // The shared HBM's tensors by name (modes with values; InputError in timing-only mode).
@@ -51,6 +51,7 @@ class SpmdRunner {
   std::vector<uint8_t> read_tensor(std::string_view name) const;
   // The same through fp32 (cast with round-to-nearest-even).
   void write_tensor_f32(std::string_view name, std::span<const float> values);
+  void write_tensor_f32_range(std::string_view name, int64_t first, std::span<const float> values);
   std::vector<float> read_tensor_f32(std::string_view name) const;
 
   // Runs every core once. `trace` gets each core's tracks under process "core<rank>".
@@ -62,6 +63,7 @@ class SpmdRunner {
   const arch::ChipSpec& chip_;
   std::vector<const isa::Program*> programs_;
   core::RunMode mode_;
+  core::RunLimits limits_;
   std::unique_ptr<mem::Hbm> hbm_;
   std::unique_ptr<core::HbmTensorIo> io_;  // program 0's tensors (all programs declare them alike)
 };

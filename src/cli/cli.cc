@@ -2,14 +2,18 @@
 
 #include <fmt/format.h>
 
+#include <new>
 #include <ostream>
 
 #include "base/error.h"
+#include "base/interrupt.h"
 #include "cli/commands.h"
 
 namespace trnsim::cli {
 
-int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+namespace {
+
+int run_app(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   Io io{out, err, 0, "trnsim"};
   for (const std::string& a : args) io.command_line += " " + a;
   CLI::App app{"trnsim: the AWS Trainium family, simulated (bit-accurate, cycle-approximate)",
@@ -29,13 +33,41 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     if (app.get_subcommands().empty()) run_default_job(io);
     return io.status;
   } catch (const CLI::ParseError& e) {
-    return app.exit(e, out, err);
-  } catch (const InputError& e) {
+    // --help and --version are "errors" with code 0; every other parse error is bad input,
+    // which trnsim reports as exit 2 (CLI11's own codes, 105 and up, say nothing to a shell).
+    const int code = app.exit(e, out, err);
+    return code == 0 ? 0 : kExitBadInput;
+  }
+}
+
+}  // namespace
+
+// The one error boundary of the command: whatever a subcommand throws ends here as one line
+// on `err` and an exit code, never as an escaping exception, a traceback or abort().
+int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  try {
+    return run_app(args, out, err);
+  } catch (const Interrupted&) {
+    out.flush();
+    err << "trnsim: interrupted\n";
+    return kExitInterrupted;
+  } catch (const InternalError& e) {
+    err << "trnsim: " << e.what()
+        << "\ntrnsim: this is a bug in trnsim, not in the input; please report it with the "
+           "command line above\n";
+    return kExitInternal;
+  } catch (const Error& e) {  // InputError and the like: the message names the input
     err << "trnsim: error: " << e.what() << "\n";
-    return 2;
-  } catch (const Error& e) {
+    return kExitBadInput;
+  } catch (const std::bad_alloc&) {
+    err << "trnsim: error: out of host memory (lower the problem size, or see --help for the "
+           "limits)\n";
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    // A library below trnsim refused the input (a length error, an out-of-range conversion):
+    // reported as bad input, with what the library said.
     err << "trnsim: error: " << e.what() << "\n";
-    return 1;
+    return kExitBadInput;
   }
 }
 

@@ -1,13 +1,19 @@
 // `trnsim collective OP --system NAME --ranks N --sizes 8B:1GiB ...`: a size sweep of one
 // collective, printed as nccom-test prints it (size, count, dtype, time, algbw, busbw). All
 // content comes from the fabric layer (fabric/collective.h); this file maps options to calls.
+#include <fmt/format.h>
+
 #include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "base/error.h"
+#include "base/interrupt.h"
 #include "cli/commands.h"
+#include "cli/sweep_journal.h"
 #include "fabric/collective.h"
 
 namespace trnsim::cli {
@@ -33,7 +39,28 @@ struct CollectiveOptions {
   bool keys = false;
   bool list = false;
   std::vector<std::string> sets;
+  std::string resume;  // the sweep's journal (sweep_journal.h)
 };
+
+// What makes two sweeps the same, sizes aside (a journal resumes only its own sweep).
+nlohmann::json sweep_identity(const CollectiveOptions& o) {
+  return {{"trnsim", TRNSIM_VERSION},
+          {"op", o.op},
+          {"system", o.system},
+          {"runtime", o.runtime},
+          {"ranks", o.ranks},
+          {"rank_unit", o.unit},
+          {"lnc", o.lnc},
+          {"servers", o.servers},
+          {"ranks_per_server", o.ranks_per_server},
+          {"dtype", o.dtype},
+          {"algorithm", o.algorithm},
+          {"intra", o.intra},
+          {"inter", o.inter},
+          {"root", o.root},
+          {"per_rank", o.per_rank},
+          {"sets", o.sets}};
+}
 
 void run_collective(const CollectiveOptions& o, Io& io) {
   if (o.keys) {
@@ -78,15 +105,29 @@ void run_collective(const CollectiveOptions& o, Io& io) {
   req.root = o.root;
   req.placement = pl;
   req.folded = !o.per_rank;
-  std::vector<fabric::CollectiveResult> rows;
-  for (int64_t bytes : fabric::parse_sizes(o.sizes)) {
+  const std::vector<int64_t> sizes = fabric::parse_sizes(o.sizes);
+  std::optional<SweepJournal> journal;
+  if (!o.resume.empty()) journal.emplace(o.resume, sweep_identity(o));
+  nlohmann::json sweep = fabric::sweep_json(f, {});
+  for (int64_t bytes : sizes) {
+    check_interrupt();  // between sizes too: a sweep of large sizes stops promptly
+    if (journal)
+      if (const nlohmann::json* done = journal->find(bytes)) {
+        sweep["rows"].push_back(*done);
+        continue;
+      }
     req.bytes = bytes;
-    rows.push_back(f.simulate(req));
+    nlohmann::json row = fabric::sweep_row_json(f.simulate(req));
+    if (journal) journal->record(row);
+    sweep["rows"].push_back(std::move(row));
   }
   if (o.json)
-    io.out << fabric::sweep_json(f, rows).dump(2) << "\n";
+    io.out << sweep.dump(2) << "\n";
   else
-    io.out << fabric::format_sweep(f, rows);
+    io.out << fabric::format_sweep_json(sweep);
+  if (journal && journal->resumed() > 0)
+    io.err << fmt::format("trnsim: resumed {} of {} sizes from {}\n", journal->resumed(),
+                          sizes.size(), o.resume);
 }
 
 }  // namespace
@@ -100,13 +141,18 @@ void setup_collective_command(CLI::App& app, Io& io) {
                   "permute");
   sub->add_option("--system", o->system, "system name (spec/systems) or .toml path")
       ->capture_default_str();
-  sub->add_option("--ranks,-r", o->ranks, "number of ranks")->capture_default_str();
+  sub->add_option("--ranks,-r", o->ranks, "number of ranks")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
   sub->add_option("--rank-unit", o->unit, "a rank is a (logical) core or a whole chip")
       ->capture_default_str();
-  sub->add_option("--lnc", o->lnc, "physical cores per logical core (default: the system's)");
-  sub->add_option("--servers", o->servers, "servers in the cluster (overrides cluster.servers)");
+  sub->add_option("--lnc", o->lnc, "physical cores per logical core (default: the system's)")
+      ->check(CLI::Range(1, 64));
+  sub->add_option("--servers", o->servers, "servers in the cluster (overrides cluster.servers)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
   sub->add_option("--ranks-per-server", o->ranks_per_server,
-                  "ranks placed on each server (default: fill)");
+                  "ranks placed on each server (default: fill)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
   sub->add_option("--sizes", o->sizes, "LO:HI[:FACTOR], a list A,B,C, or one size")
       ->capture_default_str();
   sub->add_option("--dtype", o->dtype, "element type (numerics formats)")->capture_default_str();
@@ -114,14 +160,19 @@ void setup_collective_command(CLI::App& app, Io& io) {
                   "auto, ring, kangaring, mesh, single-step-mesh, rdh, hierarchical")
       ->capture_default_str();
   sub->add_option("--intra", o->intra,
-                  "hierarchical intra-server stage: ring or kangaring (default: by rule)");
+                  "hierarchical intra-server stage: ring or kangaring (default: by rule)")
+      ->check(CLI::IsMember({"ring", "kangaring"}));
   sub->add_option("--inter", o->inter,
-                  "hierarchical inter-server stage: ring, rdh or tree (default: by rule)");
-  sub->add_option("--root", o->root, "broadcast root");
+                  "hierarchical inter-server stage: ring, rdh or tree (default: by rule)")
+      ->check(CLI::IsMember({"ring", "rdh", "tree"}));
+  sub->add_option("--root", o->root, "broadcast root")->check(CLI::NonNegativeNumber);
   sub->add_option("--runtime", o->runtime, "collective runtime (spec/runtime)")
       ->capture_default_str();
   sub->add_option("--set", o->sets, "override a system or runtime key: --set cluster.servers=8");
   sub->add_flag("--per-rank", o->per_rank, "simulate every rank and step (no folding)");
+  sub->add_option("--resume", o->resume,
+                  "keep finished sizes in this file and skip them when the same sweep runs "
+                  "again (a long sweep that was stopped resumes where it stopped)");
   sub->add_flag("--json", o->json, "rows with phases and HBM traffic, as JSON");
   sub->add_flag("--keys", o->keys, "list the system and runtime keys");
   sub->add_flag("--list", o->list, "list collectives, algorithms, systems and runtimes");

@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "arch/arch.h"
+#include "base/atomic_file.h"
 #include "base/error.h"
 #include "chip/lnc.h"
 #include "cli/commands.h"
@@ -33,6 +34,9 @@ struct RunOptions {
   std::optional<int> lnc;
   bool json = false;
   bool list = false;
+  bool race_check = true;  // program files: the race checker before the run
+  uint64_t max_instructions = kDefaultMaxInstructions;
+  std::string max_sim_time = "60s";
 };
 
 // With several chips, "out.json" becomes "out-trn1.json", "out-trn2.json", ...
@@ -43,10 +47,8 @@ std::string trace_path(const std::string& base, const std::string& chip, bool se
 }
 
 void write_trace(const profile::Trace& trace, const std::string& path) {
-  std::ofstream f(path, std::ios::binary);
-  if (!f) throw InputError(path, "--trace", "cannot open the file for writing");
-  profile::write_chrome_trace(trace, f);
-  if (!f) throw InputError(path, "--trace", "writing the trace failed");
+  write_file_atomically(path, "--trace",
+                        [&](std::ostream& f) { profile::write_chrome_trace(trace, f); });
 }
 
 nlohmann::json manifest(const RunOptions& o, const Io& io) {
@@ -59,6 +61,9 @@ nlohmann::json manifest(const RunOptions& o, const Io& io) {
           {"mode", o.mode},
           {"seed", o.seed},
           {"lnc", o.lnc ? nlohmann::json(*o.lnc) : nlohmann::json()},
+          {"max_instructions", o.max_instructions},
+          {"max_sim_time", o.max_sim_time},
+          {"race_check", o.race_check},
           {"spec_dir", arch::spec_dir().string()}};
 }
 
@@ -76,7 +81,11 @@ void run_kernel_job(const RunOptions& o, Io& io) {
       o.chips.empty() ? std::vector<std::string>{"trn2"} : o.chips;
   if (!o.trace.empty() && mode == core::RunMode::kFunctionalOnly)
     throw InputError("--trace", o.trace, "functional-only runs have no time, hence no trace");
+  const core::RunLimits limits{o.max_instructions,
+                               parse_duration(o.max_sim_time, "--max-sim-time")};
 
+  // Kernels from the kernel API are race-free by construction; program files are checked.
+  const bool check_races = o.race_check && o.target.is_program_file();
   std::vector<RunOutcome> outcomes;
   for (const std::string& name : chips) {
     const arch::ChipSpec chip = arch::load_chip(name, overrides);
@@ -84,13 +93,16 @@ void run_kernel_job(const RunOptions& o, Io& io) {
     profile::Trace* tr = o.trace.empty() ? nullptr : &trace;
     if (o.lnc) {
       const int cores = chip::lnc_degree(chip, o.lnc, "--lnc");
-      outcomes.push_back(
-          run_spmd_programs(chip, build_target_spmd(o.target, chip, cores), mode, o.seed, tr));
+      const std::vector<isa::Program> programs = build_target_spmd(o.target, chip, cores);
+      outcomes.push_back(run_spmd_programs(chip, programs, mode, o.seed, tr, limits));
+      if (check_races) outcomes.back().races = check_target_races(programs.front(), chip);
     } else {
-      outcomes.push_back(run_program(chip, build_target(o.target, chip), mode, o.seed, tr));
+      const isa::Program program = build_target(o.target, chip);
+      outcomes.push_back(run_program(chip, program, mode, o.seed, tr, limits));
+      if (check_races) outcomes.back().races = check_target_races(program, chip);
     }
     if (!o.trace.empty()) write_trace(trace, trace_path(o.trace, name, chips.size() > 1));
-    if (!outcomes.back().result.ok()) io.status = 1;
+    if (!outcomes.back().ok()) io.status = 1;
   }
   if (o.json) {
     RunOptions resolved = o;
@@ -131,6 +143,18 @@ void setup_run_command(CLI::App& app, Io& io) {
                   "run on the physical cores of one logical core (1 or 2; an SPMD kernel's "
                   "programs side by side, sharing the HBM stack); default: one core");
   sub->add_flag("--json", o->json, "the figures as JSON, with a manifest");
+  sub->add_flag("!--no-race-check", o->race_check,
+                "run a program file even without looking for races first (by default races "
+                "and deadlocks the checker finds are reported as faults: exit 1)");
+  sub->add_option("--max-instructions", o->max_instructions,
+                  "executed instructions (each pass of a loop counts) before the run stops with "
+                  "a step_limit fault")
+      ->capture_default_str()
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 48));
+  sub->add_option("--max-sim-time", o->max_sim_time,
+                  "simulated time before the run stops with a time_limit fault (e.g. 500us, "
+                  "2ms, 60s)")
+      ->capture_default_str();
   sub->add_flag("--list", o->list, "list the example kernels and their parameters");
   sub->callback([o, &io] { run_kernel_job(*o, io); });
 }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -15,6 +16,7 @@
 #include "isa/assembler.h"
 #include "isa/engine.h"
 #include "isa/text_numbers.h"
+#include "isa/validate.h"
 #include "kernels/registry.h"
 #include "numerics/format.h"
 
@@ -38,6 +40,25 @@ std::string run_mode_name(core::RunMode m) {
       return "functional";
   }
   return "?";
+}
+
+Picoseconds parse_duration(const std::string& text, const std::string& option) {
+  static constexpr std::pair<std::string_view, double> kUnits[] = {
+      {"ps", 1.0}, {"ns", 1e3}, {"us", 1e6}, {"ms", 1e9}, {"s", 1e12}};
+  constexpr double kMaxPs = 100.0 * 86400 * 1e12;  // 100 days: far below int64 picoseconds
+  double value = 0;
+  const char* first = text.data();
+  const char* last = text.data() + text.size();
+  const auto [end, ec] = std::from_chars(first, last, value);
+  const std::string_view unit(end, static_cast<size_t>(last - end));
+  for (const auto& [name, ps] : kUnits) {
+    if (ec != std::errc() || unit != name) continue;
+    const double total = value * ps;
+    if (!(total >= 1.0) || !(total <= kMaxPs))
+      throw InputError(option, text, "expected a duration from 1ps to 100 days");
+    return Picoseconds(static_cast<int64_t>(total));
+  }
+  throw InputError(option, text, "expected a number and a unit: ps, ns, us, ms or s (e.g. 60s)");
 }
 
 bool RunTarget::is_program_file() const {
@@ -116,18 +137,24 @@ TensorStats stats_of(const isa::HbmTensor& t, const std::vector<float>& v) {
   return s;
 }
 
+// In pieces of 1 Mi elements, so an input costs host memory close to its own size (the device
+// HBM's copy) rather than three times it (a float copy and a converted copy besides).
 template <class Runner>
 void fill_inputs(Runner& fr, const isa::Program& program, uint64_t seed) {
+  constexpr int64_t kPiece = int64_t{1} << 20;
+  std::vector<float> v;
   for (size_t ti = 0; ti < program.tensors.size(); ++ti) {
     const isa::HbmTensor& t = program.tensors[ti];
     if (!t.is_input()) continue;
-    std::vector<float> v(static_cast<size_t>(t.elements()));
-    for (size_t i = 0; i < v.size(); ++i) {
-      // 24 random bits -> [-1, 1), exact in fp32.
-      const uint32_t r = random_u32(seed, ti, i) >> 8;
-      v[i] = static_cast<float>(static_cast<double>(r) / double(1 << 23) - 1.0);
+    for (int64_t first = 0; first < t.elements(); first += kPiece) {
+      v.resize(static_cast<size_t>(std::min(kPiece, t.elements() - first)));
+      for (size_t k = 0; k < v.size(); ++k) {
+        // 24 random bits -> [-1, 1), exact in fp32.
+        const uint32_t r = random_u32(seed, ti, static_cast<uint64_t>(first) + k) >> 8;
+        v[k] = static_cast<float>(static_cast<double>(r) / double(1 << 23) - 1.0);
+      }
+      fr.write_tensor_f32_range(t.name, first, v);
     }
-    fr.write_tensor_f32(t.name, v);
   }
 }
 
@@ -143,9 +170,15 @@ std::vector<TensorStats> output_stats(const Runner& fr, const isa::Program& prog
 
 isa::Program build_target(const RunTarget& t, const arch::ChipSpec& chip) {
   if (t.is_program_file()) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(t.target, ec))
+      throw InputError(t.target, "", "is a directory; expected a program file or a kernel name");
     if (!t.args.empty())
       throw InputError(t.target, t.args.front(), "a program file takes no arguments");
-    return isa::assemble_file(t.target);
+    isa::Program prog = isa::assemble_file(t.target);
+    // The hardware rules `trnsim check` applies: a program that breaks them is not run.
+    isa::throw_if_any(isa::validate(prog, chip), t.target);
+    return prog;
   }
   const examples::KernelEntry* k = examples::find_kernel(t.target);
   if (k == nullptr) return examples::build_kernel(t.target, chip);  // throws, listing names
@@ -161,14 +194,19 @@ std::vector<isa::Program> build_target_spmd(const RunTarget& t, const arch::Chip
   return examples::build_kernel_spmd(t.target, chip, kernel_args(*k, t.args), cores);
 }
 
+core::RaceReport check_target_races(const isa::Program& program, const arch::ChipSpec& chip) {
+  return core::check_races(program, chip);
+}
+
 RunOutcome run_spmd_programs(const arch::ChipSpec& chip, const std::vector<isa::Program>& programs,
-                             core::RunMode mode, uint64_t seed, profile::Trace* trace) {
+                             core::RunMode mode, uint64_t seed, profile::Trace* trace,
+                             core::RunLimits limits) {
   RunOutcome o;
   o.chip = chip.meta.name;
   o.mode = mode;
   std::vector<const isa::Program*> ptrs;
   for (const isa::Program& p : programs) ptrs.push_back(&p);
-  chip::SpmdRunner runner(chip, ptrs, mode);
+  chip::SpmdRunner runner(chip, ptrs, mode, limits);
   if (mode != core::RunMode::kTimingOnly) fill_inputs(runner, programs.front(), seed);
   chip::SpmdResult r = runner.run(mode == core::RunMode::kFunctionalOnly ? nullptr : trace);
   o.result = r.cores.front();
@@ -186,11 +224,11 @@ RunOutcome run_spmd_programs(const arch::ChipSpec& chip, const std::vector<isa::
 }
 
 RunOutcome run_program(const arch::ChipSpec& chip, const isa::Program& program, core::RunMode mode,
-                       uint64_t seed, profile::Trace* trace) {
+                       uint64_t seed, profile::Trace* trace, core::RunLimits limits) {
   RunOutcome o;
   o.chip = chip.meta.name;
   o.mode = mode;
-  core::CoreRunner runner(chip, program, mode);
+  core::CoreRunner runner(chip, program, mode, limits);
   if (mode != core::RunMode::kTimingOnly) fill_inputs(runner.functional(), program, seed);
   o.result = runner.run(mode == core::RunMode::kFunctionalOnly ? nullptr : trace);
   if (mode != core::RunMode::kTimingOnly) o.outputs = output_stats(runner.functional(), program);
@@ -199,6 +237,18 @@ RunOutcome run_program(const arch::ChipSpec& chip, const isa::Program& program, 
 
 std::string format_outcome(const RunOutcome& o) {
   std::string s = fmt::format("== {} ({})\n", o.chip, run_mode_name(o.mode));
+  if (o.races && !o.races->checked) {
+    s += fmt::format("race check skipped: {} (trnsim check --max-instructions N checks more)\n",
+                     o.races->findings.empty() ? std::string("too big")
+                                               : core::format_finding(o.races->findings[0]));
+  } else if (o.races && !o.races->findings.empty()) {
+    // The values of a racy program depend on an order the hardware does not promise.
+    s += fmt::format(
+        "race check: {} finding(s); the outputs below depend on the order the "
+        "hardware happens to pick:\n",
+        o.races->findings.size());
+    for (const core::Finding& f : o.races->findings) s += "  " + core::format_finding(f) + "\n";
+  }
   s += o.cores.empty() ? o.result.summary() : chip::spmd_summary(o.cores, o.result.total);
   if (!o.outputs.empty()) {
     s += "outputs:\n";
@@ -232,6 +282,7 @@ nlohmann::json outcome_json(const RunOutcome& o) {
                     {"nans", t.nans},
                     {"infs", t.infs}});
   j["outputs"] = outs;
+  if (o.races) j["races"] = core::race_report_json(*o.races);
   return j;
 }
 

@@ -11,8 +11,11 @@
 #include <vector>
 
 #include "arch/chip_spec.h"
+#include "base/units.h"
+#include "core/race_check.h"
 #include "core/timing_executor.h"
 #include "core/timing_result.h"
+#include "core/timing_run.h"
 #include "isa/program.h"
 #include "profile/trace.h"
 
@@ -23,6 +26,14 @@ namespace trnsim::cli {
 core::RunMode parse_run_mode(const std::string& s);
 std::string run_mode_name(core::RunMode m);
 
+// `trnsim run`'s default budget of executed instructions (--max-instructions): a billion, a few
+// minutes of simulation at worst; Ctrl-C stops a run sooner.
+inline constexpr uint64_t kDefaultMaxInstructions = 1'000'000'000;
+
+// "500us", "2ms", "60s", "1500ns", "100000ps" (a number and a unit) as picoseconds. Throws
+// InputError naming `option` for anything else, a value <= 0, or one past 100 days.
+Picoseconds parse_duration(const std::string& text, const std::string& option);
+
 // A kernel name from the registry, or a path to a program file (it exists, or contains '/'
 // or ends in ".s"). `args`: integers in the kernel's parameter order, or NAME=VALUE pairs;
 // a program takes none.
@@ -32,9 +43,13 @@ struct RunTarget {
   bool is_program_file() const;
 };
 
-// Builds (or assembles) the target's program for `chip`. Throws InputError naming the kernel,
-// argument, file or line.
+// Builds (or assembles) the target's program for `chip`. A program file is also validated
+// against the generation's rules, as `trnsim check` does (isa/validate.h). Throws InputError
+// naming the kernel, argument, file or line.
 isa::Program build_target(const RunTarget& t, const arch::ChipSpec& chip);
+
+// The race checker on a program file (core/race_check.h), as `trnsim check` runs it.
+core::RaceReport check_target_races(const isa::Program& program, const arch::ChipSpec& chip);
 // An SPMD kernel's programs for the `cores` physical cores of a logical core (a program file
 // runs as the same program on every core).
 std::vector<isa::Program> build_target_spmd(const RunTarget& t, const arch::ChipSpec& chip,
@@ -58,18 +73,24 @@ struct RunOutcome {
   // LNC runs (run_spmd_programs): each physical core's figures; `result` is core 0's with the
   // logical core's time (the slowest core), every core's instructions and faults.
   std::vector<core::TimingResult> cores;
+  // Program files: what the race checker found before the run (none when not checked).
+  std::optional<core::RaceReport> races;
+
+  // No simulated fault and no race or deadlock finding.
+  bool ok() const { return result.ok() && (!races || races->findings.empty() || !races->checked); }
 };
 
 // Runs `program` on `chip`: inputs are filled with values uniform in [-1, 1) drawn from the
 // counter-based generator keyed by (seed, tensor index, element) and rounded to the tensor's
 // dtype; `trace` (optional) receives the per-instruction spans in the timed modes.
 RunOutcome run_program(const arch::ChipSpec& chip, const isa::Program& program, core::RunMode mode,
-                       uint64_t seed, profile::Trace* trace);
+                       uint64_t seed, profile::Trace* trace, core::RunLimits limits = {});
 
 // The same for the physical cores of one logical core (chip/spmd_run.h), program i on core i,
 // sharing HBM; `trace` gets every core's tracks.
 RunOutcome run_spmd_programs(const arch::ChipSpec& chip, const std::vector<isa::Program>& programs,
-                             core::RunMode mode, uint64_t seed, profile::Trace* trace);
+                             core::RunMode mode, uint64_t seed, profile::Trace* trace,
+                             core::RunLimits limits = {});
 
 // Text: the summary of TimingResult plus the output statistics; JSON: the same figures.
 std::string format_outcome(const RunOutcome& o);

@@ -69,6 +69,17 @@ void CoreTiming::report_deadlock() {
   }
 }
 
+void CoreTiming::stop_at_time_limit(Picoseconds limit) {
+  ctx_.stopped = true;
+  mem::Fault f;
+  f.kind = mem::FaultKind::kTimeLimit;
+  f.message = fmt::format(
+      "simulated time reached the run's limit of {} ps (--max-sim-time) with "
+      "work left; an endless loop?",
+      limit.v);
+  ctx_.result.faults.add(std::move(f));
+}
+
 TimingResult CoreTiming::finish() {
   TimingResult& r = ctx_.result;
   if (!ctx_.stopped) report_deadlock();

@@ -35,6 +35,9 @@ class CoreTiming {
   // After the simulator has run: reports streams left blocked (kDeadlock) and returns the
   // figures. Call once.
   TimingResult finish();
+  // The simulator stopped at `limit` with events left: one kTimeLimit fault instead of the
+  // deadlock report (the streams were not stuck, only out of time). Call before finish().
+  void stop_at_time_limit(Picoseconds limit);
 
   TimingContext& context() { return ctx_; }
   DmaEngines& dma() { return *dma_; }

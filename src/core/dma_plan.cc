@@ -1,7 +1,10 @@
 #include "core/dma_plan.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
+#include "base/error.h"
 #include "core/cost_constants.h"
 
 namespace trnsim::core {
@@ -44,6 +47,13 @@ DmaPlan plan_dma(const DmaShape& s, const arch::CoreSpec& spec) {
   const int engines = std::max(spec.dma.engines, 1);
   const int queues = std::max(spec.dma.queues_per_engine, 1);
   const int per_engine = std::max(spec.sbuf.partitions / engines, 1);  // 128 / 16 = 8 (DMA-OV)
+  // isa::validate rejects such a queue; a program that skipped validation must not index
+  // outside the queue tables.
+  if (s.queue < 0 || s.queue >= engines * queues)
+    throw InputError("dma", "dma_queue",
+                     fmt::format("queue={} outside the core's {} DMA queues (run `trnsim check` "
+                                 "on the program)",
+                                 s.queue, engines * queues));
   plan.queue = s.queue % queues;
   const int rotate = s.queue / queues;
 

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "base/error.h"
+#include "base/interrupt.h"
 #include "core/exec_context.h"
 #include "numerics/convert.h"
 
@@ -106,7 +107,8 @@ RunResult FunctionalRunner::run() {
       // Add the stream position, which the executor does not know.
       for (size_t i = before; i < exec_.faults().size(); ++i)
         exec_.faults()[i].instruction += fmt::format(" at {}[{}]", isa::engine_name(e), pc_[ei]);
-      ++r.instructions;
+      // Ctrl-C: checked every 1024 instructions (core-side values can take ~1 ms each).
+      if ((++r.instructions & 1023) == 0) check_interrupt();
       ++r.per_engine[ei];
       progress = true;
       const bool signalled = apply_signals(in, e, id);
@@ -118,7 +120,9 @@ RunResult FunctionalRunner::run() {
       }
       if (r.instructions >= run_.max_instructions) {
         fault(mem::FaultKind::kStepLimit, in, e, id,
-              fmt::format("{} instructions executed; a runaway loop?", r.instructions));
+              fmt::format("{} instructions executed, the limit (--max-instructions); a runaway "
+                          "loop?",
+                          r.instructions));
         return r;
       }
       pc_[ei] = res.jump ? static_cast<size_t>(*res.jump) : pc_[ei] + 1;

@@ -49,6 +49,9 @@ class FunctionalRunner {
   // or a size that does not match the tensor. The _f32 forms cast with round-to-nearest-even.
   void write_tensor(std::string_view name, std::span<const uint8_t> bytes);
   void write_tensor_f32(std::string_view name, std::span<const float> values);
+  void write_tensor_f32_range(std::string_view name, int64_t first, std::span<const float> values) {
+    io_.write_f32_range(name, first, values);
+  }
   std::vector<uint8_t> read_tensor(std::string_view name) const;
   std::vector<float> read_tensor_f32(std::string_view name) const;
 

@@ -46,6 +46,22 @@ void HbmTensorIo::write_f32(std::string_view name, std::span<const float> values
   hbm_.write(static_cast<uint64_t>(t.address), bytes.data(), bytes.size());
 }
 
+void HbmTensorIo::write_f32_range(std::string_view name, int64_t first,
+                                  std::span<const float> values) {
+  const isa::HbmTensor& t = tensor(name);
+  const auto n = static_cast<int64_t>(values.size());
+  if (first < 0 || n > t.elements() || first > t.elements() - n)
+    throw InputError("", std::string(name),
+                     fmt::format("elements [{}, {}) outside the {}-element tensor", first,
+                                 first + n, t.elements()));
+  const int64_t per = t.dtype.storage_bytes;
+  std::vector<uint8_t> bytes(static_cast<size_t>(n * per));
+  num::RoundOptions ro;
+  ro.policy = policy_;
+  num::convert(num::fp32(), values.data(), t.dtype, bytes.data(), values.size(), ro);
+  hbm_.write(static_cast<uint64_t>(t.address + first * per), bytes.data(), bytes.size());
+}
+
 std::vector<uint8_t> HbmTensorIo::read(std::string_view name) const {
   const isa::HbmTensor& t = tensor(name);
   std::vector<uint8_t> bytes(static_cast<size_t>(t.bytes()));

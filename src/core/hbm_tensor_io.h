@@ -27,6 +27,9 @@ class HbmTensorIo {
 
   void write(std::string_view name, std::span<const uint8_t> bytes);
   void write_f32(std::string_view name, std::span<const float> values);
+  // Elements [first, first + values.size()) of the tensor: inputs written in pieces need host
+  // memory for one piece, not a float copy of the whole tensor.
+  void write_f32_range(std::string_view name, int64_t first, std::span<const float> values);
   std::vector<uint8_t> read(std::string_view name) const;
   std::vector<float> read_f32(std::string_view name) const;
 

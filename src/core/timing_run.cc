@@ -13,14 +13,19 @@ TimingResult run_timing(const arch::ChipSpec& chip, const isa::Program& program,
   HbmPool pool(hbm_stack_bandwidth(chip));  // the core alone on its stack
   CoreTiming core(chip, program, options, sim, pool);
   core.start();
-  sim.run();
+  sim.run(options.max_time);
+  if (!sim.idle()) core.stop_at_time_limit(options.max_time);
   return core.finish();
 }
 
-CoreRunner::CoreRunner(const arch::ChipSpec& chip, const isa::Program& program, RunMode mode)
-    : chip_(chip), program_(program), mode_(mode) {
-  if (mode_ != RunMode::kTimingOnly)
-    functional_ = std::make_unique<FunctionalRunner>(chip, program);
+CoreRunner::CoreRunner(const arch::ChipSpec& chip, const isa::Program& program, RunMode mode,
+                       RunLimits limits)
+    : chip_(chip), program_(program), mode_(mode), limits_(limits) {
+  if (mode_ != RunMode::kTimingOnly) {
+    RunOptions run;
+    run.max_instructions = limits.max_instructions;
+    functional_ = std::make_unique<FunctionalRunner>(chip, program, run);
+  }
 }
 
 CoreRunner::~CoreRunner() = default;
@@ -42,6 +47,8 @@ TimingResult CoreRunner::run(profile::Trace* trace) {
   }
   TimingOptions opts;
   opts.trace = trace;
+  opts.max_instructions = limits_.max_instructions;
+  opts.max_time = limits_.max_time;
   std::optional<TimedExecutor> exec;
   if (mode_ == RunMode::kFunctionalTiming) {
     exec.emplace(functional_->executor());

@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "arch/chip_spec.h"
+#include "base/units.h"
 #include "core/functional_runner.h"
 #include "core/timing_executor.h"
 #include "core/timing_result.h"
@@ -20,10 +21,21 @@
 
 namespace trnsim::core {
 
+// What a run may spend before it stops with a fault (a runaway program is a finding about the
+// program, not an error of the simulator): executed instructions over all engines (each pass
+// of a loop counts) and simulated time. The defaults are far beyond any kernel's needs; the
+// CLI sets its own (--max-instructions, --max-sim-time).
+inline constexpr Picoseconds kDefaultMaxSimTime{int64_t{3600} * 1'000'000'000'000};  // 1 hour
+struct RunLimits {
+  uint64_t max_instructions = uint64_t{1} << 32;
+  Picoseconds max_time = kDefaultMaxSimTime;
+};
+
 struct TimingOptions {
   InstructionExecutor* executor = nullptr;        // null: timing only
   profile::Trace* trace = nullptr;                // null: no per-instruction trace
   uint64_t max_instructions = uint64_t{1} << 40;  // a kStepLimit fault beyond this
+  Picoseconds max_time{kDefaultMaxSimTime.v};     // simulated; a kTimeLimit fault beyond this
   int core_index = 0;                             // names the trace's tracks ("core0")
   // Simulate one DMA engine for all when the program's DMAs are symmetric (dma_engines.h);
   // false simulates each engine (same results, slower: for tests that check that).
@@ -40,7 +52,7 @@ TimingResult run_timing(const arch::ChipSpec& chip, const isa::Program& program,
 class CoreRunner {
  public:
   CoreRunner(const arch::ChipSpec& chip, const isa::Program& program,
-             RunMode mode = RunMode::kFunctionalTiming);
+             RunMode mode = RunMode::kFunctionalTiming, RunLimits limits = {});
   ~CoreRunner();
 
   RunMode mode() const { return mode_; }
@@ -56,6 +68,7 @@ class CoreRunner {
   const arch::ChipSpec& chip_;
   const isa::Program& program_;
   RunMode mode_;
+  RunLimits limits_;
   std::unique_ptr<FunctionalRunner> functional_;
 };
 

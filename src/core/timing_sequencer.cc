@@ -90,7 +90,8 @@ void Sequencer::try_issue() {
     }
     if (ctx_.max_instructions != 0 && ctx_.executed >= ctx_.max_instructions) {
       ctx_.fault(mem::FaultKind::kStepLimit, stream_[pc_], engine_, issued_,
-                 fmt::format("instruction budget of {} exhausted", ctx_.max_instructions));
+                 fmt::format("instruction budget of {} exhausted (--max-instructions)",
+                             ctx_.max_instructions));
       ctx_.stopped = true;
       return;
     }

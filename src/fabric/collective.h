@@ -70,6 +70,10 @@ int64_t parse_size(const std::string& text);  // "64", "8B", "4KiB", "1GiB", "1M
 
 std::string format_sweep(const Fabric& f, const std::vector<CollectiveResult>& rows);
 nlohmann::json sweep_json(const Fabric& f, const std::vector<CollectiveResult>& rows);
+// One row of sweep_json; the text table from sweep_json's document (format_sweep is this of
+// sweep_json), so rows kept as JSON (a resumed sweep's) print exactly as fresh ones.
+nlohmann::json sweep_row_json(const CollectiveResult& r);
+std::string format_sweep_json(const nlohmann::json& sweep);
 
 // VALIDATION.md s4: the 2-rank all-reduce sweep (fp32, the two NeuronCores of one Trn1 chip,
 // nccom-test, 2023), published time against simulated time per size.

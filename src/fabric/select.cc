@@ -58,6 +58,10 @@ const Algorithm& select_algorithm(const Context& ctx) {
       ctx.op == Op::kPermute)
     return mesh;
   const Algorithm& hier = find_algorithm("hierarchical");
+  if (ctx.net->servers_used() <= 1 && (!ctx.intra.empty() || !ctx.inter.empty()))
+    throw InputError("--intra/--inter", "",
+                     "the stages of a hierarchical collective apply across servers; this one "
+                     "runs inside one server");
   if (ctx.net->servers_used() > 1) {
     const std::string why = hier.why_not(ctx);
     if (why.empty()) return hier;

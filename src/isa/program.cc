@@ -57,6 +57,8 @@ const HbmTensor& Program::add_tensor(std::string name, num::Format dtype,
     bytes *= d;
     if (bytes > (int128{1} << 48)) throw InputError("", name, "tensor larger than 2^48 bytes");
   }
+  if (address > (int64_t{1} << 48))
+    throw InputError("", name, fmt::format("address {} beyond 2^48 bytes", address));
   if (address < 0) {
     int64_t end = 0;
     for (const HbmTensor& t : tensors) end = std::max(end, t.address + t.bytes());

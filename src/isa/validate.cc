@@ -3,7 +3,10 @@
 // in validate_access.cc, validate_shapes.cc and validate_matmul.cc.
 #include "isa/validate.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cmath>
 
 #include "base/error.h"
 #include "isa/validate_context.h"
@@ -169,7 +172,29 @@ std::vector<Diagnostic> validate(const Program& prog, const arch::CoreSpec& core
 }
 
 std::vector<Diagnostic> validate(const Program& prog, const arch::ChipSpec& chip) {
-  return validate(prog, chip.core, chip.numerics);
+  std::vector<Diagnostic> out = validate(prog, chip.core, chip.numerics);
+  // The whole chip's HBM bounds every tensor (the cores share it); a tensor past it would have
+  // no memory on the device.
+  const int64_t hbm = hbm_capacity_bytes(chip);
+  std::vector<Diagnostic> past;
+  for (const HbmTensor& t : prog.tensors)
+    if (t.address + t.bytes() > hbm) {
+      Diagnostic d;
+      d.kind = RuleKind::kTensor;
+      d.message = fmt::format(
+          "tensor '{}' ([{}, {}) in HBM, {} bytes) does not fit the {} bytes of {}'s HBM "
+          "(chip.hbm.capacity_gib {})",
+          t.name, t.address, t.address + t.bytes(), t.bytes(), hbm, chip.meta.name,
+          chip.chip.hbm.capacity_gib);
+      past.push_back(std::move(d));
+    }
+  out.insert(out.begin(), past.begin(), past.end());  // program-level: before the instructions
+  return out;
+}
+
+int64_t hbm_capacity_bytes(const arch::ChipSpec& chip) {
+  constexpr double kBytesPerGiB = 1073741824.0;
+  return static_cast<int64_t>(std::llround(chip.chip.hbm.capacity_gib * kBytesPerGiB));
 }
 
 }  // namespace trnsim::isa

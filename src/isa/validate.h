@@ -17,6 +17,10 @@ namespace trnsim::isa {
 // `numerics` says which FP8 / MX formats TensorE takes and whether stochastic rounding exists.
 std::vector<Diagnostic> validate(const Program& prog, const arch::CoreSpec& core,
                                  const arch::NumericsSpec& numerics);
+// Also checks that every HBM tensor fits the chip's HBM (chip.hbm.capacity_gib).
 std::vector<Diagnostic> validate(const Program& prog, const arch::ChipSpec& chip);
+
+// The chip's HBM in bytes (all cores share it).
+int64_t hbm_capacity_bytes(const arch::ChipSpec& chip);
 
 }  // namespace trnsim::isa

@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "base/host_memory.h"
+#include "base/interrupt.h"
 #include "isa/op_table.h"
 #include "isa/validate.h"
 #include "kernel/call_error.h"
@@ -32,11 +34,13 @@ bool is_dma(isa::Opcode op) {
 }  // namespace
 
 KernelBuilder::KernelBuilder(const arch::ChipSpec& chip)
-    : KernelBuilder(chip.core, chip.numerics, chip.meta.name) {}
+    : KernelBuilder(chip.core, chip.numerics, chip.meta.name) {
+  hbm_bytes_ = isa::hbm_capacity_bytes(chip);
+}
 
 KernelBuilder::KernelBuilder(const arch::CoreSpec& core, const arch::NumericsSpec& numerics,
                              std::string chip_name)
-    : core_(core), numerics_(numerics) {
+    : core_(core), numerics_(numerics), max_instructions_(default_max_instructions()) {
   const int64_t usable = core.sbuf.usable_bytes_per_partition > 0
                              ? core.sbuf.usable_bytes_per_partition
                              : core.sbuf.bytes_per_partition;
@@ -53,6 +57,13 @@ KernelBuilder::~KernelBuilder() = default;
 Tensor KernelBuilder::tensor(std::string name, num::Format dtype, std::vector<int64_t> shape,
                              isa::TensorKind kind) {
   const isa::HbmTensor& t = prog_.add_tensor(name, dtype, shape, kind);
+  if (hbm_bytes_ > 0 && t.address + t.bytes() > hbm_bytes_) {
+    const std::string msg =
+        fmt::format("tensor of {} bytes at HBM address {} does not fit the chip's {} bytes of HBM",
+                    t.bytes(), t.address, hbm_bytes_);
+    prog_.tensors.pop_back();
+    throw InputError("kernel build", name, msg);
+  }
   scratch_.tensors = prog_.tensors;
   auto region = std::make_shared<Region>();
   region->space = isa::Space::kHbm;
@@ -196,6 +207,13 @@ int32_t KernelBuilder::dma_agent(const isa::Instruction& in) {
 void KernelBuilder::emit(std::string_view call, isa::Instruction in, const std::vector<Use>& uses,
                          bool matmul) {
   if (built_) call_error(call, "the kernel was already built");
+  if ((++emitted_ & 1023) == 0) check_interrupt();  // Ctrl-C while a huge kernel builds
+  if (emitted_ > max_instructions_)
+    call_error(call,
+               fmt::format("the kernel needs more than {} instructions ({} MiB of host "
+                           "memory for the program; the limit is --max-instructions, or "
+                           "half of the host's free memory); use smaller sizes",
+                           max_instructions_, max_instructions_ * sizeof(isa::Instruction) >> 20));
   check(call, in, uses);
   if (!matmul)
     for (const Use& u : uses)
@@ -234,6 +252,16 @@ isa::Program KernelBuilder::build() {
   sync_.finalize(prog_);
   isa::throw_if_any(isa::validate(prog_, core_, numerics_), "kernel build");
   return std::move(prog_);
+}
+
+}  // namespace trnsim::kernel
+
+namespace trnsim::kernel {
+
+size_t default_max_instructions() {
+  constexpr size_t kFloor = size_t{1} << 20;
+  const size_t fit = available_host_memory() / 2 / sizeof(isa::Instruction);
+  return std::max(fit, kFloor);
 }
 
 }  // namespace trnsim::kernel

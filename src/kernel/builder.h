@@ -155,6 +155,13 @@ class KernelBuilder {
   const SyncResolver& sync() const { return sync_; }
   const isa::Program& program() const { return prog_; }  // as emitted so far
 
+  // Instructions the program may hold: emitting one more throws InputError naming the limit.
+  // The default bounds the program's host memory (sizeof(isa::Instruction) bytes each) to half
+  // of what the host has free when the builder is made, so a kernel called with absurd sizes
+  // stops with an error instead of exhausting the host.
+  void set_max_instructions(size_t n) { max_instructions_ = n; }
+  size_t max_instructions() const { return max_instructions_; }
+
  private:
   struct Use {
     View view;
@@ -206,6 +213,12 @@ class KernelBuilder {
   std::optional<isa::Instruction> stationary_;  // the last load_stationary, while still valid
   std::optional<Footprint> stationary_where_;
   bool built_ = false;
+  int64_t hbm_bytes_ = 0;  // the chip's HBM, which the tensors must fit (0: not known)
+  size_t emitted_ = 0;
+  size_t max_instructions_;
 };
+
+// Instructions whose records fit half of the host memory available now (at least 1 Mi).
+size_t default_max_instructions();
 
 }  // namespace trnsim::kernel

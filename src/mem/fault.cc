@@ -30,6 +30,8 @@ std::string_view fault_kind_name(FaultKind k) {
       return "deadlock";
     case FaultKind::kStepLimit:
       return "step_limit";
+    case FaultKind::kTimeLimit:
+      return "time_limit";
     case FaultKind::kPeer:
       return "peer";
   }

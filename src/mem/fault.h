@@ -28,6 +28,7 @@ enum class FaultKind : uint8_t {
   kRegister,          // bad scalar register index, or division by zero in a register op
   kDeadlock,          // every unfinished stream waits on a semaphore that cannot change
   kStepLimit,         // the runner's instruction budget was exhausted (runaway loop)
+  kTimeLimit,         // simulated time passed the run's limit (an endless DMA loop, ...)
   kPeer,              // core_barrier / sendrecv with no core to meet, or a mismatched peer
 };
 
