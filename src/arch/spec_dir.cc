@@ -34,21 +34,38 @@ bool names_a_path(std::string_view name_or_path) {
          (name_or_path.size() > 5 && name_or_path.substr(name_or_path.size() - 5) == ".toml");
 }
 
+namespace {
+
+// A file that can be read; false (not an exception) for a name the OS refuses (too long, ...).
+bool readable_file(const std::filesystem::path& p) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(p, ec);
+}
+
+// Long names (a mistake, or a fuzzer's input) are shown by their start only.
+std::string elide(const std::string& s) {
+  constexpr size_t kShown = 80;
+  return s.size() <= kShown ? s
+                            : s.substr(0, kShown) + fmt::format("... ({} characters)", s.size());
+}
+
+}  // namespace
+
 std::filesystem::path resolve_chip(std::string_view name_or_path,
                                    const std::filesystem::path& relative_to) {
   const std::string name(name_or_path);
   if (names_a_path(name)) {
     std::filesystem::path p(name);
     if (p.is_relative() && !relative_to.empty()) p = relative_to / p;
-    if (!std::filesystem::is_regular_file(p)) {
-      throw InputError("", name, fmt::format("no such chip file: {}", p.string()));
+    if (!readable_file(p)) {
+      throw InputError("", elide(name), fmt::format("no such chip file: {}", elide(p.string())));
     }
     return p;
   }
   const auto p = spec_dir() / "chips" / (name + ".toml");
-  if (!std::filesystem::is_regular_file(p)) {
-    throw InputError("", name,
-                     fmt::format("no chip named '{}' in {} (known: {})", name,
+  if (!readable_file(p)) {
+    throw InputError("", elide(name),
+                     fmt::format("no chip named '{}' in {} (known: {})", elide(name),
                                  (spec_dir() / "chips").string(), fmt::join(list_chips(), ", ")));
   }
   return p;

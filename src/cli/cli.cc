@@ -34,9 +34,10 @@ int run_app(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     return io.status;
   } catch (const CLI::ParseError& e) {
     // --help and --version are "errors" with code 0; every other parse error is bad input,
-    // which trnsim reports as exit 2 (CLI11's own codes, 105 and up, say nothing to a shell).
-    const int code = app.exit(e, out, err);
-    return code == 0 ? 0 : kExitBadInput;
+    // reported as every other error is (CLI11's own codes, 105 and up, say nothing to a shell).
+    if (e.get_exit_code() == 0) return app.exit(e, out, err);
+    err << "trnsim: error: " << e.what() << " (trnsim [COMMAND] --help lists the options)\n";
+    return kExitBadInput;
   }
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "base/interrupt.h"
 #include "core/control_step.h"
 #include "core/cross_core.h"
 #include "core/dma_engines.h"
@@ -88,6 +89,8 @@ void Sequencer::try_issue() {
         return;  // else woken when the engine ahead of it takes or leaves the port
       }
     }
+    // Ctrl-C: a stream that runs on without events (a loop of register ops) checks here.
+    if ((ctx_.executed & 1023) == 1023) check_interrupt();
     if (ctx_.max_instructions != 0 && ctx_.executed >= ctx_.max_instructions) {
       ctx_.fault(mem::FaultKind::kStepLimit, stream_[pc_], engine_, issued_,
                  fmt::format("instruction budget of {} exhausted (--max-instructions)",
