@@ -281,7 +281,7 @@ void bind_kernel(nb::module_& m) {
                                  "shape has more than 2^63 elements");
             return v.reshape(s);
           },
-          nb::arg("shape"))
+          nb::arg("shape").none())
       .def(
           "broadcast",
           [](const View& v, nb::handle axis, nb::handle n) {
@@ -292,14 +292,15 @@ void bind_kernel(nb::module_& m) {
             if (k > 0) check_elements(v, k, "broadcast");
             return v.broadcast(static_cast<int>(a), k);
           },
-          nb::arg("axis"), nb::arg("n"), "A new dim of `n` repeats (stride 0) before `axis`.")
+          nb::arg("axis").none(), nb::arg("n").none(),
+          "A new dim of `n` repeats (stride 0) before `axis`.")
       .def(
           "pattern",
           [](const View& v, nb::handle p, nb::handle offset) {
             const int64_t off = as_int64(offset, "pattern: offset");
             return v.pattern(off, pattern_dims(p, off));
           },
-          nb::arg("pattern"), nb::arg("offset") = 0,
+          nb::arg("pattern").none(), nb::arg("offset").none() = 0,
           "NKI's .ap(): [[step, num], ...] over the region's elements from `offset`.")
       .def(
           "bitcast",
@@ -310,8 +311,16 @@ void bind_kernel(nb::module_& m) {
                 nb::module_::import_("trnsim.numerics").attr("format_name")(f, "bitcast: dtype");
             return v.bitcast(format_of(nb::cast<std::string>(name)));
           },
-          nb::arg("dtype"), "The same bytes read as another format.")
-      .def("same_region", [](const View& a, const View& b) { return &a.region() == &b.region(); })
+          nb::arg("dtype").none(), "The same bytes read as another format.")
+      .def(
+          "same_region",
+          [](const View& a, nb::handle b) {
+            if (!nb::isinstance<View>(b))
+              throw nb::type_error(
+                  ("same_region: expected a View, got " + py_type_name(b)).c_str());
+            return &a.region() == &nb::cast<const View&>(b).region();
+          },
+          nb::arg("other").none())
       .def("describe", &View::describe)
       .def("__repr__", &View::describe);
 
