@@ -78,6 +78,13 @@ def number(x, what: str) -> float:
         raise ValueError(f"{what}: {_show(x)} is too large for a float") from None
 
 
+def sequence(x, what: str) -> list:
+    """A list / tuple / other iterable (not a string) as a list."""
+    if isinstance(x, (str, bytes, dict)) or not hasattr(x, "__iter__"):
+        raise TypeError(f"{what}: expected a list, {_got(x)}")
+    return list(x)
+
+
 def shape(x, what: str, allow_empty: bool = True) -> list[int]:
     """A shape: a sequence of integers (numpy arrays of ints too), each within int64."""
     if isinstance(x, (str, bytes)) or not hasattr(x, "__iter__"):

@@ -51,9 +51,11 @@ def merge(traces, offsets_ps, processes) -> Trace:
     """Several runs' traces in one, each shifted by its offset (picoseconds): SPMD instances
     or cores side by side. ``processes[i]`` names run i's process (a str), or renames its
     processes (a dict: ``{"core0": "nc0"}`` also turns "core0 dma" into "nc0 dma")."""
-    traces = [_trace(t, f"merge: traces[{i}]") for i, t in enumerate(traces)]
-    offsets = [_check.integer(o, f"merge: offsets_ps[{i}]") for i, o in enumerate(offsets_ps)]
-    names = list(processes)
+    traces = [_trace(t, f"merge: traces[{i}]")
+              for i, t in enumerate(_check.sequence(traces, "merge: traces"))]
+    offsets = [_check.integer(o, f"merge: offsets_ps[{i}]")
+               for i, o in enumerate(_check.sequence(offsets_ps, "merge: offsets_ps"))]
+    names = _check.sequence(processes, "merge: processes")
     for i, p in enumerate(names):
         ok = isinstance(p, str) or (isinstance(p, dict) and all(
             isinstance(k, str) and isinstance(v, str) for k, v in p.items()))

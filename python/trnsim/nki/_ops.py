@@ -444,6 +444,7 @@ def memset(dst, value, engine=None, name=None):
 
 def select(dst, predicate, on_true, on_false):
     """dst = predicate != 0 ? on_true : on_false (on_false may be a number)."""
+    tile(dst, "nisa.select: dst")
     if not is_tile(on_false):
         t = alloc(dst.shape, dst.dtype)
         memset(t, on_false)
@@ -493,6 +494,7 @@ def _flat_pattern(dst, pattern):
 
 def iota(dst, pattern, offset, channel_multiplier=0, name=None):
     """dst[p, ...] = offset + channel_multiplier * p + the pattern's affine value."""
+    tile(dst, "nisa.iota: dst")
     sign = _flat_pattern(dst, pattern)
     offset = integer(offset, "nisa.iota: offset", -2**31, 2**31 - 1)
     channel_multiplier = integer(channel_multiplier, "nisa.iota: channel_multiplier",
@@ -520,6 +522,7 @@ _FLIP = {"is_ge": "is_le", "is_le": "is_ge", "is_gt": "is_lt", "is_lt": "is_gt",
 def affine_select(dst, pattern, offset, channel_multiplier, on_true_tile, on_false_value,
                   cmp_op="is_equal", name=None):
     """dst = cmp_op(offset + channel_multiplier * p + pattern value, 0) ? on_true : fill."""
+    tile(dst, "nisa.affine_select: dst")
     cmp = alu(cmp_op)
     cmp_name = cmp.name
     sign = _flat_pattern(dst, pattern)

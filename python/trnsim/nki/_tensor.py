@@ -132,7 +132,8 @@ class NkiTensor:
     def ap(self, pattern=None, offset=0, *args, dtype=None, **kwargs):
         """A hardware access pattern over this tensor: [[step, num], ...] from ``offset``
         elements (NKI's ``.ap()``; scalar_offset / vector_offset are not supported)."""
-        if args and pattern is not None and not isinstance(pattern[0], (list, tuple)):
+        if args and isinstance(pattern, (list, tuple)) and pattern and \
+                not isinstance(pattern[0], (list, tuple)):
             pattern = [pattern, *args]  # t.ap([32, 16], [1, 32])
         if kwargs.get("scalar_offset") is not None or kwargs.get("vector_offset") is not None:
             _ctx.unsupported("NkiTensor.ap(scalar_offset / vector_offset)", "dynamic offsets")

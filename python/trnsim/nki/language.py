@@ -196,7 +196,7 @@ def spmd_dim(*args):
 
 def device_print(prefix, x=None, *args, **kwargs):
     """Prints the tile's description at trace time (values exist only after the run)."""
-    print(prefix, x if x is None else x._view().describe())
+    print(prefix, x if x is None else _ops.tile(x, "nl.device_print: x")._view().describe())
 
 
 # --- creation ---
@@ -223,7 +223,15 @@ def ndarray(shape, dtype=float32, buffer=None, name="", address=None, **kwargs):
     return _ops.alloc(shape, dtype, space, name or None)
 
 
+def _like(x, call):
+    """A tensor (or an array: anything with a shape and a dtype) to take the shape of."""
+    if not isinstance(x, NkiTensor) and not (hasattr(x, "shape") and hasattr(x, "dtype")):
+        _ops.tile(x, f"{call}: x")
+    return x
+
+
 def empty_like(x, dtype=None, buffer=None, **kwargs):
+    x = _like(x, "nl.empty_like")
     return ndarray(x.shape, dtype or x.dtype, buffer or sbuf)
 
 
@@ -244,14 +252,17 @@ def ones(shape, dtype=float32, buffer=None, name="", **kwargs):
 
 
 def zeros_like(x, dtype=None, buffer=None, **kwargs):
+    x = _like(x, "nl.zeros_like")
     return zeros(x.shape, dtype or x.dtype, buffer or sbuf)
 
 
 def ones_like(x, dtype=None, buffer=None, **kwargs):
+    x = _like(x, "nl.ones_like")
     return ones(x.shape, dtype or x.dtype, buffer or sbuf)
 
 
 def full_like(x, fill_value, dtype=None, buffer=None, **kwargs):
+    x = _like(x, "nl.full_like")
     return full(x.shape, fill_value, dtype or x.dtype, buffer or sbuf)
 
 
