@@ -98,7 +98,10 @@ def shape(x, what: str, allow_empty: bool = True) -> list[int]:
         if isinstance(d, (bool, np.bool_)) or not isinstance(d, (numbers.Integral, np.integer)):
             raise TypeError(f"{what}: dim {i} must be an integer, {_got(d)} (shape "
                             f"{_show(x)})")
-        out.append(operator.index(d))
+        d = operator.index(d)
+        if not INT64_MIN <= d <= INT64_MAX:
+            raise ValueError(f"{what}: dim {i} ({d}) does not fit a 64-bit integer")
+        out.append(d)
     return out
 
 

@@ -63,9 +63,11 @@ def format_name(fmt, what: str | None = None) -> str:
     if fmt is None:
         raise TypeError(f"{at}a number format is needed (a trnsim name such as 'bf16', or a "
                         "numpy / ml_dtypes dtype), got None")
+    if isinstance(fmt, bytes):  # numpy parses bytes as a dtype spec (b',': SyntaxError)
+        raise TypeError(f"{at}not a number format: {fmt!r} (name it with a str)")
     try:
         dt = np.dtype(fmt)
-    except TypeError:
+    except (TypeError, ValueError, SyntaxError):
         raise TypeError(f"{at}not a number format: {fmt!r}") from None
     if dt not in _NUMPY_TO_FORMAT:
         if dt.byteorder == ">":

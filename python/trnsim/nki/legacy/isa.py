@@ -155,6 +155,8 @@ def reciprocal(data, dtype=None, mask=None, **kwargs):
 
 
 def memset(shape, value, dtype, mask=None, engine=None, **kwargs):
+    shape = _ops.dims(shape, "nisa.memset: shape")
+    value = _ops.number(value, "nisa.memset: value")
     _m(mask)
     return _out(lambda d: _ops.memset(d, value, engine), shape, dtype)
 
