@@ -37,24 +37,35 @@ std::string short_repr(nb::handle h) {
 }
 
 // A Python integer (int, numpy integer: anything with __index__ but bool) as int64. The
-// errors name `what`: a TypeError for another type, a ValueError past int64 (nb::cast would
+// errors name what(): a TypeError for another type, a ValueError past int64 (nb::cast would
 // throw std::bad_cast for both, which reached Python as a RuntimeError naming nothing).
-int64_t as_int64(nb::handle h, const std::string& what) {
+// what() is called on errors only: indexing is on the NKI front end's hot path.
+template <class What>
+int64_t as_int64_lazy(nb::handle h, const What& what) {
+  int overflow = 0;
+  if (PyLong_CheckExact(h.ptr())) {  // the common case, without PyNumber_Index
+    const long long v = PyLong_AsLongLongAndOverflow(h.ptr(), &overflow);
+    if (overflow == 0) return v;
+    throw InputError("kernel view", what(), short_repr(h) + " does not fit a 64-bit integer");
+  }
   if (PyBool_Check(h.ptr()) || !PyIndex_Check(h.ptr()))
     throw nb::type_error(
-        (what + ": expected an integer, got " + py_type_name(h) + " " + short_repr(h)).c_str());
+        (what() + ": expected an integer, got " + py_type_name(h) + " " + short_repr(h)).c_str());
   nb::object i = nb::steal(PyNumber_Index(h.ptr()));
   if (!i.is_valid()) {
     if (!PyErr_ExceptionMatches(PyExc_TypeError)) throw nb::python_error();  // its own message
     PyErr_Clear();  // numpy's "only integer scalar arrays ..." names nothing
-    throw nb::type_error((what + ": expected an integer, got " + py_type_name(h)).c_str());
+    throw nb::type_error((what() + ": expected an integer, got " + py_type_name(h)).c_str());
   }
-  int overflow = 0;
   const long long v = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
   if (overflow != 0)
-    throw InputError("kernel view", what, short_repr(h) + " does not fit a 64-bit integer");
+    throw InputError("kernel view", what(), short_repr(h) + " does not fit a 64-bit integer");
   if (v == -1 && PyErr_Occurred()) throw nb::python_error();
   return v;
+}
+
+int64_t as_int64(nb::handle h, const std::string& what) {
+  return as_int64_lazy(h, [&] { return what; });
 }
 
 // A sequence of integers (a list, tuple or numpy array of them).
@@ -92,14 +103,16 @@ std::vector<Idx> indices(const View& v, nb::handle key) {
           "kernel view", "index of " + v.describe(),
           std::to_string(named) + " indices for " + std::to_string(v.rank()) + " dims");
     const int64_t size = v.size(static_cast<int>(d));
-    const std::string what = "index of " + v.describe() + ": dim " + std::to_string(d);
+    const auto what = [&] { return "index of " + v.describe() + ": dim " + std::to_string(d); };
     if (nb::isinstance<nb::slice>(h)) {
       // A stop past the dim is an error, as in NKI (numpy would clamp it): the view says so.
       const nb::handle stop = h.attr("stop");
-      if (!stop.is_none() && as_int64(stop, what + ": slice stop") > size) {
+      const auto stop_what = [&] { return what() + ": slice stop"; };
+      if (!stop.is_none() && as_int64_lazy(stop, stop_what) > size) {
         const nb::handle start = h.attr("start");
-        out.emplace_back(start.is_none() ? 0 : as_int64(start, what + ": slice start"),
-                         as_int64(stop, what + ": slice stop"));
+        out.emplace_back(
+            start.is_none() ? 0 : as_int64_lazy(start, [&] { return what() + ": slice start"; }),
+            as_int64_lazy(stop, stop_what));
         continue;
       }
       auto [b, e, s, n] = nb::borrow<nb::slice>(h).compute(static_cast<size_t>(size));
@@ -117,19 +130,19 @@ std::vector<Idx> indices(const View& v, nb::handle key) {
       continue;
     }
     if (h.is(Py_Ellipsis))
-      throw InputError("kernel view", what, "an index holds at most one '...'");
+      throw InputError("kernel view", what(), "an index holds at most one '...'");
     if (h.is_none())
-      throw nb::type_error((what + ": None (numpy's newaxis) does not index a kernel view; "
-                                   "use reshape or broadcast")
+      throw nb::type_error((what() + ": None (numpy's newaxis) does not index a kernel view; "
+                                     "use reshape or broadcast")
                                .c_str());
     if (PyBool_Check(h.ptr()) || !PyIndex_Check(h.ptr()))
-      throw nb::type_error((what + ": an index is an integer, a slice or '...', got " +
+      throw nb::type_error((what() + ": an index is an integer, a slice or '...', got " +
                             py_type_name(h) + " " + short_repr(h))
                                .c_str());
-    int64_t ix = as_int64(h, what);
+    int64_t ix = as_int64_lazy(h, what);
     if (ix < -size || ix >= size)
       throw InputError(
-          "kernel view", what,
+          "kernel view", what(),
           "index " + std::to_string(ix) + " is out of range for size " + std::to_string(size));
     if (ix < 0) ix += size;
     out.emplace_back(ix);

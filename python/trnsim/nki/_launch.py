@@ -240,8 +240,8 @@ def _front_end_error(e):
         if kinds[i] == "trnsim" and kinds[i - 1] == "user":
             mod = frames[i].f_globals["__name__"]
             call = _API_PREFIX.get(mod, mod + ".") + frames[i].f_code.co_name
-    if call is None:
-        return e
+    if call is None:  # raised while placing a pending result after the kernel's last call
+        call = f"{frames[0].f_locals.get('fn', _trace).__name__} (its last NKI call's result)"
     err = NkiError(f"{call}: {type(e).__name__}: {e} (trnsim's NKI front end could not use the "
                    "arguments of this call; check their types and shapes)")
     err.unchecked = True  # tests flag these: every mistake should have a message of its own

@@ -310,6 +310,8 @@ def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_on
 
 def _pair(x, what):
     """() (none) or two ints: a one-element tile_position used to be dropped silently."""
+    if type(x) is tuple and not x:  # the default, on every matmul: no checks to run
+        return []
     if isinstance(x, (str, bytes)) or not hasattr(x, "__len__") or len(x) not in (0, 2):
         raise NkiError(f"{what}: expected () or (row, column) / (rows, columns), {_got(x)}")
     return [integer(v, what, 0, 2**31 - 1) for v in x]
