@@ -78,19 +78,24 @@ def number(x, what: str) -> float:
         raise ValueError(f"{what}: {_show(x)} is too large for a float") from None
 
 
-def sequence(x, what: str) -> list:
-    """A list / tuple / other iterable (not a string) as a list."""
+def items(x, what: str, expected: str = "a list") -> list:
+    """The elements of a list / tuple / other iterable (not a string, a dict or a 0-d array,
+    which has __iter__ but cannot iterate) as a list."""
     if isinstance(x, (str, bytes, dict)) or not hasattr(x, "__iter__"):
-        raise TypeError(f"{what}: expected a list, {_got(x)}")
-    return list(x)
+        raise TypeError(f"{what}: expected {expected}, {_got(x)}")
+    try:
+        return list(x)
+    except TypeError:
+        raise TypeError(f"{what}: expected {expected}, {_got(x)}") from None
+
+
+def sequence(x, what: str) -> list:
+    return items(x, what)
 
 
 def shape(x, what: str, allow_empty: bool = True) -> list[int]:
     """A shape: a sequence of integers (numpy arrays of ints too), each within int64."""
-    if isinstance(x, (str, bytes)) or not hasattr(x, "__iter__"):
-        raise TypeError(f"{what}: expected a sequence of integers such as (128, 512), "
-                        f"{_got(x)}")
-    dims = list(x)
+    dims = items(x, what, "a sequence of integers such as (128, 512)")
     if not dims and not allow_empty:
         raise ValueError(f"{what}: expected at least one dim, got ()")
     out = []

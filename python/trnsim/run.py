@@ -177,10 +177,11 @@ def run_spmd(programs, inputs: dict | None = None, chip=None, mode: str = "funct
     HBM (every program declares the same tensors), the HBM stack's bandwidth shared, and
     ``core_barrier`` / ``sendrecv`` meeting between the cores. Arguments as for :func:`run`;
     the trace holds core i's tracks under process ``core<i>``."""
-    if isinstance(programs, Program) or not hasattr(programs, "__iter__"):
-        raise TypeError(f"run_spmd: programs: expected a list of Programs (one per physical "
-                        f"core), got {type(programs).__name__}")
-    programs = list(programs)
+    if isinstance(programs, Program):
+        raise TypeError("run_spmd: programs: expected a list of Programs (one per physical "
+                        "core), got one Program")
+    programs = _check.items(programs, "run_spmd: programs",
+                            "a list of Programs (one per physical core)")
     if not programs:
         raise ValueError("run_spmd: no program")
     for i, p in enumerate(programs):

@@ -36,10 +36,8 @@ def _overrides(set, what: str = "set") -> list[str]:
         return out
     if isinstance(set, str):  # one override, not its characters
         return [set]
-    if not hasattr(set, "__iter__"):
-        raise TypeError(f"{what}: expected a dict {{key: value}} or a list of 'key=value' "
-                        f"strings, got {type(set).__name__}")
-    return [_check.string(s, f"{what}: override") for s in set]
+    overrides = _check.items(set, what, "a dict {key: value} or a list of 'key=value' strings")
+    return [_check.string(s, f"{what}: override") for s in overrides]
 
 
 def load(name: str, set=None) -> dict:

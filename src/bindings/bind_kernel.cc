@@ -168,6 +168,10 @@ std::vector<kernel::ViewDim> pattern_dims(nb::handle p, int64_t offset) {
     d.push_back({num, step});
   }
   constexpr __int128 kMax = std::numeric_limits<int64_t>::max();
+  __int128 elements = 1;  // and so must its element count (stride-0 dims reach nothing)
+  for (const kernel::ViewDim& x : d)
+    if (x.size > 0 && (elements *= x.size) > kMax)
+      throw InputError("kernel view", what, "has more than 2^63 elements");
   if (hi > kMax || lo < -kMax)
     throw InputError("kernel view", what,
                      "reaches past 2^63 elements (offset " + std::to_string(offset) + ")");

@@ -80,6 +80,7 @@ def test_numerics_inputs_that_now_work():
     (lambda: spec.load("trn2", [3]), TypeError, "override"),
     (lambda: spec.load("trn2", {"core.tensor.clock_ghz": None}), TypeError, "value is needed"),
     (lambda: spec.compare(), ValueError, "at least one chip"),
+    (lambda: spec.load("trn2", np.array(3)), TypeError, "spec.load: set"),
     (lambda: spec.compare(2), TypeError, "spec.compare: name"),
     (lambda: kernel.load_chip(None), TypeError, "chip"),
 ])
@@ -110,6 +111,7 @@ def kb():
     (lambda kb: kb.input("x", "fp32", [4.5]), TypeError, "dim 0 must be an integer"),
     (lambda kb: kb.input("x", "fp32", "ab"), TypeError, "shape"),
     (lambda kb: kb.input("x", "fp32", 4), TypeError, "shape"),
+    (lambda kb: kb.input("x", "fp32", np.array(4)), TypeError, "shape"),
     (lambda kb: kb.input(None, "fp32", [4]), TypeError, "name"),
     (lambda kb: kb.sbuf("t", "fp32", [128, 2**31, 2**31, 2**31]), ValueError, "64 bits"),
     (lambda kb: kb.dma_copy(kb.sbuf("t", "fp32", [4, 4]), None), TypeError, "'src'"),
@@ -163,6 +165,7 @@ def test_view_methods(kb):
     raises(ValueError, "2\\^63", lambda: t.pattern([[4, 128], [2**62, 4]]))
     raises(ValueError, "2\\^63", lambda: t.pattern([[4, 128], [1, 4]], 2**63 - 1))
     raises(ValueError, "2\\^63", lambda: t.broadcast(1, 2**62))
+    raises(ValueError, "2\\^63", lambda: t.pattern([[4, 128], [0, 2**62], [0, 2**62]]))
 
 
 def _copy_program():
@@ -186,6 +189,7 @@ def _copy_program():
     (lambda p: run.run_spmd(None), TypeError, "run_spmd: programs"),
     (lambda p: run.run_spmd([None]), TypeError, r"programs\[0\]"),
     (lambda p: run.run_spmd(p), TypeError, "run_spmd: programs"),
+    (lambda p: run.run_spmd(np.array(3)), TypeError, "run_spmd: programs"),
     (lambda p: core.run_spmd(kernel.load_chip("trn2"), [None], "functional", [], False),
      ValueError, r"programs\[0\]"),  # segfaulted
     (lambda p: run.from_bytes(b"\0\1", "fp32", [2]), ValueError, "from_bytes"),
@@ -326,6 +330,8 @@ def _in_kernel(body):
     (lambda t, a: t.ap([[1, 2, 3]]), NkiError, "ap: pattern"),
     (lambda t, a: t.ap(), NkiError, "pattern"),
     (lambda t, a: t.ap("ab"), NkiError, "ap: pattern"),
+    (lambda t, a: t.ap(np.array(3.0)), NkiError, "ap: pattern"),  # campaign 3
+    (lambda t, a: nl.sum(t, axis=np.array(1)), NkiError, "axis must be"),
     (lambda t, a: t.select(5, 0), NkiError, "dim 5 is out of range"),
     (lambda t, a: t.squeeze_dim(7), NkiError, "dim 7 is out of range"),
     (lambda t, a: t.permute(0, 5), NkiError, "dim 5 is out of range"),

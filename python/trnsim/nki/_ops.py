@@ -176,11 +176,13 @@ def dims(shape, what, min_rank=1):
 def axes_of(axis, rank, what):
     """Free axes given as an int or a tuple of ints, made non-negative; out of range or
     repeated axes are an NkiError (taken modulo the rank they named the wrong axis)."""
-    items = (axis,) if np.isscalar(axis) or isinstance(axis, (int, np.integer)) else axis
-    if isinstance(items, (str, bytes)) or not hasattr(items, "__iter__"):
-        raise NkiError(f"{what}: axis must be an int or a tuple of ints, {_got(axis)}")
+    try:
+        axes = [axis] if np.isscalar(axis) or isinstance(axis, (int, np.integer)) else \
+            _check.items(axis, what)
+    except TypeError:
+        raise NkiError(f"{what}: axis must be an int or a tuple of ints, {_got(axis)}") from None
     out = []
-    for a in items:
+    for a in axes:
         if isinstance(a, (bool, np.bool_)) or not isinstance(a, (int, np.integer)):
             raise NkiError(f"{what}: axis must be an int or a tuple of ints, {_got(axis)}")
         a = int(a)
@@ -209,11 +211,13 @@ def number(x, what):
 
 def pattern_of(pattern, what):
     """An access pattern [[step, num], ...] as a list of (int, int)."""
-    if isinstance(pattern, (str, bytes)) or not hasattr(pattern, "__iter__"):
-        raise NkiError(f"{what}: expected a pattern [[step, num], ...], {_got(pattern)}")
+    try:
+        entries = [_check.items(p, what) for p in _check.items(pattern, what)]
+    except TypeError:
+        raise NkiError(f"{what}: expected a pattern [[step, num], ...], {_got(pattern)}") from None
     out = []
-    for p in pattern:
-        if isinstance(p, (str, bytes)) or not hasattr(p, "__len__") or len(p) != 2:
+    for p in entries:
+        if len(p) != 2:
             raise NkiError(f"{what}: each pattern entry is [step, num], got {p!r}")
         out.append((integer(p[0], f"{what}: step"), integer(p[1], f"{what}: num")))
     return out
@@ -312,9 +316,13 @@ def _pair(x, what):
     """() (none) or two ints: a one-element tile_position used to be dropped silently."""
     if type(x) is tuple and not x:  # the default, on every matmul: no checks to run
         return []
-    if isinstance(x, (str, bytes)) or not hasattr(x, "__len__") or len(x) not in (0, 2):
+    try:
+        v = _check.items(x, what)
+    except TypeError:
+        v = None
+    if v is None or len(v) not in (0, 2):
         raise NkiError(f"{what}: expected () or (row, column) / (rows, columns), {_got(x)}")
-    return [integer(v, what, 0, 2**31 - 1) for v in x]
+    return [integer(e, what, 0, 2**31 - 1) for e in v]
 
 
 def nc_transpose(dst, data, engine=None, name=None):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import enum
 
+from trnsim import _check
 from trnsim.nki import _ctx, _ops
 from trnsim.nki._ctx import NkiError, stub, unsupported
 
@@ -122,8 +123,11 @@ def core_barrier(data, cores, engine=engine.unknown, name=None):
     takes one remote semaphore update (chip.lnc.remote_semaphore_ns, an assumption:
     docs/nki.md). Only ``cores=(0, 1)``, as in NKI; engine: GpSimd unless given."""
     c = _logical_core("core_barrier")
-    if isinstance(cores, (str, bytes)) or not hasattr(cores, "__iter__"):
-        raise NkiError(f"nisa.core_barrier: cores must be a tuple of core ids, got {cores!r}")
+    try:
+        cores = _check.items(cores, "nisa.core_barrier: cores")
+    except TypeError:
+        raise NkiError(f"nisa.core_barrier: cores must be a tuple of core ids, got {cores!r}") \
+            from None
     if tuple(_ops.integer(x, "nisa.core_barrier: cores") for x in cores) != tuple(
             range(c.lnc)):
         raise NkiError(f"nisa.core_barrier: cores={tuple(cores)!r}; only "
