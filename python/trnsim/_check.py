@@ -32,7 +32,7 @@ def integer(x, what: str, lo: int | None = INT64_MIN, hi: int | None = INT64_MAX
     if (lo is not None and v < lo) or (hi is not None and v > hi):
         need = (f">= {lo}" if hi is None else f"<= {hi}" if lo is None
                 else f"in {lo}..{hi}")
-        raise ValueError(f"{what}: {v} is out of range (must be {need})")
+        raise ValueError(f"{what}: {_show(v)} is out of range (must be {need})")
     return v
 
 
