@@ -90,3 +90,52 @@ def junk_arrays():
 
 def junk():
     return st.one_of(junk_scalars, junk_arrays())
+
+
+# --- indexing against a model of the rules (numpy's, except: a stop past the dim, an
+# empty slice and a step < 1 are errors; an int keeps an on-chip tile's partition dim) ---
+
+def expected_index(shape, key, on_chip):
+    """The shape of view[key], or None for an error."""
+    items = key if isinstance(key, tuple) else (key,)
+    if sum(k is Ellipsis for k in items) > 1:
+        return None
+    named = len(items) - (Ellipsis in items)
+    if named > len(shape):
+        return None
+    full = []
+    for k in items:
+        full += [slice(None)] * (len(shape) - named) if k is Ellipsis else [k]
+    full += [slice(None)] * (len(shape) - len(full))
+    out = []
+    for d, (n, k) in enumerate(zip(shape, full)):
+        if isinstance(k, (bool, np.bool_)):
+            return None
+        if isinstance(k, (int, np.integer)):
+            if not -n <= k < n:
+                return None
+            if d == 0 and on_chip:
+                out.append(1)
+            continue
+        if not isinstance(k, slice):
+            return None
+        if any(v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)))
+               for v in (k.start, k.stop, k.step)):
+            return None
+        if k.step is not None and (k.step < 1 or (d == 0 and on_chip and k.step > 1)):
+            return None  # partitions are contiguous: no step on a tile's partition dim
+        if k.stop is not None and k.stop > n:
+            return None
+        m = len(range(*k.indices(n)))
+        if m == 0:
+            return None
+        out.append(m)
+    return out
+
+
+index_items = st.one_of(
+    st.integers(-10, 10), st.just(Ellipsis),
+    st.builds(slice, st.one_of(st.none(), st.integers(-10, 10)),
+              st.one_of(st.none(), st.integers(-10, 12)),
+              st.one_of(st.none(), st.integers(-2, 4))),
+    st.sampled_from([None, 1.5, "a", [0], np.int64(1), True, 2**70, slice(0.5, 2)]))

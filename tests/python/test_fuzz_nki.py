@@ -14,8 +14,7 @@ import trnsim.nki as nki
 import trnsim.nki.isa as nisa
 import trnsim.nki.language as nl
 import trnsim.nki.legacy.isa as legacy_isa
-from fuzz_helpers import junk, junk_arrays, outcome
-from test_fuzz_kernel import expected_index, index_items
+from fuzz_helpers import expected_index, index_items, junk, junk_arrays, outcome
 
 FLOATS = [np.float32, ml_dtypes.bfloat16, np.float16]
 chips = st.sampled_from(["trn1", "trn2", "trn3"])
@@ -208,7 +207,7 @@ def test_nki_calls_with_random_arguments(call, data, chip):
 @given(shape=st.lists(st.integers(1, 8), min_size=1, max_size=3), on_chip=st.booleans(),
        key=st.one_of(index_items, st.lists(index_items, max_size=4).map(tuple)))
 def test_indexing_kernel_tensors(shape, on_chip, key):
-    """nl tensors index as the kernel API's views do (test_fuzz_kernel.expected_index)."""
+    """nl tensors index as the kernel API's views do (fuzz_helpers.expected_index)."""
     got = {}
 
     def kernel(a):
