@@ -18,7 +18,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
-from trnsim import _core
+from trnsim import _check, _core
 
 # numpy / ml_dtypes dtype  <->  trnsim canonical format name.
 _NUMPY_TO_FORMAT = {
@@ -50,16 +50,35 @@ def format_info(fmt) -> dict:
     return _core.format_info(format_name(fmt))
 
 
-def format_name(fmt) -> str:
-    """Canonical trnsim name of a format given by name, numpy dtype or ml_dtypes type."""
+def format_name(fmt, what: str | None = None) -> str:
+    """Canonical trnsim name of a format given by name, numpy dtype or ml_dtypes type.
+    ``what`` names the argument in the error (a TypeError / ValueError) for anything else."""
+    at = f"{what}: " if what else ""
     if isinstance(fmt, str):
-        return _core.format_info(fmt)["name"]
+        try:
+            return _core.format_info(fmt)["name"]
+        except ValueError as e:
+            raise ValueError(f"{at}{e}") from None
+    # np.dtype(None) is float64: a missing dtype would silently become fp64.
+    if fmt is None:
+        raise TypeError(f"{at}a number format is needed (a trnsim name such as 'bf16', or a "
+                        "numpy / ml_dtypes dtype), got None")
+    if isinstance(fmt, bytes):  # numpy parses bytes as a dtype spec (b',': SyntaxError)
+        raise TypeError(f"{at}not a number format: {fmt!r} (name it with a str)")
     try:
         dt = np.dtype(fmt)
-    except TypeError:
-        raise TypeError(f"not a number format: {fmt!r}") from None
+    except (TypeError, ValueError, SyntaxError):
+        raise TypeError(f"{at}not a number format: {fmt!r}") from None
     if dt not in _NUMPY_TO_FORMAT:
-        raise ValueError(f"dtype {dt} has no trnsim format; name one of the trnsim formats instead")
+        if dt.byteorder == ">":
+            raise ValueError(f"{at}dtype {dt} is big-endian; trnsim reads native (little-endian) "
+                             "elements: convert with a.astype(a.dtype.newbyteorder('='))")
+        if dt.kind in "iub":
+            hint = ("trnsim's integers are int8/16/32 and uint8/16/32: convert first, e.g. "
+                    "a.astype(np.int32) or a.astype(np.float32)")
+        else:
+            hint = "use a trnsim format or its numpy / ml_dtypes dtype"
+        raise ValueError(f"{at}dtype {dt} has no trnsim format; {hint}")
     return _NUMPY_TO_FORMAT[dt]
 
 
@@ -81,17 +100,43 @@ def _container(info: dict) -> np.dtype:
 
 
 def _policy(chip, overflow, nan, sr_random_bits, flush_subnormals):
+    # `is None`, not `or`: sr_random_bits=0 or overflow="" are mistakes to report, not defaults.
+    if overflow is not None:
+        _check.string(overflow, "cast: overflow")
+    if nan is not None:
+        _check.string(nan, "cast: nan")
+    if sr_random_bits is not None:
+        sr_random_bits = _check.integer(sr_random_bits, "cast: sr_random_bits", 1, 32)
+    if flush_subnormals is not None:
+        flush_subnormals = _check.boolean(flush_subnormals, "cast: flush_subnormals")
     if chip is None:
-        return (overflow or "inf", nan or "propagate", sr_random_bits or 16, bool(flush_subnormals))
-    from trnsim import spec  # the generation's numeric policy is spec data
+        p = {"overflow": "inf", "nan": "propagate", "sr_random_bits": 16,
+             "flush_subnormals": False}
+    else:
+        from trnsim import spec  # the generation's numeric policy is spec data
 
-    p = spec.load(chip)["values"]["numerics"]
+        p = spec.load(_check.name_or_path(chip, "cast: chip"))["values"]["numerics"]
     return (
-        overflow or p["overflow"],
-        nan or p["nan"],
-        sr_random_bits or p["sr_random_bits"],
-        p["flush_subnormals"] if flush_subnormals is None else bool(flush_subnormals),
+        p["overflow"] if overflow is None else overflow,
+        p["nan"] if nan is None else nan,
+        p["sr_random_bits"] if sr_random_bits is None else sr_random_bits,
+        p["flush_subnormals"] if flush_subnormals is None else flush_subnormals,
     )
+
+
+def _values(array, what):
+    """An array argument: ndarrays as they are; Python numbers and lists, whose integers numpy
+    makes int64 (no trnsim format), as float64 when that is exact."""
+    a = _check.array(array, what)
+    if isinstance(array, np.ndarray):
+        return a
+    if a.dtype.kind == "b" or (a.dtype.kind in "iu" and a.dtype.itemsize > 4):
+        f = a.astype(np.float64)
+        if a.size and np.any(f.astype(a.dtype) != a):
+            raise ValueError(f"{what}: integers beyond 2**53 do not convert exactly; give an "
+                             "array of a trnsim format")
+        a = f
+    return a
 
 
 def cast(
@@ -128,21 +173,26 @@ def cast(
         A new array of the same shape, in the target's numpy / ml_dtypes dtype, float32 for
         tf32, or raw codes (unsigned integers) for formats without a numpy dtype.
     """
-    a = np.asarray(array)
-    src = format_name(src_dtype) if src_dtype is not None else format_name(a.dtype)
-    dst = format_name(dtype)
-    src_info, dst_info = _core.format_info(src), _core.format_info(dst)
+    a = _values(array, "cast: array")
+    src = (format_name(src_dtype, "cast: src_dtype") if src_dtype is not None
+           else format_name(a.dtype, "cast: array"))
+    dst = format_name(dtype, "cast: dtype")
+    src_info = _core.format_info(src)
+    rounding = _check.string(rounding, "cast: rounding")
+    seed = _check.seed(seed, "cast: seed")
+    stream = _check.seed(stream, "cast: stream")
     raw = np.ascontiguousarray(a)
     if raw.dtype.itemsize != src_info["storage_bytes"]:
         raise ValueError(
-            f"array of {raw.dtype} ({raw.dtype.itemsize}-byte elements) cannot hold format "
-            f"{src} ({src_info['storage_bytes']}-byte elements)"
+            f"cast: src_dtype: array of {raw.dtype} ({raw.dtype.itemsize}-byte elements) cannot "
+            f"hold format {src} ({src_info['storage_bytes']}-byte elements)"
         )
     raw = raw.view(_container(src_info))
     ov, nn, bits, flush = _policy(chip, overflow, nan, sr_random_bits, flush_subnormals)
     out = _core.convert(raw, src, dst, rounding, seed, stream, ov, nn, bits, flush)
     target = _FORMAT_TO_NUMPY.get(dst)
-    return out.view(target) if target is not None else out
+    out = out.view(target) if target is not None else out
+    return out.reshape(a.shape)  # a 0-d array stays 0-d (ascontiguousarray made it 1-d)
 
 
 def quantize_mx(x, elem_dtype="fp8_e4m3fn", scale_rule: str = "trainium", rounding: str = "rne",
@@ -155,9 +205,15 @@ def quantize_mx(x, elem_dtype="fp8_e4m3fn", scale_rule: str = "trainium", roundi
     Returns ``(elements, scales)``: elements in the element format's ml_dtypes dtype (one per
     byte), scales as ml_dtypes.float8_e8m0fnu with the last axis divided by 32.
     """
-    elem = format_name(elem_dtype)
-    xs = np.ascontiguousarray(np.asarray(x, dtype=np.float32))
-    codes, scales = _core.quantize_mx(xs, elem, scale_rule, rounding, seed, stream)
+    elem = format_name(elem_dtype, "quantize_mx: elem_dtype")
+    a = _values(x, "quantize_mx: x")
+    if a.ndim == 0:
+        raise ValueError("quantize_mx: x: needs at least one axis (blocks of 32 along the last)")
+    xs = np.ascontiguousarray(a.astype(np.float32))
+    codes, scales = _core.quantize_mx(xs, elem, _check.string(scale_rule, "quantize_mx: scale_rule"),
+                                      _check.string(rounding, "quantize_mx: rounding"),
+                                      _check.seed(seed, "quantize_mx: seed"),
+                                      _check.seed(stream, "quantize_mx: stream"))
     target = _FORMAT_TO_NUMPY.get(elem)
     return (codes.view(target) if target is not None else codes,
             scales.view(ml_dtypes.float8_e8m0fnu))
@@ -165,7 +221,23 @@ def quantize_mx(x, elem_dtype="fp8_e4m3fn", scale_rule: str = "trainium", roundi
 
 def dequantize_mx(elements, scales, elem_dtype=None):
     """float32 values of MX elements times their block's E8M0 scale (exact)."""
-    e = np.ascontiguousarray(np.asarray(elements))
-    elem = format_name(elem_dtype) if elem_dtype is not None else format_name(e.dtype)
-    s = np.ascontiguousarray(np.asarray(scales)).view(np.uint8)
-    return _core.dequantize_mx(e.view(np.uint8), s, elem)
+    e = _check.array(elements, "dequantize_mx: elements")
+    elem = (format_name(elem_dtype, "dequantize_mx: elem_dtype") if elem_dtype is not None
+            else format_name(e.dtype, "dequantize_mx: elements"))
+    if e.dtype.itemsize != 1:
+        raise ValueError(f"dequantize_mx: elements: expected 1-byte MX element codes, got "
+                         f"{e.dtype} ({e.dtype.itemsize}-byte elements)")
+    s = np.ascontiguousarray(_check.array(scales, "dequantize_mx: scales"))
+    if s.dtype not in (np.dtype(ml_dtypes.float8_e8m0fnu), np.dtype(np.uint8)):
+        raise ValueError(f"dequantize_mx: scales: expected E8M0 scales (ml_dtypes."
+                         f"float8_e8m0fnu or their uint8 codes), got {s.dtype}")
+    # Scales must line up with their blocks: the same leading dims, the last one divided by
+    # 32. Comparing sizes only would take transposed scales silently.
+    if e.ndim == 0:
+        raise ValueError("dequantize_mx: elements: needs at least one axis")
+    e = np.ascontiguousarray(e)
+    want = e.shape[:-1] + (e.shape[-1] // 32,)
+    if e.shape[-1] % 32 or s.shape != want:
+        raise ValueError(f"dequantize_mx: elements {e.shape} need scales of shape {want} (one "
+                         f"per block of 32 along the last axis), got {s.shape}")
+    return _core.dequantize_mx(e.view(np.uint8), s.view(np.uint8), elem)

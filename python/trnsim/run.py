@@ -11,7 +11,7 @@ import json
 
 import numpy as np
 
-from trnsim import _core
+from trnsim import _check, _core
 from trnsim._files import write_text_atomically
 from trnsim.kernel import Program, load_chip
 from trnsim.numerics import _container, format_info, numpy_dtype
@@ -19,14 +19,34 @@ from trnsim.numerics import _container, format_info, numpy_dtype
 MODES = ("functional+timing", "timing", "functional")
 
 
-def to_bytes(array, fmt: str, shape) -> np.ndarray:
-    """An array's elements as the bytes of format ``fmt`` (values cast with RNE if needed)."""
+def host_array(array, what: str) -> np.ndarray:
+    """An array the host gives for a tensor, in a dtype trnsim has: bools as uint8 0 / 1,
+    other integers (int64, the default of numpy and of Python lists) as float64 when exact,
+    big-endian as native; None, strings, objects and complex numbers are refused by name."""
+    a = _check.array(array, what)
+    if a.dtype.byteorder == ">":
+        a = a.astype(a.dtype.newbyteorder("="))
+    if a.dtype.kind == "b":
+        a = a.astype(np.uint8)
+    elif a.dtype.kind in "iu" and a.dtype.itemsize > 4:
+        f = a.astype(np.float64)
+        if a.size and np.any(f.astype(a.dtype) != a):
+            raise ValueError(f"{what}: {a.dtype} values beyond 2**53 do not convert exactly; "
+                             "give an array of a trnsim format (int32, float32, ...)")
+        a = f
+    return a
+
+
+def to_bytes(array, fmt: str, shape, what: str = "array") -> np.ndarray:
+    """An array's elements as the bytes of format ``fmt`` (values cast with RNE if needed).
+    ``what`` names the array in errors."""
     from trnsim.numerics import cast, format_name
 
-    a = np.asarray(array)
+    a = host_array(array, what)
     if tuple(a.shape) != tuple(shape):
-        raise ValueError(f"array of shape {a.shape} given for a tensor of shape {tuple(shape)}")
-    if format_name(a.dtype) != fmt:
+        raise ValueError(f"{what}: array of shape {a.shape} given for a tensor of shape "
+                         f"{tuple(shape)}")
+    if format_name(a.dtype, what) != fmt:
         a = cast(a, fmt)
     return np.ascontiguousarray(a).view(np.uint8).reshape(-1)
 
@@ -34,6 +54,11 @@ def to_bytes(array, fmt: str, shape) -> np.ndarray:
 def from_bytes(data: bytes, fmt: str, shape) -> np.ndarray:
     """Bytes of a tensor as a numpy / ml_dtypes array (raw codes where numpy has no dtype)."""
     info = format_info(fmt)
+    item = _container(info).itemsize
+    n = int(np.prod(shape)) if len(shape) else 1
+    if len(data) != n * item:
+        raise ValueError(f"from_bytes: {len(data)} bytes for a {fmt} tensor of shape "
+                         f"{tuple(shape)} ({n * item} bytes)")
     a = np.frombuffer(data, dtype=_container(info))
     dt = numpy_dtype(fmt)
     if dt is not None and dt != a.dtype:
@@ -97,21 +122,36 @@ def run(program: Program, inputs: dict | None = None, chip=None, mode: str = "fu
             or ``"functional"`` (values only).
         trace: record the per-instruction trace.
     """
+    if not isinstance(program, Program):
+        raise TypeError(f"run: program: expected a Program (KernelBuilder.build()), got "
+                        f"{type(program).__name__}")
+    mode, trace = _mode(mode, "run"), _check.boolean(trace, "run: trace")
     chip = load_chip(chip or program.chip or "trn2")
     decl = {name: (fmt, shape) for name, fmt, shape, _ in program.tensors}
     outs, figures, summary, tr = _core.run_program(chip, program, mode,
-                                                   _raw_inputs(decl, inputs), trace)
+                                                   _raw_inputs(decl, inputs, "run"), trace)
     outputs = {n: from_bytes(b, decl[n][0], decl[n][1]) for n, b in outs}
     return RunResult(outputs, json.loads(figures), summary, tr)
 
 
-def _raw_inputs(decl, inputs):
+def _mode(mode, call):
+    if not isinstance(mode, str) or mode not in MODES:
+        raise ValueError(f"{call}: mode: {mode!r}: use one of {', '.join(MODES)}")
+    return mode
+
+
+def _raw_inputs(decl, inputs, call):
+    if inputs is None:
+        return []
+    if not hasattr(inputs, "items"):
+        raise TypeError(f"{call}: inputs: expected a dict {{tensor name: array}}, got "
+                        f"{type(inputs).__name__}")
     raw = []
-    for name, array in (inputs or {}).items():
+    for name, array in inputs.items():
         if name not in decl:
-            raise ValueError(f"run: no tensor '{name}' in the program (has {sorted(decl)})")
+            raise ValueError(f"{call}: no tensor {name!r} in the program (has {sorted(decl)})")
         fmt, shape = decl[name]
-        raw.append((name, to_bytes(array, fmt, shape)))
+        raw.append((name, to_bytes(array, fmt, shape, f"{call}: input '{name}'")))
     return raw
 
 
@@ -137,13 +177,23 @@ def run_spmd(programs, inputs: dict | None = None, chip=None, mode: str = "funct
     HBM (every program declares the same tensors), the HBM stack's bandwidth shared, and
     ``core_barrier`` / ``sendrecv`` meeting between the cores. Arguments as for :func:`run`;
     the trace holds core i's tracks under process ``core<i>``."""
-    programs = list(programs)
+    if isinstance(programs, Program):
+        raise TypeError("run_spmd: programs: expected a list of Programs (one per physical "
+                        "core), got one Program")
+    programs = _check.items(programs, "run_spmd: programs",
+                            "a list of Programs (one per physical core)")
     if not programs:
         raise ValueError("run_spmd: no program")
+    for i, p in enumerate(programs):
+        if not isinstance(p, Program):
+            raise TypeError(f"run_spmd: programs[{i}]: expected a Program "
+                            f"(KernelBuilder.build()), got {type(p).__name__}")
+    mode, trace = _mode(mode, "run_spmd"), _check.boolean(trace, "run_spmd: trace")
     chip = load_chip(chip or programs[0].chip or "trn2")
     decl = {name: (fmt, shape) for name, fmt, shape, _ in programs[0].tensors}
     outs, cores, total, summary, tr = _core.run_spmd(chip, programs, mode,
-                                                     _raw_inputs(decl, inputs), trace)
+                                                     _raw_inputs(decl, inputs, "run_spmd"),
+                                                     trace)
     outputs = {n: from_bytes(b, decl[n][0], decl[n][1]) for n, b in outs}
     return SpmdRunResult(outputs, [json.loads(c) for c in cores], total, summary, tr)
 

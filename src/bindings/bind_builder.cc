@@ -6,6 +6,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "arch/chip_spec.h"
+#include "base/error.h"
 #include "bindings/kernel_types.h"
 #include "isa/disassembler.h"
 #include "isa/names.h"
@@ -117,6 +118,11 @@ void bind_kernel_builder(nb::module_& m) {
           "matmul",
           [](KernelBuilder& b, const View& dst, const View& st, const View& mv, bool start,
              std::vector<int> pos, std::vector<int> size, bool double_row) {
+            // tile_position / tile_size are (row, column) pairs or empty: another length was
+            // dropped without a word.
+            if ((pos.size() != 0 && pos.size() != 2) || (size.size() != 0 && size.size() != 2))
+              throw InputError("matmul", "tile_position / tile_size",
+                               "give two values (row, column) or none");
             kernel::MatmulOpts o;
             o.start = start;
             if (pos.size() == 2) o.tile_row = pos[0], o.tile_col = pos[1];
@@ -132,39 +138,42 @@ void bind_kernel_builder(nb::module_& m) {
       .def(
           "activation",
           [](KernelBuilder& b, const View& dst, const View& src, ActFunc f, nb::handle scale,
-             nb::handle bias,
-             float alpha) { b.activation(dst, src, f, scalar_of(scale), scalar_of(bias), alpha); },
-          nb::arg("dst"), nb::arg("src"), nb::arg("func"), nb::arg("scale") = 1.0,
-          nb::arg("bias") = 0.0, nb::arg("alpha") = 0.0f, "dst = func(src * scale + bias).")
+             nb::handle bias, float alpha) {
+            b.activation(dst, src, f, scalar_of(scale, "scale"), scalar_of(bias, "bias"), alpha);
+          },
+          nb::arg("dst"), nb::arg("src"), nb::arg("func"), nb::arg("scale").none() = 1.0,
+          nb::arg("bias").none() = 0.0, nb::arg("alpha") = 0.0f, "dst = func(src * scale + bias).")
       .def(
           "activation_reduce",
           [](KernelBuilder& b, const View& dst, const View& red, const View& src, ActFunc f,
              nb::handle scale, nb::handle bias) {
-            b.activation_reduce(dst, red, src, f, scalar_of(scale), scalar_of(bias));
+            b.activation_reduce(dst, red, src, f, scalar_of(scale, "scale"),
+                                scalar_of(bias, "bias"));
           },
           nb::arg("dst"), nb::arg("reduce_dst"), nb::arg("src"), nb::arg("func"),
-          nb::arg("scale") = 1.0, nb::arg("bias") = 0.0)
+          nb::arg("scale").none() = 1.0, nb::arg("bias").none() = 0.0)
       .def("tensor_tensor", &KernelBuilder::tensor_tensor, nb::arg("dst"), nb::arg("in0"),
            nb::arg("in1"), nb::arg("op"), nb::arg("engine") = Engine::kVector)
       .def(
           "tensor_scalar",
           [](KernelBuilder& b, const View& dst, const View& src, AluOp op0, nb::handle arg0,
              bool reverse0, AluOp op1, nb::handle arg1, bool reverse1, Engine e) {
-            b.tensor_scalar(dst, src, AluArg{op0, scalar_of(arg0), reverse0},
-                            AluArg{op1, scalar_of(arg1), reverse1}, e);
+            b.tensor_scalar(dst, src, AluArg{op0, scalar_of(arg0, "arg0"), reverse0},
+                            AluArg{op1, scalar_of(arg1, "arg1"), reverse1}, e);
           },
-          nb::arg("dst"), nb::arg("src"), nb::arg("op0"), nb::arg("arg0"),
-          nb::arg("reverse0") = false, nb::arg("op1") = AluOp::kBypass, nb::arg("arg1") = 0.0,
-          nb::arg("reverse1") = false, nb::arg("engine") = Engine::kVector,
-          "dst = (src op0 arg0) op1 arg1.")
+          nb::arg("dst"), nb::arg("src"), nb::arg("op0"), nb::arg("arg0").none(),
+          nb::arg("reverse0") = false, nb::arg("op1") = AluOp::kBypass,
+          nb::arg("arg1").none() = 0.0, nb::arg("reverse1") = false,
+          nb::arg("engine") = Engine::kVector, "dst = (src op0 arg0) op1 arg1.")
       .def(
           "scalar_tensor_tensor",
           [](KernelBuilder& b, const View& dst, const View& in0, AluOp op0, nb::handle arg0,
              bool reverse0, AluOp op1, const View& in1) {
-            b.scalar_tensor_tensor(dst, in0, AluArg{op0, scalar_of(arg0), reverse0}, op1, in1);
+            b.scalar_tensor_tensor(dst, in0, AluArg{op0, scalar_of(arg0, "arg0"), reverse0}, op1,
+                                   in1);
           },
-          nb::arg("dst"), nb::arg("in0"), nb::arg("op0"), nb::arg("arg0"), nb::arg("reverse0"),
-          nb::arg("op1"), nb::arg("in1"), "dst = (in0 op0 arg0) op1 in1.")
+          nb::arg("dst"), nb::arg("in0"), nb::arg("op0"), nb::arg("arg0").none(),
+          nb::arg("reverse0"), nb::arg("op1"), nb::arg("in1"), "dst = (in0 op0 arg0) op1 in1.")
       .def("tensor_reduce", &KernelBuilder::tensor_reduce, nb::arg("dst"), nb::arg("src"),
            nb::arg("op"), nb::arg("axes") = 1)
       .def("tensor_copy", &KernelBuilder::tensor_copy, nb::arg("dst"), nb::arg("src"),
@@ -180,9 +189,9 @@ void bind_kernel_builder(nb::module_& m) {
       .def(
           "exponential",
           [](KernelBuilder& b, const View& dst, const View& src, nb::handle max_value) {
-            b.exponential(dst, src, scalar_of(max_value));
+            b.exponential(dst, src, scalar_of(max_value, "max_value"));
           },
-          nb::arg("dst"), nb::arg("src"), nb::arg("max_value") = 0.0,
+          nb::arg("dst"), nb::arg("src"), nb::arg("max_value").none() = 0.0,
           "NC-v4: dst = exp(src - max_value) on VectorE.")
       .def("iota", &KernelBuilder::iota, nb::arg("dst"), nb::arg("base"),
            nb::arg("channel_multiplier"))
@@ -193,19 +202,20 @@ void bind_kernel_builder(nb::module_& m) {
       .def(
           "tensor_tensor_scan",
           [](KernelBuilder& b, const View& dst, const View& in0, const View& in1,
-             nb::handle initial, AluOp op0,
-             AluOp op1) { b.tensor_tensor_scan(dst, in0, in1, scalar_of(initial), op0, op1); },
-          nb::arg("dst"), nb::arg("in0"), nb::arg("in1"), nb::arg("initial"), nb::arg("op0"),
+             nb::handle initial, AluOp op0, AluOp op1) {
+            b.tensor_tensor_scan(dst, in0, in1, scalar_of(initial, "initial"), op0, op1);
+          },
+          nb::arg("dst"), nb::arg("in0"), nb::arg("in1"), nb::arg("initial").none(), nb::arg("op0"),
           nb::arg("op1"))
       .def(
           "tensor_scalar_reduce",
           [](KernelBuilder& b, const View& dst, const View& red, const View& src, AluOp op0,
              nb::handle arg0, bool reverse0, AluOp reduce_op) {
-            b.tensor_scalar_reduce(dst, red, src, AluArg{op0, scalar_of(arg0), reverse0},
+            b.tensor_scalar_reduce(dst, red, src, AluArg{op0, scalar_of(arg0, "arg0"), reverse0},
                                    reduce_op);
           },
-          nb::arg("dst"), nb::arg("reduce_dst"), nb::arg("src"), nb::arg("op0"), nb::arg("arg0"),
-          nb::arg("reverse0") = false, nb::arg("reduce_op") = AluOp::kAdd)
+          nb::arg("dst"), nb::arg("reduce_dst"), nb::arg("src"), nb::arg("op0"),
+          nb::arg("arg0").none(), nb::arg("reverse0") = false, nb::arg("reduce_op") = AluOp::kAdd)
       .def("core_barrier", &KernelBuilder::core_barrier, nb::arg("data"),
            nb::arg("engine") = Engine::kGpSimd,
            "Logical cores: waits until every core of the logical core reached its barrier of "

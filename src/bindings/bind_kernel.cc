@@ -7,7 +7,9 @@
 #include <nanobind/stl/unique_ptr.h>
 #include <nanobind/stl/vector.h>
 
+#include <limits>
 #include <memory>
+#include <string>
 
 #include "arch/arch.h"
 #include "base/error.h"
@@ -25,6 +27,56 @@ using kernel::KernelBuilder;
 using kernel::View;
 
 num::Format format_of(const std::string& name) { return num::parse_format(name); }
+
+std::string py_type_name(nb::handle h) { return nb::inst_name(h).c_str(); }
+
+// repr(h), cut to a length an error message can carry (10**400 has 401 digits).
+std::string short_repr(nb::handle h) {
+  std::string r = nb::repr(h).c_str();
+  return r.size() <= 60 ? r : r.substr(0, 57) + "...";
+}
+
+// A Python integer (int, numpy integer: anything with __index__ but bool) as int64. The
+// errors name what(): a TypeError for another type, a ValueError past int64 (nb::cast would
+// throw std::bad_cast for both, which reached Python as a RuntimeError naming nothing).
+// what() is called on errors only: indexing is on the NKI front end's hot path.
+template <class What>
+int64_t as_int64_lazy(nb::handle h, const What& what) {
+  int overflow = 0;
+  if (PyLong_CheckExact(h.ptr())) {  // the common case, without PyNumber_Index
+    const long long v = PyLong_AsLongLongAndOverflow(h.ptr(), &overflow);
+    if (overflow == 0) return v;
+    throw InputError("kernel view", what(), short_repr(h) + " does not fit a 64-bit integer");
+  }
+  if (PyBool_Check(h.ptr()) || !PyIndex_Check(h.ptr()))
+    throw nb::type_error(
+        (what() + ": expected an integer, got " + py_type_name(h) + " " + short_repr(h)).c_str());
+  nb::object i = nb::steal(PyNumber_Index(h.ptr()));
+  if (!i.is_valid()) {
+    if (!PyErr_ExceptionMatches(PyExc_TypeError)) throw nb::python_error();  // its own message
+    PyErr_Clear();  // numpy's "only integer scalar arrays ..." names nothing
+    throw nb::type_error((what() + ": expected an integer, got " + py_type_name(h)).c_str());
+  }
+  const long long v = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
+  if (overflow != 0)
+    throw InputError("kernel view", what(), short_repr(h) + " does not fit a 64-bit integer");
+  if (v == -1 && PyErr_Occurred()) throw nb::python_error();
+  return v;
+}
+
+int64_t as_int64(nb::handle h, const std::string& what) {
+  return as_int64_lazy(h, [&] { return what; });
+}
+
+// A sequence of integers (a list, tuple or numpy array of them).
+std::vector<int64_t> as_int64s(nb::handle h, const std::string& what) {
+  if (PyUnicode_Check(h.ptr()) || PyBytes_Check(h.ptr()) || !PySequence_Check(h.ptr()))
+    throw nb::type_error((what + ": expected a list of integers, got " + py_type_name(h)).c_str());
+  std::vector<int64_t> out;
+  for (nb::handle x : nb::borrow<nb::sequence>(h))
+    out.push_back(as_int64(x, what + "[" + std::to_string(out.size()) + "]"));
+  return out;
+}
 
 // Python index (int, slice, Ellipsis or a tuple of them) -> Idx per dim, numpy rules for
 // negative ints and open slices; a step < 1 is an error.
@@ -51,12 +103,16 @@ std::vector<Idx> indices(const View& v, nb::handle key) {
           "kernel view", "index of " + v.describe(),
           std::to_string(named) + " indices for " + std::to_string(v.rank()) + " dims");
     const int64_t size = v.size(static_cast<int>(d));
+    const auto what = [&] { return "index of " + v.describe() + ": dim " + std::to_string(d); };
     if (nb::isinstance<nb::slice>(h)) {
       // A stop past the dim is an error, as in NKI (numpy would clamp it): the view says so.
       const nb::handle stop = h.attr("stop");
-      if (!stop.is_none() && nb::cast<int64_t>(stop) > size) {
+      const auto stop_what = [&] { return what() + ": slice stop"; };
+      if (!stop.is_none() && as_int64_lazy(stop, stop_what) > size) {
         const nb::handle start = h.attr("start");
-        out.emplace_back(start.is_none() ? 0 : nb::cast<int64_t>(start), nb::cast<int64_t>(stop));
+        out.emplace_back(
+            start.is_none() ? 0 : as_int64_lazy(start, [&] { return what() + ": slice start"; }),
+            as_int64_lazy(stop, stop_what));
         continue;
       }
       auto [b, e, s, n] = nb::borrow<nb::slice>(h).compute(static_cast<size_t>(size));
@@ -73,25 +129,86 @@ std::vector<Idx> indices(const View& v, nb::handle key) {
                          static_cast<int64_t>(s));
       continue;
     }
-    int64_t ix = nb::cast<int64_t>(h);
+    if (h.is(Py_Ellipsis))
+      throw InputError("kernel view", what(), "an index holds at most one '...'");
+    if (h.is_none())
+      throw nb::type_error((what() + ": None (numpy's newaxis) does not index a kernel view; "
+                                     "use reshape or broadcast")
+                               .c_str());
+    if (PyBool_Check(h.ptr()) || !PyIndex_Check(h.ptr()))
+      throw nb::type_error((what() + ": an index is an integer, a slice or '...', got " +
+                            py_type_name(h) + " " + short_repr(h))
+                               .c_str());
+    int64_t ix = as_int64_lazy(h, what);
+    if (ix < -size || ix >= size)
+      throw InputError(
+          "kernel view", what(),
+          "index " + std::to_string(ix) + " is out of range for size " + std::to_string(size));
     if (ix < 0) ix += size;
     out.emplace_back(ix);
   }
   return out;
 }
 
-// [[step, num], ...] (NKI order) -> view dims [size, stride].
-std::vector<kernel::ViewDim> pattern_dims(const std::vector<std::pair<int64_t, int64_t>>& p) {
+// [[step, num], ...] (NKI order) -> view dims [size, stride]. The farthest element it reaches
+// must fit int64: the view's own bounds check computes it in int64, and an overflow there
+// wrapped around and let a pattern far outside its tensor through.
+std::vector<kernel::ViewDim> pattern_dims(nb::handle p, int64_t offset) {
+  const std::string what = "pattern";
+  if (PyUnicode_Check(p.ptr()) || !PySequence_Check(p.ptr()))
+    throw nb::type_error("pattern: expected [[step, num], ...]");
   std::vector<kernel::ViewDim> d;
-  for (auto [step, num] : p) d.push_back({num, step});
+  __int128 lo = offset, hi = offset;
+  for (nb::handle e : nb::borrow<nb::sequence>(p)) {
+    const std::vector<int64_t> pair = as_int64s(e, what + "[" + std::to_string(d.size()) + "]");
+    if (pair.size() != 2)
+      throw InputError("kernel view", what, "each entry is [step, num], got " + short_repr(e));
+    const auto [step, num] = std::pair(pair[0], pair[1]);
+    if (num > 1) (step < 0 ? lo : hi) += static_cast<__int128>(step) * (num - 1);
+    d.push_back({num, step});
+  }
+  constexpr __int128 kMax = std::numeric_limits<int64_t>::max();
+  __int128 elements = 1;  // and so must its element count (stride-0 dims reach nothing)
+  for (const kernel::ViewDim& x : d)
+    if (x.size > 0 && (elements *= x.size) > kMax)
+      throw InputError("kernel view", what, "has more than 2^63 elements");
+  if (hi > kMax || lo < -kMax)
+    throw InputError("kernel view", what,
+                     "reaches past 2^63 elements (offset " + std::to_string(offset) + ")");
   return d;
+}
+
+// The shape a view would have with `n` more elements per existing one must count in int64.
+void check_elements(const View& v, int64_t n, const char* what) {
+  __int128 total = n;
+  for (int64_t s : v.shape()) {
+    total *= s;
+    if (total > std::numeric_limits<int64_t>::max())
+      throw InputError("kernel view", what, v.describe() + ": more than 2^63 elements");
+  }
 }
 
 }  // namespace
 
-kernel::Scalar scalar_of(nb::handle h) {
+kernel::Scalar scalar_of(nb::handle h, const char* what) {
   if (nb::isinstance<View>(h)) return kernel::Scalar(nb::cast<const View&>(h));
-  return kernel::Scalar(nb::cast<double>(h));
+  // Numbers only: nb::cast<double> threw std::bad_cast (a RuntimeError naming nothing) for a
+  // string or None, and PyFloat_AsDouble alone would parse no strings but take complex.
+  PyObject* o = h.ptr();
+  const PyNumberMethods* nm = Py_TYPE(o)->tp_as_number;
+  if (!PyComplex_Check(o) && nm != nullptr &&
+      (nm->nb_float != nullptr || nm->nb_index != nullptr)) {
+    const double v = PyFloat_AsDouble(o);
+    if (!(v == -1.0 && PyErr_Occurred())) return kernel::Scalar(v);
+    if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
+      PyErr_Clear();
+      throw InputError("", what, short_repr(h) + " is too large for a float");
+    }
+    PyErr_Clear();
+  }
+  throw nb::type_error((std::string(what) + ": expected a number or a [P, 1] View, got " +
+                        py_type_name(h) + " " + short_repr(h))
+                           .c_str());
 }
 
 void bind_kernel(nb::module_& m) {
@@ -160,25 +277,67 @@ void bind_kernel(nb::module_& m) {
                      return s;
                    })
       .def_prop_ro("region_shape", [](const View& v) { return v.region().shape; })
+      // Arguments arrive as Python objects and are converted here, so that a wrong type is a
+      // TypeError naming the argument (not nanobind's list of signatures).
       .def(
           "index", [](const View& v, nb::handle key) { return v.index(indices(v, key)); },
+          nb::arg("key").none(),
           "numpy-style indexing: ints drop a dim (the partition dim stays, size 1), slices keep "
           "it.")
-      .def("__getitem__", [](const View& v, nb::handle key) { return v.index(indices(v, key)); })
-      .def("reshape", &View::reshape, nb::arg("shape"))
-      .def("broadcast", &View::broadcast, nb::arg("axis"), nb::arg("n"),
-           "A new dim of `n` repeats (stride 0) before `axis`.")
+      .def(
+          "__getitem__", [](const View& v, nb::handle key) { return v.index(indices(v, key)); },
+          nb::arg("key").none())
+      .def(
+          "reshape",
+          [](const View& v, nb::handle shape) {
+            const std::vector<int64_t> s = as_int64s(shape, "reshape: shape");
+            __int128 n = 1;
+            for (int64_t x : s)
+              if ((n *= (x > 0 ? x : 1)) > std::numeric_limits<int64_t>::max())
+                throw InputError("kernel view", "reshape of " + v.describe(),
+                                 "shape has more than 2^63 elements");
+            return v.reshape(s);
+          },
+          nb::arg("shape").none())
+      .def(
+          "broadcast",
+          [](const View& v, nb::handle axis, nb::handle n) {
+            const int64_t a = as_int64(axis, "broadcast: axis");
+            const int64_t k = as_int64(n, "broadcast: n");
+            if (a < std::numeric_limits<int>::min() || a > std::numeric_limits<int>::max())
+              throw InputError("kernel view", "broadcast: axis", "out of range");
+            if (k > 0) check_elements(v, k, "broadcast");
+            return v.broadcast(static_cast<int>(a), k);
+          },
+          nb::arg("axis").none(), nb::arg("n").none(),
+          "A new dim of `n` repeats (stride 0) before `axis`.")
       .def(
           "pattern",
-          [](const View& v, const std::vector<std::pair<int64_t, int64_t>>& p, int64_t offset) {
-            return v.pattern(offset, pattern_dims(p));
+          [](const View& v, nb::handle p, nb::handle offset) {
+            const int64_t off = as_int64(offset, "pattern: offset");
+            return v.pattern(off, pattern_dims(p, off));
           },
-          nb::arg("pattern"), nb::arg("offset") = 0,
+          nb::arg("pattern").none(), nb::arg("offset").none() = 0,
           "NKI's .ap(): [[step, num], ...] over the region's elements from `offset`.")
       .def(
-          "bitcast", [](const View& v, const std::string& f) { return v.bitcast(format_of(f)); },
-          nb::arg("dtype"), "The same bytes read as another format.")
-      .def("same_region", [](const View& a, const View& b) { return &a.region() == &b.region(); })
+          "bitcast",
+          [](const View& v, nb::handle f) {
+            if (nb::isinstance<nb::str>(f)) return v.bitcast(format_of(nb::cast<std::string>(f)));
+            // A numpy / ml_dtypes dtype: its trnsim name, as the rest of the package maps it.
+            nb::object name =
+                nb::module_::import_("trnsim.numerics").attr("format_name")(f, "bitcast: dtype");
+            return v.bitcast(format_of(nb::cast<std::string>(name)));
+          },
+          nb::arg("dtype").none(), "The same bytes read as another format.")
+      .def(
+          "same_region",
+          [](const View& a, nb::handle b) {
+            if (!nb::isinstance<View>(b))
+              throw nb::type_error(
+                  ("same_region: expected a View, got " + py_type_name(b)).c_str());
+            return &a.region() == &nb::cast<const View&>(b).region();
+          },
+          nb::arg("other").none())
       .def("describe", &View::describe)
       .def("__repr__", &View::describe);
 

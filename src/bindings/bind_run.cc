@@ -83,6 +83,10 @@ std::unique_ptr<profile::Trace> merge(const std::vector<const profile::Trace*>& 
                                       const std::vector<ProcessNames>& processes) {
   if (offsets_ps.size() != traces.size() || processes.size() != traces.size())
     throw InputError("merge_traces", "offsets_ps / processes", "need one per trace");
+  for (size_t i = 0; i < traces.size(); ++i)  // None arrives as a null pointer
+    if (traces[i] == nullptr)
+      throw InputError("merge_traces", "traces[" + std::to_string(i) + "]",
+                       "expected a Trace, got None");
   auto out = std::make_unique<profile::Trace>();
   for (size_t i = 0; i < traces.size(); ++i) {
     const profile::Trace& t = *traces[i];
@@ -155,6 +159,10 @@ void bind_run(nb::module_& m) {
          const std::string& mode_name, const std::vector<std::tuple<std::string, Bytes>>& inputs,
          bool want_trace) {
         const core::RunMode mode = parse_mode(mode_name);
+        for (size_t i = 0; i < programs.size(); ++i)  // None arrives as a null pointer
+          if (programs[i] == nullptr)
+            throw InputError("run_spmd", "programs[" + std::to_string(i) + "]",
+                             "expected a Program, got None");
         chip::SpmdRunner runner(chip, programs, mode);
         if (mode != core::RunMode::kTimingOnly)
           for (const auto& [name, a] : inputs) runner.write_tensor(name, bytes_of(a));

@@ -6,7 +6,8 @@
 
 namespace trnsim::bindings {
 
-// A per-partition scalar operand from Python: a float immediate or a [P, 1] View column.
-kernel::Scalar scalar_of(nb::handle h);
+// A per-partition scalar operand from Python: a float immediate or a [P, 1] View column;
+// anything else is a TypeError naming `what` (the parameter).
+kernel::Scalar scalar_of(nb::handle h, const char* what);
 
 }  // namespace trnsim::bindings

@@ -37,7 +37,7 @@ import sys
 
 from trnsim.nki import _ctx
 from trnsim.nki._ctx import NkiError
-from trnsim.nki._launch import TARGET_ENV, KernelRun, last_run, launch, target
+from trnsim.nki._launch import TARGET_ENV, KernelRun, check_grid, last_run, launch, target
 
 
 class Kernel:
@@ -47,6 +47,8 @@ class Kernel:
     ``benchmark_result`` / write their trace file."""
 
     def __init__(self, fn, dialect="nki", chip=None, grid=(), mode="run", options=None):
+        if not callable(fn):
+            raise TypeError(f"nki: a kernel must be a function, got {type(fn).__name__} {fn!r}")
         functools.update_wrapper(self, fn)
         self.fn = fn
         self.dialect = dialect
@@ -58,7 +60,7 @@ class Kernel:
         self.benchmark_result = None
 
     def __getitem__(self, grid):
-        grid = grid if isinstance(grid, tuple) else (grid,)
+        grid = check_grid(grid)  # kernel[0], kernel[-3], kernel["a"]: an error, not no launch
         k = Kernel(self.fn, self.dialect, self.chip, grid, self.mode, self.options)
         k._parent = self
         return k
@@ -108,7 +110,7 @@ def _decorator(mode, dialect="nki"):
     """nki.baremetal / benchmark / profile: as a decorator, with or without options."""
 
     def deco(func=None, *, chip=None, **options):
-        if func is not None and callable(func):
+        if func is not None:
             return Kernel(func, dialect, chip, mode=mode, options=options)
         return lambda f: Kernel(f, dialect, chip, mode=mode, options=options)
 
@@ -121,7 +123,7 @@ def jit(func=None, mode="auto", chip=None, platform_target=None, **options):
     writes into argument arrays show up in them."""
     if platform_target is not None:
         chip = chip or platform_target
-    if func is not None and callable(func):
+    if func is not None:  # not callable: Kernel says so (a decorator of a decorator it isn't)
         return Kernel(func, "nki", chip, options=options)
     return lambda f: Kernel(f, "nki", chip, options=options)
 
@@ -149,9 +151,10 @@ def simulate_kernel(kernel, *args, **kwargs):
 
 def run(kernel, *args, chip=None, grid=(), mode="functional+timing", trace=True, **kwargs):
     """trnsim's own entry point: (outputs, KernelRun) of one launch."""
-    fn = kernel.fn if isinstance(kernel, Kernel) else kernel
-    dialect = kernel.dialect if isinstance(kernel, Kernel) else "nki"
-    grid = grid or (kernel.grid if isinstance(kernel, Kernel) else ())
+    k = kernel if isinstance(kernel, Kernel) else Kernel(kernel, "nki")
+    fn, dialect = k.fn, k.dialect
+    # `grid or ...` would take grid=0 for "no grid": only the default () means none.
+    grid = k.grid if isinstance(grid, tuple) and not grid else check_grid(grid)
     return launch(fn, args, kwargs, grid, chip, dialect, trace=trace, mode=mode)
 
 

@@ -9,8 +9,8 @@ class NkiError(ValueError):
 
 
 class Ctx:
-    __slots__ = ("kb", "chip", "pids", "grid", "names", "pending", "outputs", "dialect",
-                 "constants", "lnc", "rank")
+    __slots__ = ("kb", "chip", "pids", "grid", "names", "used", "pending", "outputs",
+                 "dialect", "constants", "lnc", "rank")
 
     def __init__(self, kb, chip, pids, grid, dialect, lnc=1, rank=0):
         self.kb = kb
@@ -19,16 +19,21 @@ class Ctx:
         self.grid = grid  # grid sizes
         self.lnc = lnc  # physical cores of the logical core this instance runs on (nl.nc)
         self.rank = rank  # this instance's physical core in it
-        self.names = {}
+        self.names = {}  # name prefix -> how many names it has given
+        self.used = set()  # every name given (HBM tensors' names must differ)
         self.pending = []  # ISA results not yet written anywhere (see _tensor.Pending)
         self.outputs = []  # HBM tensors the kernel created (nl.ndarray(buffer=shared_hbm))
         self.constants = {}  # HBM tensor name -> array (nl.shared_constant), written at launch
         self.dialect = dialect
 
     def name(self, prefix: str) -> str:
-        n = self.names.get(prefix, 0)
-        self.names[prefix] = n + 1
-        return f"{prefix}{n}" if n or prefix[-1:].isdigit() else prefix
+        while True:  # skip names already taken (an argument named out1, say)
+            n = self.names.get(prefix, 0)
+            self.names[prefix] = n + 1
+            name = f"{prefix}{n}" if n or prefix[-1:].isdigit() else prefix
+            if name not in self.used:
+                self.used.add(name)
+                return name
 
     def flush(self):
         """Places every pending ISA result in a tile of its own: called before any other

@@ -17,6 +17,7 @@ import os
 import numpy as np
 
 from trnsim import _core
+from trnsim._files import write_text_atomically
 from trnsim.kernel import KernelBuilder, load_chip
 from trnsim.nki import _ctx
 from trnsim.nki._ctx import Ctx, NkiError
@@ -30,10 +31,45 @@ _RESERVED = {"sbuf", "psum", "hbm"}
 _last = None
 
 
+#: The most SPMD instances one launch may have: each is traced and simulated in turn, so a
+#: larger grid (often a typo, kernel[10**9]) would run for days rather than fail.
+MAX_INSTANCES = 65536
+
+
 def target(chip=None):
     """The generation to simulate: `chip`, else $NEURON_PLATFORM_TARGET_OVERRIDE, else trn2."""
+    if chip is not None and not isinstance(chip, (str, os.PathLike)):
+        raise NkiError(f"chip={chip!r}: name a generation ('trn1', 'trn2', 'trn3') or a "
+                       "what-if .toml file")
     name = chip or os.environ.get(TARGET_ENV) or "trn2"
     return {"inf2": "trn1", "gen2": "trn1", "gen3": "trn2", "gen4": "trn3"}.get(name, name)
+
+
+def check_grid(grid) -> tuple:
+    """A launch grid as a tuple of positive ints and nl.nc(n) axes; anything else (0, -3,
+    "a", 2.5, None, a list) is an NkiError naming it, never an empty or truncated launch."""
+    from trnsim.nki.language import nc
+
+    grid = grid if isinstance(grid, tuple) else (grid,)
+    shown = f"kernel[{', '.join(map(repr, grid))}]"
+    total = 1
+    for a, g in enumerate(grid):
+        if isinstance(g, nc):
+            n = g.n
+        elif isinstance(g, (bool, np.bool_)) or not isinstance(g, (int, np.integer)):
+            raise NkiError(f"{shown}: grid axis {a} is {type(g).__name__} {g!r}; a launch grid "
+                           "holds positive integers and nl.nc(n) (kernel[4], kernel[2, 3], "
+                           "kernel[nl.nc(2)])")
+        else:
+            n = int(g)
+        if n < 1:
+            raise NkiError(f"{shown}: grid axis {a} has size {n}; every axis needs at least "
+                           "one instance")
+        total *= n
+    if total > MAX_INSTANCES:
+        raise NkiError(f"{shown}: {total} instances; trnsim traces and simulates the instances "
+                       f"one by one and takes at most {MAX_INSTANCES} per launch")
+    return grid
 
 
 class KernelRun:
@@ -72,8 +108,7 @@ class KernelRun:
         """Writes the Chrome / Perfetto trace JSON (ui.perfetto.dev opens it)."""
         if self.trace is None:
             raise ValueError("this launch recorded no trace")
-        with open(path, "w") as f:
-            f.write(self.trace.chrome_json())
+        write_text_atomically(path, self.trace.chrome_json())
 
     def __repr__(self):
         return (f"KernelRun(chip={self.chip}, latency_us={self.latency_us:.3f}, "
@@ -86,8 +121,33 @@ def last_run() -> KernelRun | None:
 
 
 def _is_array(a):
+    # numpy scalars (np.float32(2.0)) have __array__, dtype and shape too, but are numbers, as
+    # Python's are: a scalar operand, not a one-element HBM tensor.
     return isinstance(a, np.ndarray) or (hasattr(a, "__array__") and hasattr(a, "dtype")
-                                         and hasattr(a, "shape") and not isinstance(a, NkiTensor))
+                                         and hasattr(a, "shape") and not isinstance(a, NkiTensor)
+                                         and not isinstance(a, np.generic))
+
+
+def _arg_format(fn, name, a):
+    """The tensor format of an array argument: bool arrays are uint8 (NKI's bool_), big-endian
+    ones their native dtype; dtypes NKI has no tensor of are an error naming the argument."""
+    what = f"{fn.__name__}: argument '{name}'"
+    if a.dtype.kind in "OUSMmc" or a.dtype.fields is not None:
+        raise NkiError(f"{what}: an array of {a.dtype} cannot be a kernel tensor (give numbers: "
+                       "float32, bfloat16, int32, ...)")
+    if a.size == 0:
+        raise NkiError(f"{what}: shape {a.shape} has no element; a kernel tensor needs at least "
+                       "one")
+    if a.dtype.kind == "b":
+        return "uint8"
+    dt = a.dtype.newbyteorder("=") if a.dtype.byteorder == ">" else a.dtype
+    if dt.kind in "iu" and dt.itemsize > 4:
+        raise NkiError(f"{what}: {dt} arrays have no NKI dtype (NKI integers are 8, 16 and 32 "
+                       "bits): pass a.astype(np.int32)")
+    try:
+        return format_name(dt)
+    except (TypeError, ValueError) as e:
+        raise NkiError(f"{what}: {e}") from None
 
 
 def _trace(fn, args, kwargs, chip, pids, grid, dialect, policy, lnc=1, rank=0):
@@ -102,32 +162,90 @@ def _trace(fn, args, kwargs, chip, pids, grid, dialect, policy, lnc=1, rank=0):
     except TypeError as e:
         raise TypeError(f"{fn.__name__}: {e}") from None
     arrays = {}
+    params = set(bound.signature.parameters) | _RESERVED
 
-    def tensor(name, a):
+    def tensor(name, a, label):
         a = np.asarray(a)
+        fmt = _arg_format(fn, label, a)
         name = name + "_" if name in _RESERVED else name
-        c.names[name] = 1
+        while name in c.used:  # "a0" of a list argument a vs a parameter a0: both kept
+            name += "_"
+        c.used.add(name)
         arrays[name] = a
         shape = list(a.shape) or [1]
-        return NkiTensor(kb.inout(name, format_name(a.dtype), shape))
+        return NkiTensor(kb.inout(name, fmt, shape))
 
+    def elements(name, val):
+        """Arrays inside a tuple / list / dict argument, named name0, name1, ... in order."""
+        if isinstance(val, dict):
+            return {k: tensor(f"{name}{i}", v, f"{name}[{k!r}]") if _is_array(v) else v
+                    for i, (k, v) in enumerate(val.items())}
+        return type(val)(tensor(f"{name}{i}", v, f"{name}[{i}]") if _is_array(v) else v
+                         for i, v in enumerate(val))
+
+    c.used |= params
     for name, val in list(bound.arguments.items()):
         kind = bound.signature.parameters[name].kind
         if _is_array(val):
-            bound.arguments[name] = tensor(name, val)
-        elif kind == inspect.Parameter.VAR_POSITIONAL:
-            bound.arguments[name] = tuple(
-                tensor(f"{name}{i}", v) if _is_array(v) else v for i, v in enumerate(val))
-        elif isinstance(val, (list, tuple)) and any(_is_array(v) for v in val):
-            bound.arguments[name] = type(val)(
-                tensor(f"{name}{i}", v) if _is_array(v) else v for i, v in enumerate(val))
+            c.used.discard(name)
+            bound.arguments[name] = tensor(name, val, name)
+        elif kind == inspect.Parameter.VAR_KEYWORD:  # **kw: each keyword is a parameter
+            for k, v in list(val.items()):
+                if _is_array(v):
+                    val[k] = tensor(k, v, k)
+                elif isinstance(v, (list, tuple, dict)):
+                    val[k] = elements(k, v)
+        elif isinstance(val, (list, tuple, dict)):
+            bound.arguments[name] = elements(name, val)
     old = _ctx.set_ctx(c)
     try:
         ret = fn(*bound.args, **bound.kwargs)
         c.flush()
+    except (AttributeError, TypeError, IndexError, KeyError, ZeroDivisionError,
+            OverflowError) as e:
+        err = _front_end_error(e)
+        if err is e:
+            raise
+        raise err from e
     finally:
         _ctx.set_ctx(old)
     return kb.build(), arrays, ret, c.constants
+
+
+_API_PREFIX = {"trnsim.nki.language": "nl.", "trnsim.nki.isa": "nisa.",
+               "trnsim.nki._ops": "nisa.", "trnsim.nki.legacy.isa": "nisa.",
+               "trnsim.nki._tensor": "NkiTensor.", "trnsim.nki": "nki."}
+
+
+def _front_end_error(e):
+    """A Python error raised inside trnsim's NKI modules while tracing (an argument the front
+    end did not check, or a bug of its own) as an NkiError naming the NKI call the kernel
+    made; errors of the kernel's own code pass unchanged. The original stays the __cause__."""
+    tb = e.__traceback__
+    kinds = []  # per frame, outermost first: "trnsim", "lib" (numpy, called by it) or "user"
+    frames = []
+    while tb is not None:
+        mod = tb.tb_frame.f_globals.get("__name__", "")
+        kinds.append("trnsim" if mod.startswith("trnsim.") else
+                     "lib" if mod.split(".")[0] in ("numpy", "ml_dtypes") else "user")
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    raiser = max((i for i, k in enumerate(kinds) if k != "lib"), default=0)
+    if not frames[raiser].f_globals.get("__name__", "").startswith("trnsim.nki"):
+        # The kernel's own code (or a library it called); or trnsim's argument-checking
+        # layers (numerics, kernel, run, _check), whose TypeErrors name the argument already.
+        return e
+    call = None
+    for i in range(1, raiser + 1):  # the innermost call from the kernel's code into trnsim
+        if kinds[i] == "trnsim" and kinds[i - 1] == "user":
+            mod = frames[i].f_globals["__name__"]
+            call = _API_PREFIX.get(mod, mod + ".") + frames[i].f_code.co_name
+    if call is None:  # raised while placing a pending result after the kernel's last call
+        call = f"{frames[0].f_locals.get('fn', _trace).__name__} (its last NKI call's result)"
+    err = NkiError(f"{call}: {type(e).__name__}: {e} (trnsim's NKI front end could not use the "
+                   "arguments of this call; check their types and shapes)")
+    err.unchecked = True  # tests flag these: every mistake should have a message of its own
+    return err
 
 
 def _returned(ret, outputs):
@@ -185,11 +303,14 @@ def launch(fn, args, kwargs, grid=(), chip=None, dialect="nki", trace=True,
     Instances see one shared HBM: the instances of a logical core (nl.nc) share it while they
     run together, and each group starts from the tensors the previous one left."""
     global _last
+    if isinstance(mode, str) and mode not in ("functional+timing", "timing", "functional"):
+        raise NkiError(f"mode={mode!r}: use functional+timing, timing or functional")
+    grid = () if isinstance(grid, tuple) and not grid else check_grid(grid)
     spec = load_chip(target(chip))
     sizes, cores, groups = _groups(grid, spec)
     run = KernelRun()
     run.chip = spec.name
-    state, decl, arrays, traces, offsets, names = {}, {}, {}, [], [], []
+    state, decl, arrays, traces, offsets, names, initial = {}, {}, {}, [], [], [], {}
     start = 0
     ret = None
     for g, group in enumerate(groups):
@@ -202,6 +323,7 @@ def launch(fn, args, kwargs, grid=(), chip=None, dialect="nki", trace=True,
             if not state and mode != "timing":
                 state = {n: to_bytes(a.reshape(decl[n][1]), decl[n][0], decl[n][1])
                          for n, a in arrays.items()}
+                initial = {n: b for n, b in state.items() if not arrays[n].flags.writeable}
             if mode != "timing":
                 for n, a in consts.items():
                     state.setdefault(n, to_bytes(a, decl[n][0], decl[n][1]))
@@ -242,6 +364,10 @@ def launch(fn, args, kwargs, grid=(), chip=None, dialect="nki", trace=True,
             out = from_bytes(state[n].tobytes(), decl[n][0], decl[n][1]).reshape(a.shape)
             if a.flags.writeable:
                 np.copyto(a, out.astype(a.dtype, copy=False), casting="unsafe")
+            elif n in initial and not np.array_equal(state[n], initial[n]):
+                # Dropping the kernel's writes without a word would be a silent wrong result.
+                raise NkiError(f"{fn.__name__} wrote to argument '{n}', a read-only array: pass "
+                               "a writable array (a copy) to receive what the kernel writes")
         outputs = {n: from_bytes(state[n].tobytes(), f, s) for n, (f, s) in decl.items()
                    if n not in arrays and n in state}
         run.outputs = _returned(ret, outputs)

@@ -4,9 +4,11 @@ the instruction(s) at once; nothing here touches element values."""
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
-from trnsim import _core
+from trnsim import _check, _core
 from trnsim.nki import _ctx
 from trnsim.nki._ctx import NkiError, unsupported
 from trnsim.nki._tensor import Lazy, NkiTensor, Pending
@@ -79,7 +81,12 @@ def engine(e, default=Engine.vector):
         return default
     if isinstance(e, Engine):
         return e
-    return _ENGINE_NAMES.get(getattr(e, "name", e), default)
+    key = getattr(e, "name", e)
+    if not isinstance(key, str) or key not in _ENGINE_NAMES:
+        # Any other value used to fall back to the default engine without a word.
+        raise NkiError(f"engine={e!r}: use nisa.engine.tensor / vector / scalar / gpsimd / "
+                       "sync (or unknown: the instruction's default)")
+    return _ENGINE_NAMES[key] or default
 
 
 _ENGINE_NAMES = {"tensor": Engine.tensor, "vector": Engine.vector, "scalar": Engine.scalar,
@@ -104,16 +111,116 @@ def view(x, extents=None):
         return x.resolve(extents)
     if isinstance(x, NkiTensor):
         return x._view()
-    raise NkiError(f"expected a tile or tensor, got {type(x).__name__} {x!r}")
+    raise NkiError(f"{_operand(x)}expected a tile or tensor, {_got(x)}")
 
 
 def scalar(x):
     """A per-partition scalar operand: a number, or a [P, 1] tile."""
     if isinstance(x, NkiTensor):
         return view(x)
-    if isinstance(x, (int, float, np.number, np.bool_)):
-        return float(x)
-    raise NkiError(f"expected a number or a [P, 1] tile, got {type(x).__name__}")
+    if isinstance(x, (int, float, np.number, np.bool_)) and not isinstance(
+            x, np.complexfloating):
+        try:
+            return float(x)
+        except OverflowError:
+            raise NkiError(f"{_operand(x)}{x!r} is too large for a float") from None
+    raise NkiError(f"{_operand(x)}expected a number or a [P, 1] tile, {_got(x)}")
+
+
+def _got(x):
+    if isinstance(x, np.ndarray):
+        return (f"got a numpy array {x.dtype}{list(x.shape)}: only the kernel's arguments "
+                "become HBM tensors (pass it as one)")
+    r = repr(x)
+    return f"got {type(x).__name__} {r if len(r) < 60 else r[:57] + '...'}"
+
+
+def _operand(x):
+    """'nisa.<instruction>: <parameter>: ' for an operand ``x`` that view() / scalar() refuse:
+    the caller's frame names both (an error path only, so the frame walk costs nothing)."""
+    f = sys._getframe(2)
+    while f is not None and f.f_globals.get("__name__") == __name__ and \
+            f.f_code.co_name.startswith("<"):
+        f = f.f_back  # through comprehensions / lambdas to the instruction itself
+    if f is None or f.f_globals.get("__name__", "").split(".")[0] != "trnsim":
+        return ""
+    named = [k for k, v in f.f_locals.items() if v is x and not k.startswith("_")]
+    arg = named[0] if len(named) == 1 else None  # None of two parameters: name neither
+    mod = f.f_globals["__name__"]
+    prefix = "nl." if mod.endswith("language") else "NkiTensor." if mod.endswith(
+        "_tensor") else "nisa."
+    return f"{prefix}{f.f_code.co_name}: " + (f"{arg}: " if arg else "")
+
+
+def tile(x, what):
+    """``x`` if it is a tile or tensor, else an NkiError naming the call and parameter."""
+    if isinstance(x, NkiTensor):
+        return x
+    hint = ""
+    if type(x).__name__ == "Blocked":
+        hint = " (a blocked tensor: index its block dims first, t[i])"
+    raise NkiError(f"{what}: expected a tile or tensor, {_got(x)}{hint}")
+
+
+def dims(shape, what, min_rank=1):
+    """A shape as a list of ints (nl.par_dim counts as its int)."""
+    try:
+        out = _check.shape(shape, what)
+    except (TypeError, ValueError) as e:
+        raise NkiError(str(e)) from None
+    if len(out) < min_rank:
+        raise NkiError(f"{what}: expected at least {min_rank} dim(s), got {tuple(out)}")
+    return out
+
+
+def axes_of(axis, rank, what):
+    """Free axes given as an int or a tuple of ints, made non-negative; out of range or
+    repeated axes are an NkiError (taken modulo the rank they named the wrong axis)."""
+    try:
+        axes = [axis] if np.isscalar(axis) or isinstance(axis, (int, np.integer)) else \
+            _check.items(axis, what)
+    except TypeError:
+        raise NkiError(f"{what}: axis must be an int or a tuple of ints, {_got(axis)}") from None
+    out = []
+    for a in axes:
+        if isinstance(a, (bool, np.bool_)) or not isinstance(a, (int, np.integer)):
+            raise NkiError(f"{what}: axis must be an int or a tuple of ints, {_got(axis)}")
+        a = int(a)
+        if not -rank <= a < rank:
+            raise NkiError(f"{what}: axis {a} is out of range for a {rank}-dim tile")
+        out.append(a % rank)
+    if len(set(out)) != len(out):
+        raise NkiError(f"{what}: axis {axis!r} names a dim twice")
+    return out
+
+
+def integer(x, what, lo=None, hi=None):
+    try:
+        return _check.integer(x, what, lo if lo is not None else _check.INT64_MIN,
+                              hi if hi is not None else _check.INT64_MAX)
+    except (TypeError, ValueError) as e:
+        raise NkiError(str(e)) from None
+
+
+def number(x, what):
+    try:
+        return _check.number(x, what)
+    except (TypeError, ValueError) as e:
+        raise NkiError(str(e)) from None
+
+
+def pattern_of(pattern, what):
+    """An access pattern [[step, num], ...] as a list of (int, int)."""
+    try:
+        entries = [_check.items(p, what) for p in _check.items(pattern, what)]
+    except TypeError:
+        raise NkiError(f"{what}: expected a pattern [[step, num], ...], {_got(pattern)}") from None
+    out = []
+    for p in entries:
+        if len(p) != 2:
+            raise NkiError(f"{what}: each pattern entry is [step, num], got {p!r}")
+        out.append((integer(p[0], f"{what}: step"), integer(p[1], f"{what}: num")))
+    return out
 
 
 def is_tile(x):
@@ -123,8 +230,8 @@ def is_tile(x):
 def alloc(shape, dtype, buffer="sbuf", name=None):
     """A new SBUF or PSUM tile (its contents read as NaN until written)."""
     c = _ctx.ctx()
-    fmt = format_name(dtype)
-    shape = [int(s) for s in shape]
+    fmt = format_name(dtype, "tile dtype")
+    shape = dims(shape, "tile shape")
     if len(shape) == 1:
         shape = shape + [1]
     space = getattr(buffer, "space", buffer)
@@ -146,7 +253,7 @@ def new_like(t, dtype=None, copy=False, buffer="sbuf"):
 def out_dtype(*xs, dtype=None):
     """An elementwise result's dtype: given, else the first tile operand's (fp32 from PSUM)."""
     if dtype is not None:
-        return format_name(dtype)
+        return format_name(dtype, "dtype")
     for x in xs:
         if isinstance(x, NkiTensor):
             return "fp32" if view(x).space == "psum" else format_name(x.dtype)
@@ -172,7 +279,7 @@ def assign(dst, value):
     if isinstance(value, (int, float, np.number)):
         memset(dst, value)
         return
-    raise NkiError(f"cannot assign {type(value).__name__} to a tile")
+    raise NkiError(f"tile[...] = value: cannot assign {_got(value)} to a tile")
 
 
 def accumulate(dst, value, op):
@@ -199,9 +306,23 @@ def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_on
         b.transpose(view(dst), view(moving), Engine.tensor)
         return dst
     double = getattr(perf_mode, "name", perf_mode) in ("double_row", "double_row_gen3")
-    b.matmul(view(dst), view(stationary), view(moving), accumulate is False,
-             [int(x) for x in tile_position], [int(x) for x in tile_size], double)
+    pos = _pair(tile_position, "nisa.nc_matmul: tile_position")
+    size = _pair(tile_size, "nisa.nc_matmul: tile_size")
+    b.matmul(view(dst), view(stationary), view(moving), accumulate is False, pos, size, double)
     return dst
+
+
+def _pair(x, what):
+    """() (none) or two ints: a one-element tile_position used to be dropped silently."""
+    if type(x) is tuple and not x:  # the default, on every matmul: no checks to run
+        return []
+    try:
+        v = _check.items(x, what)
+    except TypeError:
+        v = None
+    if v is None or len(v) not in (0, 2):
+        raise NkiError(f"{what}: expected () or (row, column) / (rows, columns), {_got(x)}")
+    return [integer(e, what, 0, 2**31 - 1) for e in v]
 
 
 def nc_transpose(dst, data, engine=None, name=None):
@@ -265,8 +386,8 @@ def scalar_tensor_tensor(dst, data, op0, operand0, op1, operand1, reverse0=False
 
 def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, name=None):
     """dst = op over the free axes `axis` of data (they must be the innermost ones)."""
-    rank = len(data.shape)
-    axes = sorted({(a + rank) % rank for a in ((axis,) if np.isscalar(axis) else axis)})
+    rank = len(tile(data, "nisa.tensor_reduce: data").shape)
+    axes = sorted(axes_of(axis, rank, "nisa.tensor_reduce"))
     if axes != list(range(rank - len(axes), rank)) or 0 in axes:
         unsupported(f"tensor_reduce over axes {tuple(axes)} of a {rank}-dim tile",
                     "reduce the innermost free axes (reshape or .ap() first)")
@@ -327,12 +448,13 @@ def reciprocal(dst, data, name=None):
 
 def memset(dst, value, engine=None, name=None):
     """dst = value."""
-    kb().memset(view(dst), float(value), globals()["engine"](engine))
+    kb().memset(view(dst), number(value, "nisa.memset: value"), globals()["engine"](engine))
     return dst
 
 
 def select(dst, predicate, on_true, on_false):
     """dst = predicate != 0 ? on_true : on_false (on_false may be a number)."""
+    tile(dst, "nisa.select: dst")
     if not is_tile(on_false):
         t = alloc(dst.shape, dst.dtype)
         memset(t, on_false)
@@ -363,7 +485,7 @@ def max8(dst, src, name=None):
 def _flat_pattern(dst, pattern):
     """The sign of a pattern that walks the free elements of dst in order (step +-1 on the
     innermost dim, row-major above it), or None."""
-    pattern = [(int(s), int(n)) for s, n in pattern]
+    pattern = pattern_of(pattern, "pattern")
     sizes = [n for _, n in pattern]
     free = int(np.prod(dst.shape[1:])) if len(dst.shape) > 1 else 1
     if int(np.prod(sizes)) != free:
@@ -382,7 +504,11 @@ def _flat_pattern(dst, pattern):
 
 def iota(dst, pattern, offset, channel_multiplier=0, name=None):
     """dst[p, ...] = offset + channel_multiplier * p + the pattern's affine value."""
+    tile(dst, "nisa.iota: dst")
     sign = _flat_pattern(dst, pattern)
+    offset = integer(offset, "nisa.iota: offset", -2**31, 2**31 - 1)
+    channel_multiplier = integer(channel_multiplier, "nisa.iota: channel_multiplier",
+                                 -2**31, 2**31 - 1)
     b = kb()
     if sign == 1:
         b.iota(view(dst), int(offset), int(channel_multiplier))
@@ -406,9 +532,14 @@ _FLIP = {"is_ge": "is_le", "is_le": "is_ge", "is_gt": "is_lt", "is_lt": "is_gt",
 def affine_select(dst, pattern, offset, channel_multiplier, on_true_tile, on_false_value,
                   cmp_op="is_equal", name=None):
     """dst = cmp_op(offset + channel_multiplier * p + pattern value, 0) ? on_true : fill."""
+    tile(dst, "nisa.affine_select: dst")
     cmp = alu(cmp_op)
     cmp_name = cmp.name
     sign = _flat_pattern(dst, pattern)
+    offset = integer(offset, "nisa.affine_select: offset", -2**31, 2**31 - 1)
+    channel_multiplier = integer(channel_multiplier, "nisa.affine_select: channel_multiplier",
+                                 -2**31, 2**31 - 1)
+    on_false_value = number(on_false_value, "nisa.affine_select: on_false_value")
     if sign is None or cmp_name not in _FLIP:
         unsupported(f"affine_select with pattern {pattern} and {cmp_name}")
     if sign == -1:  # negate the affine value and flip the comparison
@@ -468,21 +599,34 @@ def binary(a, b, op, dtype=None):
     op = alu(op)
     if is_tile(a) and is_tile(b):
         shape = _broadcast_shapes(a.shape, b.shape)
+        if len(a.shape) != len(b.shape):  # numpy would add leading dims: NKI does not
+            raise NkiError(f"shapes {tuple(a.shape)} and {tuple(b.shape)}: an elementwise op "
+                           "needs tiles of the same rank")
         a2 = a if a.shape == shape else a.broadcast_to(shape)
         b2 = b if b.shape == shape else b.broadcast_to(shape)
         # A [P, 1] column operand is a per-partition scalar: tensor_scalar is one cheaper op.
         return Pending(lambda d: tensor_tensor(NkiTensor(d), a2, b2, op), shape,
                        out_dtype(a, b, dtype=dtype))
     if is_tile(a):
+        _number(b, op)  # checked now, where the kernel's call is, not when the result is placed
         return Pending(lambda d: tensor_scalar(NkiTensor(d), a, op, b), a.shape,
                        out_dtype(a, dtype=dtype))
     if is_tile(b):
+        _number(a, op)
         return Pending(lambda d: tensor_scalar(NkiTensor(d), b, op, a, reverse0=True), b.shape,
                        out_dtype(b, dtype=dtype))
-    raise NkiError("an elementwise op needs at least one tile")
+    raise NkiError(f"an elementwise op needs at least one tile, got {_got(a)} and {_got(b)}")
+
+
+def _number(x, op):
+    if not isinstance(x, (int, float, np.number, np.bool_)) or isinstance(
+            x, np.complexfloating):
+        raise NkiError(f"{op.name}: the operands are tiles or numbers, {_got(x)}")
+    number(x, f"{op.name}: operand")
 
 
 def unary_alu(x, op, dtype=None):
+    tile(x, "x")
     return Pending(lambda d: tensor_scalar(NkiTensor(d), x, op, 0.0), x.shape,
                    out_dtype(x, dtype=dtype))
 

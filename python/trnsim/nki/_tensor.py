@@ -70,6 +70,15 @@ class NkiTensor:
     def __len__(self):
         return self.shape[0]
 
+    # A tile holds no values at trace time: iterating it, or giving it to numpy, float() or
+    # int(), is a mistake to name (Python's own fallback ran the index past the end).
+    def _no_values(self, *args, **kwargs):
+        raise NkiError(f"{self!r} has no values at trace time (the kernel is traced, then run): "
+                       "use it as an operand of nl / nisa calls, or return it and read the "
+                       "numpy result")
+
+    __iter__ = __array__ = __float__ = __int__ = __index__ = __complex__ = _no_values
+
     def __repr__(self):
         return f"NkiTensor({self._view().describe()})"
 
@@ -77,7 +86,10 @@ class NkiTensor:
     def __getitem__(self, key):
         if has_expr(key):
             return Lazy(self, key)
-        return NkiTensor(self._view()[key])
+        try:
+            return NkiTensor(self._view()[key])
+        except TypeError as e:  # the C++ index check's own message (bind_kernel.cc)
+            raise NkiError(str(e)) from None
 
     def __setitem__(self, key, value):
         dst = self[key]
@@ -93,15 +105,15 @@ class NkiTensor:
         """The same elements with another shape (the partition dim stays)."""
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = shape[0]
-        return NkiTensor(self._view().reshape([int(s) for s in shape]))
+        return NkiTensor(self._view().reshape(_opsmod().dims(shape, "NkiTensor.reshape: shape")))
 
     def broadcast_to(self, shape):
         """Size-1 dims repeated to ``shape``: free dims as a view (stride 0); a 1-partition
         tile to more partitions through TensorE (a ones column times the row, into a new
         tile), since partitions are separate memories."""
-        shape = tuple(int(s) for s in shape)
+        shape = tuple(_opsmod().dims(shape, "broadcast_to: shape"))
         v = self._view()
-        if v.space != "hbm" and v.shape[0] == 1 and shape[0] > 1:
+        if v.space != "hbm" and v.shape[0] == 1 and shape and shape[0] > 1:
             from trnsim.nki import _ops
 
             return _ops.partition_broadcast(self, shape)
@@ -110,24 +122,30 @@ class NkiTensor:
     def broadcast(self, dim, size):
         """Dim ``dim`` (of size 1) repeated ``size`` times."""
         shape = list(self.shape)
-        shape[dim] = size
+        shape[self._dim(dim, "broadcast")] = size
         return self.broadcast_to(shape)
 
     def view(self, dtype):
         """The same bytes read as another dtype."""
-        return NkiTensor(self._view().bitcast(format_name(dtype)))
+        return NkiTensor(self._view().bitcast(format_name(dtype, "NkiTensor.view: dtype")))
 
     def ap(self, pattern=None, offset=0, *args, dtype=None, **kwargs):
         """A hardware access pattern over this tensor: [[step, num], ...] from ``offset``
         elements (NKI's ``.ap()``; scalar_offset / vector_offset are not supported)."""
-        if args and pattern is not None and not isinstance(pattern[0], (list, tuple)):
+        if args and isinstance(pattern, (list, tuple)) and pattern and \
+                not isinstance(pattern[0], (list, tuple)):
             pattern = [pattern, *args]  # t.ap([32, 16], [1, 32])
         if kwargs.get("scalar_offset") is not None or kwargs.get("vector_offset") is not None:
             _ctx.unsupported("NkiTensor.ap(scalar_offset / vector_offset)", "dynamic offsets")
+        if pattern is None:
+            raise NkiError("NkiTensor.ap: a pattern [[step, num], ...] is needed")
+        ops = _opsmod()
+        pattern = ops.pattern_of(pattern, "NkiTensor.ap: pattern")
+        offset = ops.integer(offset, "NkiTensor.ap: offset")
         v = self._view()
         if dtype is not None:
-            v = v.bitcast(format_name(dtype))
-        return NkiTensor(v.pattern([(int(s), int(n)) for s, n in pattern], int(offset)))
+            v = v.bitcast(format_name(dtype, "NkiTensor.ap: dtype"))
+        return NkiTensor(v.pattern(pattern, offset))
 
     def astype(self, dtype):
         """A copy in a new tile with another dtype (values converted, RNE)."""
@@ -150,28 +168,43 @@ class NkiTensor:
         return abs_pattern(self._view())[1]
 
     # --- the view methods of NKI 0.4+ (NkiTensor.slice, select, permute, ...) ---
-    def _key(self, dim, k):
-        dim = dim % self.ndim
+    def _dim(self, dim, call, extra=0):
+        """A dim index in -(ndim + extra)..ndim + extra - 1, made non-negative (taken modulo
+        the rank, an out-of-range dim named another dim)."""
+        n = self.ndim + extra
+        dim = _opsmod().integer(dim, f"NkiTensor.{call}: dim")
+        if not -n <= dim < n:
+            raise NkiError(f"NkiTensor.{call}: dim {dim} is out of range for a {self.ndim}-dim "
+                           "tensor")
+        return dim % n
+
+    def _key(self, dim, k, call):
+        dim = self._dim(dim, call)
         return tuple(k if i == dim else slice(None) for i in range(self.ndim))
 
     def slice(self, dim, start, end, step=1):
         """Elements start:end:step of dim `dim`."""
-        return self[self._key(dim, slice(start, end, step))]
+        ops = _opsmod()
+        start, end = ops.integer(start, "NkiTensor.slice: start"), ops.integer(
+            end, "NkiTensor.slice: end")
+        return self[self._key(dim, slice(start, end, ops.integer(step, "NkiTensor.slice: step")),
+                              "slice")]
 
     def select(self, dim, index):
         """Position `index` of dim `dim` (the dim is dropped; on chip the partition dim
         stays with size 1)."""
-        return self[self._key(dim, int(index))]
+        return self[self._key(dim, _opsmod().integer(index, "NkiTensor.select: index"), "select")]
 
     def expand_dim(self, dim):
         """A new size-1 dim at position `dim`."""
         shape = list(self.shape)
-        shape.insert(dim % (self.ndim + 1), 1)
+        shape.insert(self._dim(dim, "expand_dim", 1), 1)
         return self.reshape(shape)
 
     def squeeze_dim(self, dim):
         """Drops size-1 dim `dim`."""
         shape = list(self.shape)
+        dim = self._dim(dim, "squeeze_dim")
         if shape[dim] != 1:
             raise NkiError(f"squeeze_dim({dim}): the dim has size {shape[dim]}, not 1")
         del shape[dim]
@@ -180,13 +213,19 @@ class NkiTensor:
     def flatten_dims(self, start, end):
         """Dims start..end (inclusive) merged into one (they must be contiguous)."""
         shape = list(self.shape)
-        end = end % self.ndim
+        start, end = self._dim(start, "flatten_dims"), self._dim(end, "flatten_dims")
+        if end < start:
+            raise NkiError(f"NkiTensor.flatten_dims({start}, {end}): end is before start")
         return self.reshape(shape[:start] + [int(np.prod(shape[start:end + 1]))] + shape[end + 1:])
 
     def permute(self, *dims):
         """The dims reordered (on chip the partition dim stays first)."""
         if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
             dims = dims[0]
+        dims = [self._dim(d, "permute") for d in dims]
+        if sorted(dims) != list(range(self.ndim)):
+            raise NkiError(f"NkiTensor.permute{tuple(dims)}: not a permutation of the "
+                           f"{self.ndim} dims")
         strides, offset = abs_pattern(self._view())
         shape = self.shape
         return NkiTensor(self._view().pattern([(strides[d], shape[d]) for d in dims], offset))
@@ -270,6 +309,12 @@ class NkiTensor:
 
     def __bool__(self):
         raise NkiError("a tile has no truth value at trace time (use nl.where / nisa.select)")
+
+
+def _opsmod():
+    from trnsim.nki import _ops as ops  # a cycle at import time: _ops imports this module
+
+    return ops
 
 
 def same_view(a, b):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import enum
 
+from trnsim import _check
 from trnsim.nki import _ctx, _ops
 from trnsim.nki._ctx import NkiError, stub, unsupported
 
@@ -122,7 +123,13 @@ def core_barrier(data, cores, engine=engine.unknown, name=None):
     takes one remote semaphore update (chip.lnc.remote_semaphore_ns, an assumption:
     docs/nki.md). Only ``cores=(0, 1)``, as in NKI; engine: GpSimd unless given."""
     c = _logical_core("core_barrier")
-    if tuple(int(x) for x in cores) != tuple(range(c.lnc)):
+    try:
+        cores = _check.items(cores, "nisa.core_barrier: cores")
+    except TypeError:
+        raise NkiError(f"nisa.core_barrier: cores must be a tuple of core ids, got {cores!r}") \
+            from None
+    if tuple(_ops.integer(x, "nisa.core_barrier: cores") for x in cores) != tuple(
+            range(c.lnc)):
         raise NkiError(f"nisa.core_barrier: cores={tuple(cores)!r}; only "
                        f"cores={tuple(range(c.lnc))} (every core of the logical core) is "
                        "supported")
@@ -144,8 +151,9 @@ def sendrecv(src, dst, send_to_rank, recv_from_rank, pipe_id, dma_engine=dma_eng
     if getattr(dma_engine, "value", dma_engine) != "dma":
         unsupported(f"nisa.sendrecv(dma_engine={dma_engine})",
                     "the GpSimd-internal DMA path is not modelled; use nisa.dma_engine.dma")
+    pipe_id = _ops.integer(pipe_id, "nisa.sendrecv: pipe_id", 0, 32767)
     for rank, what in ((send_to_rank, "send_to_rank"), (recv_from_rank, "recv_from_rank")):
-        if not 0 <= int(rank) < c.lnc:
+        if not 0 <= _ops.integer(rank, f"nisa.sendrecv: {what}") < c.lnc:
             raise NkiError(f"nisa.sendrecv: {what}={rank}: the ranks of a logical core of "
                            f"{c.lnc} cores are 0..{c.lnc - 1}")
     s, d = _ops.view(src), _ops.view(dst)

@@ -94,13 +94,22 @@ class par_dim(int):
 
 def ds(start, size):
     """nl.ds(start, size): the slice start:start+size."""
-    return slice(int(start), int(start) + int(size))
+    start = _ops.integer(start, "nl.ds: start", 0)
+    # A size < 1 made a slice with a negative stop, which numpy rules read from the end.
+    size = _ops.integer(size, "nl.ds: size", 1)
+    return slice(start, start + size)
 
 
 def arange(*args):
     """nl.arange([start,] stop): a legacy index expression over one range."""
+    if len(args) not in (1, 2):
+        raise NkiError(f"nl.arange takes (stop) or (start, stop), got {len(args)} arguments")
     start, stop = (0, args[0]) if len(args) == 1 else (args[0], args[1])
-    return Expr(0, ((Range(int(stop) - int(start), None, int(start)), 1),))
+    start = _ops.integer(start, "nl.arange: start")
+    stop = _ops.integer(stop, "nl.arange: stop")
+    if stop <= start:
+        raise NkiError(f"nl.arange({start}, {stop}) is empty")
+    return Expr(0, ((Range(stop - start, None, start), 1),))
 
 
 class _MGrid:
@@ -108,7 +117,13 @@ class _MGrid:
         key = key if isinstance(key, tuple) else (key,)
         out = []
         for axis, s in enumerate(key):
-            start, stop = s.start or 0, s.stop
+            if not isinstance(s, slice) or s.stop is None or s.step not in (None, 1):
+                raise NkiError(f"nl.mgrid[{key!r}]: axis {axis} must be a slice start:stop "
+                               "(stop given, step 1)")
+            start = _ops.integer(s.start or 0, "nl.mgrid: start")
+            stop = _ops.integer(s.stop, "nl.mgrid: stop")
+            if stop <= start:
+                raise NkiError(f"nl.mgrid: axis {axis} ({start}:{stop}) is empty")
             out.append(Expr(0, ((Range(stop - start, axis, start), 1),)))
         return tuple(out) if len(out) > 1 else out[0]
 
@@ -118,7 +133,10 @@ mgrid = _MGrid()
 
 def affine_range(*args, **kwargs):
     """Iterations the compiler may reorder; traced as Python's range (unrolled)."""
-    return range(*args)
+    if not 1 <= len(args) <= 3:
+        raise NkiError(f"nl.affine_range takes (stop), (start, stop) or (start, stop, step), "
+                       f"got {len(args)} arguments")
+    return range(*(_ops.integer(a, "nl.affine_range") for a in args))
 
 
 sequential_range = static_range = affine_range
@@ -129,9 +147,20 @@ def dynamic_range(*args, **kwargs):
 
 
 # --- SPMD ---
+def _grid_axis(axis, what):
+    """A grid axis: axes past the grid's rank are size 1 (id 0), as a launch without a grid
+    is one instance; negative axes count from the end of the grid."""
+    c = _ctx.ctx()
+    axis = _ops.integer(axis, f"{what}: axis")
+    if axis < -len(c.grid):
+        raise NkiError(f"{what}({axis}): the launch grid has {len(c.grid)} axes")
+    return axis % len(c.grid) if axis < 0 else axis
+
+
 def program_id(axis=0):
     """This instance's index along grid axis `axis`."""
     c = _ctx.ctx()
+    axis = _grid_axis(axis, "nl.program_id")
     return c.pids[axis] if axis < len(c.pids) else 0
 
 
@@ -139,7 +168,8 @@ def num_programs(axes=0):
     """The grid size along `axes` (or the product over several)."""
     c = _ctx.ctx()
     if isinstance(axes, (tuple, list)):
-        return int(np.prod([c.grid[a] for a in axes]))
+        return int(np.prod([num_programs(a) for a in axes]))
+    axes = _grid_axis(axes, "nl.num_programs")
     return c.grid[axes] if axes < len(c.grid) else 1
 
 
@@ -151,7 +181,7 @@ class nc:
     """nl.nc(n) in a launch grid (kernel[nl.nc(2)]): instances on n physical cores (LNC)."""
 
     def __init__(self, n):
-        self.n = int(n)
+        self.n = _ops.integer(n, "nl.nc(n)")
 
     def __int__(self):
         return self.n
@@ -166,7 +196,7 @@ def spmd_dim(*args):
 
 def device_print(prefix, x=None, *args, **kwargs):
     """Prints the tile's description at trace time (values exist only after the run)."""
-    print(prefix, x if x is None else x._view().describe())
+    print(prefix, x if x is None else _ops.tile(x, "nl.device_print: x")._view().describe())
 
 
 # --- creation ---
@@ -174,26 +204,39 @@ def ndarray(shape, dtype=float32, buffer=None, name="", address=None, **kwargs):
     """A new tensor: a tile in SBUF / PSUM (contents NaN until written) or an HBM tensor
     (buffer=nl.shared_hbm / nl.hbm: a kernel output, returned to the caller)."""
     space = _space(buffer)
-    blocks = [i for i, s in enumerate(shape) if isinstance(s, par_dim) and i > 0]
+    if not isinstance(name, str):
+        raise NkiError(f"nl.ndarray: name must be a string, got {type(name).__name__} {name!r}")
+    raw = shape if isinstance(shape, (tuple, list)) else ()
+    shape = _ops.dims(shape, "nl.ndarray: shape")
+    fmt = format_name(dtype, "nl.ndarray: dtype")
+    blocks = [i for i, s in enumerate(raw) if isinstance(s, par_dim) and i > 0]
     if blocks and space != "hbm":  # legacy block dims: one tile per block index
         b = blocks[0]
-        n = int(np.prod([int(s) for s in shape[:b]]))
+        n = int(np.prod(shape[:b]))
         tiles = [ndarray(shape[b:], dtype, buffer, name) for _ in range(n)]
-        return Blocked(tiles, [int(s) for s in shape[:b]], [int(s) for s in shape[b:]], dtype)
-    shape = tuple(int(s) for s in shape)
+        return Blocked(tiles, shape[:b], shape[b:], dtype)
     c = _ctx.ctx()
     if space == "hbm":
-        t = NkiTensor(c.kb.output(c.name(name or "out"), format_name(dtype), list(shape)))
+        t = NkiTensor(c.kb.output(c.name(name or "out"), fmt, list(shape)))
         c.outputs.append(t)
         return t
     return _ops.alloc(shape, dtype, space, name or None)
 
 
+def _like(x, call):
+    """A tensor (or an array: anything with a shape and a dtype) to take the shape of."""
+    if not isinstance(x, NkiTensor) and not (hasattr(x, "shape") and hasattr(x, "dtype")):
+        _ops.tile(x, f"{call}: x")
+    return x
+
+
 def empty_like(x, dtype=None, buffer=None, **kwargs):
+    x = _like(x, "nl.empty_like")
     return ndarray(x.shape, dtype or x.dtype, buffer or sbuf)
 
 
 def full(shape, fill_value, dtype=float32, buffer=None, name="", **kwargs):
+    fill_value = _ops.number(fill_value, "nl.full: fill_value")
     t = ndarray(shape, dtype, buffer, name)
     for tile in (t.tiles if isinstance(t, Blocked) else [t]):
         _ops.memset(tile, fill_value)
@@ -209,14 +252,17 @@ def ones(shape, dtype=float32, buffer=None, name="", **kwargs):
 
 
 def zeros_like(x, dtype=None, buffer=None, **kwargs):
+    x = _like(x, "nl.zeros_like")
     return zeros(x.shape, dtype or x.dtype, buffer or sbuf)
 
 
 def ones_like(x, dtype=None, buffer=None, **kwargs):
+    x = _like(x, "nl.ones_like")
     return ones(x.shape, dtype or x.dtype, buffer or sbuf)
 
 
 def full_like(x, fill_value, dtype=None, buffer=None, **kwargs):
+    x = _like(x, "nl.full_like")
     return full(x.shape, fill_value, dtype or x.dtype, buffer or sbuf)
 
 
@@ -224,8 +270,14 @@ def shared_constant(constant, dtype=None, **kwargs):
     """An HBM tensor holding `constant` (a numpy array, cast to `dtype` with RNE), written
     before the kernel runs."""
     c = _ctx.ctx()
-    a = np.asarray(constant)
-    fmt = format_name(dtype if dtype is not None else a.dtype)
+    from trnsim.run import host_array
+
+    a = host_array(constant, "nl.shared_constant: constant")
+    if dtype is None and np.asarray(constant).dtype.kind in "iu" and \
+            np.asarray(constant).dtype.itemsize > 4:
+        raise NkiError(f"nl.shared_constant: a {np.asarray(constant).dtype} array has no NKI "
+                       "dtype: give dtype= (nl.int32, nl.float32, ...)")
+    fmt = format_name(dtype if dtype is not None else a.dtype, "nl.shared_constant: dtype")
     name = c.name("constant")
     t = NkiTensor(c.kb.input(name, fmt, list(a.shape) or [1]))
     c.constants[name] = a.reshape(a.shape or (1,))
@@ -234,6 +286,7 @@ def shared_constant(constant, dtype=None, **kwargs):
 
 def shared_identity_matrix(n, dtype=bfloat16, **kwargs):
     """An n x n identity tile in SBUF (memset + affine_select on GpSimd)."""
+    n = _ops.integer(n, "nl.shared_identity_matrix: n", 1)
     t = ndarray((n, n), dtype, sbuf)
     _ops.memset(t, 1.0)
     _ops.affine_select(t, [[-1, n]], 0, 1, t, 0.0, "is_equal")
@@ -255,8 +308,16 @@ def _masked(mask, *xs):
     return (m, *m.xs)
 
 
+def _tiles(call, **operands):
+    """Each named operand must be a tile or tensor (a list, None or a number is an NkiError
+    naming the call and the parameter, not an AttributeError from inside)."""
+    for what, x in operands.items():
+        _ops.tile(x, f"{call}: {what}")
+
+
 def load(src, dtype=None, mask=None, **kwargs):
     """A new SBUF tile with src's elements (one DMA from HBM)."""
+    _tiles("nl.load", src=src)
     m, src = _masked(mask, src)
     return m.result(Pending(lambda d: _ops.dma_copy(NkiTensor(d), src), src.shape,
                             dtype or src.dtype))
@@ -264,11 +325,10 @@ def load(src, dtype=None, mask=None, **kwargs):
 
 def store(dst, value, mask=None, **kwargs):
     """dst (HBM) = value (one DMA; a PSUM value is first copied to SBUF)."""
+    _tiles("nl.store", dst=dst, value=value)
     if isinstance(value, Pending) and value.v is None:
         value.materialize()
     _, dst, value = _masked(mask, dst, value)
-    if not isinstance(value, NkiTensor):
-        raise NkiError("nl.store: value must be a tile")
     if _ops.view(value).space == "psum":
         value = _ops.new_like(value, dtype=value.dtype, copy=True)
     _ops.dma_copy(dst, value)
@@ -276,6 +336,7 @@ def store(dst, value, mask=None, **kwargs):
 
 def load_transpose2d(src, dtype=None, mask=None, **kwargs):
     """A new SBUF tile holding src.T (a transposing DMA, NC-v3 and later)."""
+    _tiles("nl.load_transpose2d", src=src)
     _, src = _masked(mask, src)
     shape = tuple(reversed(src.shape))
     return Pending(lambda d: _ops.dma_transpose(NkiTensor(d), src), shape, dtype or src.dtype)
@@ -283,6 +344,7 @@ def load_transpose2d(src, dtype=None, mask=None, **kwargs):
 
 def copy(x, dtype=None, mask=None, **kwargs):
     """A copy of x in a new tile (VectorE)."""
+    _tiles("nl.copy", x=x)
     m, x = _masked(mask, x)
     return m.result(Pending(lambda d: _ops.tensor_copy(NkiTensor(d), x), x.shape,
                             dtype or x.dtype))
@@ -291,6 +353,10 @@ def copy(x, dtype=None, mask=None, **kwargs):
 def matmul(x, y, transpose_x=False, mask=None, **kwargs):
     """x @ y in PSUM: x is [K, M] when transpose_x (the stationary as TensorE takes it), else
     [M, K] (transposed on TensorE first)."""
+    _tiles("nl.matmul", x=x, y=y)
+    for what, t in (("x", x), ("y", y)):
+        if len(t.shape) != 2:
+            raise NkiError(f"nl.matmul: {what} must be a 2-dim tile, got shape {tuple(t.shape)}")
     _, x, y = _masked(mask, x, y)
     if not transpose_x:
         xt = transpose(x)
@@ -303,6 +369,7 @@ def matmul(x, y, transpose_x=False, mask=None, **kwargs):
 
 def transpose(x, dtype=None, mask=None, **kwargs):
     """x.T through the PE array (a PSUM tile)."""
+    _tiles("nl.transpose", x=x)
     _, x = _masked(mask, x)
     shape = tuple(reversed(x.shape))
     return Pending(lambda d: _ops.nc_transpose(NkiTensor(d), x, "tensor"), shape,
@@ -310,18 +377,17 @@ def transpose(x, dtype=None, mask=None, **kwargs):
 
 
 def broadcast_to(x, shape):
-    return x.broadcast_to(shape)
+    return _ops.tile(x, "nl.broadcast_to: x").broadcast_to(shape)
 
 
 def expand_dims(x, axis):
-    shape = list(x.shape)
-    shape.insert(axis if axis >= 0 else len(shape) + axis + 1, 1)
-    return x.reshape(shape)
+    return _ops.tile(x, "nl.expand_dims: x").expand_dim(axis)
 
 
 # --- math: activation functions on ScalarE, ALU ops on VectorE ---
 def _activation_fn(fname):
     def f(x, dtype=None, mask=None, **kwargs):
+        _tiles(f"nl.{f.__name__}", x=x)
         m, x = _masked(mask, x)
         return m.result(Pending(lambda d: _ops.activation(NkiTensor(d), fname, x), x.shape,
                                 _ops.out_dtype(x, dtype=dtype)))
@@ -368,17 +434,20 @@ for _n, _a in _BINARY.items():
 
 def abs(x, dtype=None, mask=None, **kwargs):  # noqa: A001 - NKI's name
     """|x| element-wise on VectorE."""
+    _tiles("nl.abs", x=x)
     m, x = _masked(mask, x)
     return m.result(_ops.unary_alu(x, "abs", dtype))
 
 
 def negative(x, dtype=None, mask=None, **kwargs):
     """-x element-wise on VectorE."""
+    _tiles("nl.negative", x=x)
     m, x = _masked(mask, x)
     return m.result(_ops.binary(x, -1.0, "mult", dtype))
 
 
 def invert(x, dtype=None, mask=None, **kwargs):
+    _tiles("nl.invert", x=x)
     m, x = _masked(mask, x)
     return m.result(_ops.unary_alu(x, "bitwise_not", dtype))
 
@@ -387,6 +456,7 @@ bitwise_not = invert
 
 
 def logical_not(x, dtype=None, mask=None, **kwargs):
+    _tiles("nl.logical_not", x=x)
     m, x = _masked(mask, x)
     return m.result(_ops.binary(x, 0.0, "is_equal", dtype))
 
@@ -410,6 +480,10 @@ for _n in ("cos", "tan", "ceil", "floor", "trunc", "exp2", "log2", "log1p", "exp
 
 def where(condition, x, y, dtype=None, mask=None, **kwargs):
     """condition != 0 ? x : y element-wise (VectorE select); x or y may be a number."""
+    _tiles("nl.where", condition=condition)
+    for what, v in (("x", x), ("y", y)):
+        if not isinstance(v, NkiTensor):
+            _ops.number(v, f"nl.where: {what}")
     m, condition, x, y = _masked(mask, condition, x, y)
     return m.result(Pending(lambda d: _ops.select(NkiTensor(d), condition, x, y),
                             condition.shape, _ops.out_dtype(x, y, dtype=dtype)))
@@ -418,10 +492,10 @@ def where(condition, x, y, dtype=None, mask=None, **kwargs):
 # --- reductions over free axes (VectorE) ---
 def _reduce_fn(name, opname):
     def f(x, axis, dtype=None, mask=None, keepdims=False, **kwargs):
+        _tiles(f"nl.{name}", x=x)
         _, x = _masked(mask, x)
-        axes = (axis,) if np.isscalar(axis) else tuple(axis)
         rank = len(x.shape)
-        axes = [(a + rank) % rank for a in axes]
+        axes = _ops.axes_of(axis, rank, f"nl.{name}")
         shape = [s for i, s in enumerate(x.shape) if i not in axes]
         kshape = [1 if i in axes else s for i, s in enumerate(x.shape)]
         if len(shape) == 1:
@@ -450,14 +524,19 @@ any = stub("nl.any")  # noqa: A001
 def mean(x, axis, dtype=None, mask=None, keepdims=False, **kwargs):
     """Mean over free axes: a sum, then a multiply by 1/n (two VectorE instructions)."""
     s = sum(x, axis, dtype=float32, mask=mask, keepdims=keepdims)
-    axes = (axis,) if np.isscalar(axis) else tuple(axis)
-    n = int(np.prod([x.shape[a] for a in axes]))
+    n = int(np.prod([x.shape[a] for a in _ops.axes_of(axis, len(x.shape), "nl.mean")]))
     return _ops.binary(s, 1.0 / n, "mult", dtype or x.dtype)
 
 
 def softmax(x, axis=-1, dtype=None, mask=None, **kwargs):
     """exp(x - max) / sum along the last free axis (max, exp with bias and sum, divide)."""
+    _tiles("nl.softmax", x=x)
     _, x = _masked(mask, x)
+    if len(x.shape) != 2:
+        unsupported(f"nl.softmax of a {len(x.shape)}-dim tile", "give a [P, F] tile (reshape)")
+    if _ops.axes_of(axis, 2, "nl.softmax") != [1]:
+        unsupported("nl.softmax over the partition dim", "softmax runs along the free dim")
+    axis = 1
     p = x.shape[0]
     mx = _ops.alloc([p, 1], float32)
     _ops.tensor_reduce(mx, "max", x, axis)
@@ -473,7 +552,7 @@ def softmax(x, axis=-1, dtype=None, mask=None, **kwargs):
 
 
 def static_cast(x, dtype):
-    return x.astype(dtype)
+    return _ops.tile(x, "nl.static_cast: x").astype(dtype)
 
 
 builtins_range = builtins.range

@@ -16,7 +16,7 @@ typing = _cur.typing
 def jit(func=None, mode="auto", chip=None, platform_target=None, **options):
     """Marks a legacy kernel; calling it runs it on trnsim (every mode, incl. "simulation")."""
     chip = chip or platform_target
-    if func is not None and callable(func):
+    if func is not None:  # not callable: Kernel says so
         return Kernel(func, "legacy", chip, options=options)
     return lambda f: Kernel(f, "legacy", chip, options=options)
 

@@ -6,7 +6,6 @@ is assigned to (no extra copy)."""
 
 from __future__ import annotations
 
-import numpy as np
 
 from trnsim.nki import _ops
 from trnsim.nki import isa as _new
@@ -27,7 +26,8 @@ def _m(mask, *xs):
     """Operands with the mask applied (_tensor.Masking); the Masking is kept for _out."""
     global _masking
     _masking = Masking(mask, xs)
-    return _masking.xs
+    xs, _masking.xs = _masking.xs, ()  # _out needs its shapes only: keep no tile alive
+    return xs
 
 
 _masking = Masking(None, ())
@@ -48,6 +48,8 @@ def nc_matmul(stationary, moving, is_stationary_onezero=False, is_moving_onezero
               is_transpose=False, tile_position=(), tile_size=(), mask=None, **kwargs):
     """stationary[K, M].T @ moving[K, N] as a [M, N] fp32 PSUM tile (``psum += ...``
     accumulates)."""
+    _ops.tile(stationary, "nisa.nc_matmul: stationary")
+    _ops.tile(moving, "nisa.nc_matmul: moving")
     st, mv = _m(mask, stationary, moving)
     if is_transpose:
         return _out(lambda d: _ops.nc_transpose(d, mv, "tensor"), tuple(reversed(mv.shape)),
@@ -60,6 +62,7 @@ def nc_matmul(stationary, moving, is_stationary_onezero=False, is_moving_onezero
 
 def nc_transpose(data, mask=None, dtype=None, engine=None, **kwargs):
     """data.T: on TensorE (a PSUM tile, default) or VectorE (<= 32 x 32, an SBUF tile)."""
+    _ops.tile(data, "nisa.nc_transpose: data")
     (x,) = _m(mask, data)
     e = _ops.engine(engine, _ops.Engine.tensor)
     buf = "psum" if e == _ops.Engine.tensor else "sbuf"
@@ -69,6 +72,7 @@ def nc_transpose(data, mask=None, dtype=None, engine=None, **kwargs):
 
 def activation(op, data, bias=None, scale=1.0, reduce_op=None, reduce_res=None,
                reduce_cmd=None, mask=None, dtype=None, **kwargs):
+    _ops.tile(data, "nisa.activation: data")
     x, b, s = _m(mask, data, bias, scale)
     return _out(lambda d: _ops.activation(d, op, x, b, s, reduce_op, reduce_res), x.shape,
                 _dt(dtype, x))
@@ -81,8 +85,9 @@ def activation_reduce(op, data, reduce_op, reduce_res, bias=None, scale=1.0, mas
 
 def tensor_reduce(op, data, axis, mask=None, dtype=None, negate=False, keepdims=False,
                   **kwargs):
+    _ops.tile(data, "nisa.tensor_reduce: data")
     (x,) = _m(mask, data)
-    axes = [(a + x.ndim) % x.ndim for a in ((axis,) if np.isscalar(axis) else axis)]
+    axes = _ops.axes_of(axis, x.ndim, "nisa.tensor_reduce")
     shape = [1 if i in axes else s for i, s in enumerate(x.shape)]
     if not keepdims:
         shape = [s for i, s in enumerate(x.shape) if i not in axes] or [1]
@@ -91,18 +96,23 @@ def tensor_reduce(op, data, axis, mask=None, dtype=None, negate=False, keepdims=
 
 
 def tensor_partition_reduce(op, data, mask=None, dtype=None, **kwargs):
+    _ops.tile(data, "nisa.tensor_partition_reduce: data")
     (x,) = _m(mask, data)
     return _out(lambda d: _ops.tensor_partition_reduce(d, op, x), (1, *x.shape[1:]),
                 _dt(dtype, x))
 
 
 def tensor_tensor(data1, data2, op, dtype=None, mask=None, engine=None, **kwargs):
+    _ops.tile(data1, "nisa.tensor_tensor: data1")
+    _ops.tile(data2, "nisa.tensor_tensor: data2")
     a, b = _m(mask, data1, data2)
     return _out(lambda d: _ops.tensor_tensor(d, a, b, op, engine), a.shape, _dt(dtype, a))
 
 
 def tensor_tensor_scan(data0, data1, initial, op0, op1, reverse0=False, reverse1=False,
                        dtype=None, mask=None, **kwargs):
+    _ops.tile(data0, "nisa.tensor_tensor_scan: data0")
+    _ops.tile(data1, "nisa.tensor_tensor_scan: data1")
     a, b, i = _m(mask, data0, data1, initial)
     return _out(lambda d: _ops.tensor_tensor_scan(d, a, b, i, op0, op1, reverse0, reverse1),
                 a.shape, _dt(dtype, a))
@@ -110,6 +120,7 @@ def tensor_tensor_scan(data0, data1, initial, op0, op1, reverse0=False, reverse1
 
 def scalar_tensor_tensor(data, op0, operand0, op1, operand1, reverse0=False, reverse1=False,
                          dtype=None, mask=None, **kwargs):
+    _ops.tile(data, "nisa.scalar_tensor_tensor: data")
     x, o0, o1 = _m(mask, data, operand0, operand1)
     return _out(lambda d: _ops.scalar_tensor_tensor(d, x, op0, o0, op1, o1, reverse0, reverse1),
                 x.shape, _dt(dtype, x))
@@ -117,6 +128,7 @@ def scalar_tensor_tensor(data, op0, operand0, op1, operand1, reverse0=False, rev
 
 def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, reverse1=False,
                   dtype=None, mask=None, engine=None, **kwargs):
+    _ops.tile(data, "nisa.tensor_scalar: data")
     x, o0, o1 = _m(mask, data, operand0, operand1)
     return _out(lambda d: _ops.tensor_scalar(d, x, op0, o0, reverse0, op1, o1, reverse1, engine),
                 x.shape, _dt(dtype, x))
@@ -124,42 +136,51 @@ def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, 
 
 def tensor_scalar_reduce(data, op0, operand0, reduce_op, reduce_res, reverse0=False, dtype=None,
                          mask=None, **kwargs):
+    _ops.tile(data, "nisa.tensor_scalar_reduce: data")
     x, o0, r = _m(mask, data, operand0, reduce_res)
     return _out(lambda d: _ops.tensor_scalar_reduce(d, x, op0, o0, reduce_op, r, reverse0),
                 x.shape, _dt(dtype, x))
 
 
 def tensor_copy(src, mask=None, dtype=None, engine=None, **kwargs):
+    _ops.tile(src, "nisa.tensor_copy: src")
     (x,) = _m(mask, src)
     return _out(lambda d: _ops.tensor_copy(d, x, engine), x.shape, _dt(dtype, x))
 
 
 def reciprocal(data, dtype=None, mask=None, **kwargs):
+    _ops.tile(data, "nisa.reciprocal: data")
     (x,) = _m(mask, data)
     return _out(lambda d: _ops.reciprocal(d, x), x.shape, _dt(dtype, x))
 
 
 def memset(shape, value, dtype, mask=None, engine=None, **kwargs):
+    shape = _ops.dims(shape, "nisa.memset: shape")
+    value = _ops.number(value, "nisa.memset: value")
     _m(mask)
     return _out(lambda d: _ops.memset(d, value, engine), shape, dtype)
 
 
 def exponential(src, max_value=0.0, reduce_res=None, mask=None, dtype=None, **kwargs):
+    _ops.tile(src, "nisa.exponential: src")
     x, m = _m(mask, src, max_value)
     return _out(lambda d: _ops.exponential(d, x, m, reduce_res), x.shape, _dt(dtype, x))
 
 
 def bn_stats(data, mask=None, dtype=None, **kwargs):
+    _ops.tile(data, "nisa.bn_stats: data")
     (x,) = _m(mask, data)
     return _out(lambda d: _ops.bn_stats(d, x), (x.shape[0], 6), _dt(dtype, x))
 
 
 def bn_aggr(data, mask=None, dtype=None, **kwargs):
+    _ops.tile(data, "nisa.bn_aggr: data")
     (x,) = _m(mask, data)
     return _out(lambda d: _ops.bn_aggr(d, x), (x.shape[0], 2), _dt(dtype, x))
 
 
 def max8(src, mask=None, dtype=None, **kwargs):
+    _ops.tile(src, "nisa.max8: src")
     (x,) = _m(mask, src)
     return _out(lambda d: _ops.max8(d, x), (x.shape[0], 8), _dt(dtype, x))
 
@@ -194,6 +215,7 @@ _CMP = {">=": "is_ge", ">": "is_gt", "<=": "is_le", "<": "is_lt"}
 
 def affine_select(pred, on_true_tile, on_false_value, mask=None, dtype=None, **kwargs):
     """on_true where an affine predicate over nl.arange holds, else on_false_value (GpSimd)."""
+    _ops.tile(on_true_tile, "nisa.affine_select: on_true_tile")
     if not isinstance(pred, Cond) or len(pred.parts) != 1:
         unsupported("affine_select with a predicate of several comparisons", "use nl.where")
     e, op, v = pred.parts[0]
@@ -204,11 +226,14 @@ def affine_select(pred, on_true_tile, on_false_value, mask=None, dtype=None, **k
 
 
 def dma_copy(dst, src, mask=None, dst_rmw_op=None, oob_mode=None, dge_mode=None, **kwargs):
+    _ops.tile(dst, "nisa.dma_copy: dst")
+    _ops.tile(src, "nisa.dma_copy: src")
     d, s = _m(mask, dst, src)
     _ops.dma_copy(d, s, dst_rmw_op)
 
 
 def dma_transpose(src, axes=None, mask=None, dtype=None, **kwargs):
+    _ops.tile(src, "nisa.dma_transpose: src")
     (x,) = _m(mask, src)
     return _out(lambda d: _ops.dma_transpose(d, x), tuple(reversed(x.shape)), _dt(dtype, x))
 
