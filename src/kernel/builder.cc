@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
+
 #include "base/error.h"
 #include "base/host_memory.h"
 #include "base/interrupt.h"
@@ -40,7 +42,10 @@ KernelBuilder::KernelBuilder(const arch::ChipSpec& chip)
 
 KernelBuilder::KernelBuilder(const arch::CoreSpec& core, const arch::NumericsSpec& numerics,
                              std::string chip_name)
-    : core_(core), numerics_(numerics), max_instructions_(default_max_instructions()) {
+    : core_(core),
+      numerics_(numerics),
+      id_(next_builder_id()),
+      max_instructions_(default_max_instructions()) {
   const int64_t usable = core.sbuf.usable_bytes_per_partition > 0
                              ? core.sbuf.usable_bytes_per_partition
                              : core.sbuf.bytes_per_partition;
@@ -71,6 +76,7 @@ Tensor KernelBuilder::tensor(std::string name, num::Format dtype, std::vector<in
   region->name = t.name;
   region->base = t.address;
   region->tensor = static_cast<int32_t>(prog_.tensors.size() - 1);
+  region->builder = id_;
   region->row_elements = t.row_elements();
   region->shape = t.shape;
   return View(std::move(region), 0, 0, row_major(t.shape, 0));
@@ -119,6 +125,7 @@ Tile KernelBuilder::tile(isa::Space space, std::string name, num::Format dtype,
   region->base = *start;
   region->shape = shape;
   region->allocation = std::make_shared<AllocationHandle>(sbuf ? sbuf_alloc_ : psum_alloc_, *start);
+  region->builder = id_;
   return View(std::move(region), 0, 0, row_major(shape, 1));
 }
 
@@ -177,6 +184,11 @@ void KernelBuilder::emit_op(std::string_view call, isa::Opcode op, isa::Engine e
 
 void KernelBuilder::check(std::string_view call, const isa::Instruction& in,
                           const std::vector<Use>& uses) {
+  for (const Use& u : uses)
+    if (u.view.region().builder != id_)
+      call_error(call, u.role, u.view,
+                 "is memory of another kernel (a view from another KernelBuilder): its address "
+                 "means nothing in this one");
   for (const Use& u : uses)
     if (u.write && u.view.has_zero_stride())
       call_error(call, u.role, u.view, "writes through a broadcast (stride 0) dim");
@@ -257,6 +269,11 @@ isa::Program KernelBuilder::build() {
 }  // namespace trnsim::kernel
 
 namespace trnsim::kernel {
+
+uint64_t next_builder_id() {
+  static std::atomic<uint64_t> last{0};
+  return ++last;
+}
 
 size_t default_max_instructions() {
   constexpr size_t kFloor = size_t{1} << 20;

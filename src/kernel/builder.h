@@ -213,6 +213,7 @@ class KernelBuilder {
   std::optional<isa::Instruction> stationary_;  // the last load_stationary, while still valid
   std::optional<Footprint> stationary_where_;
   bool built_ = false;
+  uint64_t id_;            // in the regions it makes: a view of another builder's memory is refused
   int64_t hbm_bytes_ = 0;  // the chip's HBM, which the tensors must fit (0: not known)
   size_t emitted_ = 0;
   size_t max_instructions_;
@@ -220,5 +221,7 @@ class KernelBuilder {
 
 // Instructions whose records fit half of the host memory available now (at least 1 Mi).
 size_t default_max_instructions();
+// A new builder's id (never 0, never reused within the process).
+uint64_t next_builder_id();
 
 }  // namespace trnsim::kernel

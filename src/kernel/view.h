@@ -28,6 +28,7 @@ struct Region {
   int64_t row_elements = 1;          // HBM: elements per row of the tensor's outermost dim
   std::vector<int64_t> shape;        // as declared
   std::shared_ptr<void> allocation;  // on chip: released when the last view goes
+  uint64_t builder = 0;              // the KernelBuilder that made it (its id)
 };
 
 struct ViewDim {

@@ -130,3 +130,24 @@ TEST(ApiErrors, BuildTwice) {
 
 }  // namespace
 }  // namespace trnsim::kernel_test
+
+namespace trnsim::kernel_test {
+namespace {
+
+// A view of another builder's memory names bytes that mean nothing in this kernel (the
+// Python audit found such a copy silently reading another tile's bytes): refused, naming the
+// operand.
+TEST(ApiErrors, ViewFromAnotherBuilder) {
+  kernel::KernelBuilder other(chip("trn2"));
+  auto foreign = other.sbuf("foreign", num::fp32(), {4, 4});
+  kernel::KernelBuilder kb(chip("trn2"));
+  auto mine = kb.sbuf("mine", num::fp32(), {4, 4});
+  const std::string msg = error_of([&] { kb.tensor_copy(mine, foreign); });
+  ASSERT_FALSE(msg.empty());
+  EXPECT_NE(msg.find("another KernelBuilder"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("foreign"), std::string::npos) << msg;
+  kb.tensor_copy(mine, kb.sbuf("also_mine", num::fp32(), {4, 4}));  // its own views still work
+}
+
+}  // namespace
+}  // namespace trnsim::kernel_test
