@@ -2,24 +2,44 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <charconv>
+#include <limits>
+#include <string_view>
 
 #include "base/error.h"
 #include "fabric/collective.h"
 
 namespace trnsim::fabric {
 
+namespace {
+
+// The whole of `digits` as a number; std::stoll would take signs, spaces and trailing text, and
+// throw std::out_of_range or std::invalid_argument instead of an InputError.
+int64_t whole_number(std::string_view digits, const std::string& text) {
+  int64_t n = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+  if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size())
+    throw InputError("--sizes", text, "expected a whole number below 2^63");
+  return n;
+}
+
+}  // namespace
+
 int64_t parse_size(const std::string& text) {
   size_t i = 0;
   while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
   if (i == 0) throw InputError("--sizes", text, "expected a size such as 8B, 64KiB or 1GiB");
-  const int64_t n = std::stoll(text.substr(0, i));
+  const int64_t n = whole_number(std::string_view(text).substr(0, i), text);
   const std::string unit = text.substr(i);
   static const std::vector<std::pair<std::string, int64_t>> units = {
       {"", 1},         {"B", 1},      {"K", kKiB}, {"KB", 1000},       {"KiB", kKiB}, {"M", kMiB},
       {"MB", 1000000}, {"MiB", kMiB}, {"G", kGiB}, {"GB", 1000000000}, {"GiB", kGiB},
   };
   for (const auto& [u, f] : units) {
-    if (u == unit) return n * f;
+    if (u != unit) continue;
+    if (n > std::numeric_limits<int64_t>::max() / f)
+      throw InputError("--sizes", text, "larger than 2^63 bytes");
+    return n * f;
   }
   throw InputError("--sizes", text, "unknown unit; use B, KiB, MiB, GiB (or KB, MB, GB)");
 }
@@ -41,10 +61,14 @@ std::vector<int64_t> parse_sizes(const std::string& text) {
   const size_t c2 = text.find(':', c1 + 1);
   const int64_t lo = parse_size(text.substr(0, c1));
   const int64_t hi = parse_size(text.substr(c1 + 1, c2 == std::string::npos ? c2 : c2 - c1 - 1));
-  const int64_t factor = c2 == std::string::npos ? 2 : std::stoll(text.substr(c2 + 1));
+  const int64_t factor =
+      c2 == std::string::npos ? 2 : whole_number(std::string_view(text).substr(c2 + 1), text);
   if (lo < 1 || hi < lo || factor < 2)
     throw InputError("--sizes", text, "expected LO:HI[:FACTOR] with 1 <= LO <= HI, FACTOR >= 2");
-  for (int64_t s = lo; s <= hi; s *= factor) out.push_back(s);
+  for (int64_t s = lo;; s *= factor) {
+    out.push_back(s);
+    if (s > hi / factor) break;  // the next size is past HI (or past 2^63)
+  }
   return out;
 }
 
