@@ -57,7 +57,7 @@ for t in "${targets[@]}"; do
   rc=0
   "build/fuzz/fuzz/$t" "${opts[@]}" "$work/corpus" "fuzz/corpus/$t" "fuzz/regressions/$t" \
     >"$work/log" 2>&1 || rc=$?
-  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$work/log" | grep -o '[0-9]*$' || true)
+  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$work/log" | tail -1 | grep -o '[0-9]*$' || true)
   added=$(($(find "$work/corpus" -type f | wc -l) - before))
   if ((rc == 0)); then
     result=ok
