@@ -40,13 +40,17 @@ std::filesystem::path resolve_chip(std::string_view name_or_path,
   if (names_a_path(name)) {
     std::filesystem::path p(name);
     if (p.is_relative() && !relative_to.empty()) p = relative_to / p;
-    if (!std::filesystem::is_regular_file(p)) {
+    // The error_code overloads: a name too long for the file system is no such file, not a
+    // std::filesystem::filesystem_error.
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(p, ec)) {
       throw InputError("", name, fmt::format("no such chip file: {}", p.string()));
     }
     return p;
   }
   const auto p = spec_dir() / "chips" / (name + ".toml");
-  if (!std::filesystem::is_regular_file(p)) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(p, ec)) {
     throw InputError("", name,
                      fmt::format("no chip named '{}' in {} (known: {})", name,
                                  (spec_dir() / "chips").string(), fmt::join(list_chips(), ", ")));

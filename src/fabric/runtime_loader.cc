@@ -52,7 +52,8 @@ RuntimeSpec load_runtime(std::string_view name_or_path,
   fs::path file = s.find('/') != std::string::npos || s.ends_with(".toml")
                       ? fs::path(s)
                       : arch::spec_dir() / "runtime" / (s + ".toml");
-  if (!fs::is_regular_file(file)) {  // /dev/zero or a FIFO would be read forever
+  std::error_code ec;  // a name too long for the file system: no such file, not an exception
+  if (!fs::is_regular_file(file, ec)) {  // /dev/zero or a FIFO would be read forever
     throw InputError("", s,
                      fmt::format("unknown runtime; known: {}", fmt::join(list_runtimes(), ", ")));
   }

@@ -106,12 +106,15 @@ fs::path resolve(std::string_view name_or_path, const fs::path& relative_to) {
   if (is_path) {
     fs::path p(s);
     if (p.is_relative() && !relative_to.empty()) p = relative_to / p;
-    // A regular file: /dev/zero or a FIFO would be read forever.
-    if (!fs::is_regular_file(p)) throw InputError("", s, "no such system file");
+    // A regular file: /dev/zero or a FIFO would be read forever. With an error_code: a name
+    // too long for the file system is no such file, not a filesystem_error.
+    std::error_code ec;
+    if (!fs::is_regular_file(p, ec)) throw InputError("", s, "no such system file");
     return p;
   }
   const fs::path p = arch::spec_dir() / "systems" / (s + ".toml");
-  if (!fs::is_regular_file(p)) {
+  std::error_code ec;
+  if (!fs::is_regular_file(p, ec)) {
     throw InputError("", s,
                      fmt::format("unknown system; known: {}", fmt::join(list_systems(), ", ")));
   }

@@ -1,11 +1,13 @@
-// System and runtime files that once got past the loaders (found by fuzzing, docs/fuzzing.md):
-// each is an InputError now, not an overflow, an endless read or a value silently dropped.
+// Chip, system and runtime inputs that once got past the loaders (found by fuzzing,
+// docs/fuzzing.md): each is an InputError now, not an overflow, an endless read, an escaping
+// filesystem_error or a value silently dropped.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 #include <string>
 
+#include "arch/arch.h"
 #include "base/error.h"
 #include "fabric/runtime.h"
 #include "fabric/system.h"
@@ -44,6 +46,16 @@ TEST(LoaderInputs, OnlyRegularFilesAreRead) {
   EXPECT_THROW(load_system("/dev/zero"), InputError);
   EXPECT_THROW(load_runtime("/dev/zero"), InputError);
   EXPECT_THROW(load_runtime(fs::temp_directory_path().string() + "/"), InputError);
+}
+
+TEST(LoaderInputs, NamesTooLongForTheFileSystem) {
+  // ENAMETOOLONG made std::filesystem::is_regular_file throw filesystem_error.
+  const std::string name(300, 'x');
+  EXPECT_THROW(arch::load_chip(name), InputError);
+  EXPECT_THROW(arch::load_chip(name + ".toml"), InputError);
+  EXPECT_THROW(load_system(name), InputError);
+  EXPECT_THROW(load_system(name + ".toml"), InputError);
+  EXPECT_THROW(load_runtime(name), InputError);
 }
 
 TEST(LoaderInputs, RuntimeMetaIsATableOfStrings) {
