@@ -21,5 +21,8 @@ cmake --build build/asan -j "$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build/asan --output-on-failure -j "$jobs"
 
+echo "== Fuzzing: 15 s of each libFuzzer target (docs/fuzzing.md; the corpora also ran above)"
+FUZZ_SEED=1 bash scripts/fuzz.sh 15
+
 echo "== Python tests"
 python3 -m pytest -q tests/python

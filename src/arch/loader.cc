@@ -26,6 +26,39 @@ struct FileMeta {
 
 std::string at(const fs::path& file, int line) { return fmt::format("{}:{}", file.string(), line); }
 
+// A bare string on the command line is bytes; the files' strings are UTF-8 (toml++ checks), and
+// the JSON report cannot print anything else. Well-formed UTF-8 per Unicode table 3-7.
+bool is_utf8(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    size_t n = 0;                        // continuation bytes
+    unsigned char lo = 0x80, hi = 0xBF;  // the range of the first of them
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if (c >= 0xC2 && c <= 0xDF) {
+      n = 1;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      n = 2;
+      lo = c == 0xE0 ? 0xA0 : 0x80;
+      hi = c == 0xED ? 0x9F : 0xBF;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      n = 3;
+      lo = c == 0xF0 ? 0x90 : 0x80;
+      hi = c == 0xF4 ? 0x8F : 0xBF;
+    } else {
+      return false;
+    }
+    if (s.size() - i <= n) return false;  // truncated
+    for (size_t k = 1; k <= n; ++k) {
+      const auto b = static_cast<unsigned char>(s[i + k]);
+      if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xBF)) return false;
+    }
+    i += n + 1;
+  }
+  return true;
+}
+
 FileMeta read_meta(const RawNode& root, const fs::path& file) {
   FileMeta fm;
   ChipSpec scratch;
@@ -189,6 +222,7 @@ void apply_override(ChipSpec& spec, const Override& o) {
   // Strings may be written bare on a command line; everything else is a TOML value.
   RawNode node;
   if (k->type == ValueType::kString && !o.value.starts_with('"')) {
+    if (!is_utf8(o.value)) throw InputError("--set", o.key, "the value is not UTF-8 text");
     node.kind = RawNode::Kind::kString;
     node.s = o.value;
   } else {

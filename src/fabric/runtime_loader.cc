@@ -52,7 +52,8 @@ RuntimeSpec load_runtime(std::string_view name_or_path,
   fs::path file = s.find('/') != std::string::npos || s.ends_with(".toml")
                       ? fs::path(s)
                       : arch::spec_dir() / "runtime" / (s + ".toml");
-  if (!fs::exists(file)) {
+  std::error_code ec;  // a name too long for the file system: no such file, not an exception
+  if (!fs::is_regular_file(file, ec)) {  // /dev/zero or a FIFO would be read forever
     throw InputError("", s,
                      fmt::format("unknown runtime; known: {}", fmt::join(list_runtimes(), ", ")));
   }
@@ -60,7 +61,13 @@ RuntimeSpec load_runtime(std::string_view name_or_path,
   spec.file = file.string();
   const arch::RawNode root = arch::read_toml_file(file);
   if (const arch::RawNode* meta = root.child("meta")) {
+    // As in the system files: a [meta] table of strings (`name = 5` was read as "").
+    if (!meta->is_table())
+      throw InputError(fmt::format("{}:{}", spec.file, meta->line), "meta", "expected a table");
     for (const auto& m : meta->children) {
+      if (m.kind != arch::RawNode::Kind::kString)
+        throw InputError(fmt::format("{}:{}", spec.file, m.line), "meta." + m.key,
+                         "expected a string");
       if (m.key == "name")
         spec.name = m.s;
       else if (m.key == "title")

@@ -106,11 +106,15 @@ fs::path resolve(std::string_view name_or_path, const fs::path& relative_to) {
   if (is_path) {
     fs::path p(s);
     if (p.is_relative() && !relative_to.empty()) p = relative_to / p;
-    if (!fs::exists(p)) throw InputError("", s, "no such system file");
+    // A regular file: /dev/zero or a FIFO would be read forever. With an error_code: a name
+    // too long for the file system is no such file, not a filesystem_error.
+    std::error_code ec;
+    if (!fs::is_regular_file(p, ec)) throw InputError("", s, "no such system file");
     return p;
   }
   const fs::path p = arch::spec_dir() / "systems" / (s + ".toml");
-  if (!fs::exists(p)) {
+  std::error_code ec;
+  if (!fs::is_regular_file(p, ec)) {
     throw InputError("", s,
                      fmt::format("unknown system; known: {}", fmt::join(list_systems(), ", ")));
   }
@@ -173,7 +177,9 @@ void check(const SystemSpec& s) {
   need(s.fields.contains("collective.step_latency_ns"), "collective.step_latency_ns", "required");
   if (s.topology == ServerTopology::kTorus) {
     int64_t prod = 1;
-    for (int64_t d : s.torus_dims) prod *= d;
+    // Stops once past server.chips (<= 2^20, sizes <= 4096): a long list cannot overflow.
+    for (int64_t d : s.torus_dims)
+      if ((prod *= d) > s.chips_per_server) break;
     need(!s.torus_dims.empty() && prod == s.chips_per_server, "server.torus_dims",
          fmt::format("the product of the torus sizes must be server.chips ({})",
                      s.chips_per_server));

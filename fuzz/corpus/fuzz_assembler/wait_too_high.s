@@ -1,0 +1,9 @@
+# An unsatisfiable wait: ScalarE waits for two signals of s0, and only one ever comes.
+.chip trn2
+.semaphores 1
+
+.engine dve
+  memset sbuf[0:128] [[1,64]] fp32 value=0 signal=s0+1
+
+.engine act
+  activation sbuf[0:128]+256 [[1,64]] fp32 <- sbuf[0:128] [[1,64]] fp32 func=exp wait=s0>=2
