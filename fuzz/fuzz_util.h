@@ -72,30 +72,6 @@ inline std::filesystem::path scratch_file(std::string_view name, std::string_vie
   return p;
 }
 
-// Open finding (docs/fuzzing.md): toml++ 3.3 (Debian's) reaches __builtin_unreachable() when
-// its whitespace test meets a code point in U+00A1..U+0499, U+2C5E..U+3057 (not U+3000) or
-// U+FB26..U+FEFE outside a string, upstream issue 295. Inputs that hold one are skipped, so that
-// fuzzing goes on past it; lenient decoding, as toml++ decodes malformed sequences too. Remove with
-// a fixed toml++.
-inline bool hits_tomlpp_unreachable(std::string_view s) {
-  for (size_t i = 0; i + 1 < s.size(); ++i) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    const auto b1 = static_cast<unsigned char>(s[i + 1]);
-    uint32_t cp = 0;
-    if (c >= 0xC0 && c < 0xE0) {
-      cp = (c & 0x1Fu) << 6 | (b1 & 0x3Fu);
-    } else if (c >= 0xE0 && c < 0xF0 && i + 2 < s.size()) {
-      cp = (c & 0x0Fu) << 12 | (b1 & 0x3Fu) << 6 | (static_cast<unsigned char>(s[i + 2]) & 0x3Fu);
-    } else {
-      continue;
-    }
-    if ((cp >= 0xA1 && cp <= 0x499) || (cp >= 0x2C5E && cp <= 0x3057 && cp != 0x3000) ||
-        (cp >= 0xFB26 && cp <= 0xFEFE))
-      return true;
-  }
-  return false;
-}
-
 inline std::string_view as_text(const uint8_t* data, size_t size) {
   return {reinterpret_cast<const char*>(data), size};
 }

@@ -10,6 +10,7 @@
 
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include "base/error.h"
 
@@ -66,6 +67,39 @@ RawNode convert(const toml::node& n, std::string key) {
   return r;
 }
 
+// toml++ 3.3.0 (Debian bookworm's) reaches __builtin_unreachable() when it tests some
+// non-ASCII code points for whitespace (impl::is_non_ascii_horizontal_whitespace; upstream
+// marzer/tomlplusplus#295, fixed after 3.3.0): undefined behaviour on user input. Those code
+// points are refused before the parser sees them (docs/reliability.md, fuzz/open/README.md).
+// Returns the line (1-based) and code point of the first, or line 0.
+std::pair<int, uint32_t> tomlpp_unsafe_code_point(std::string_view s) {
+  int line = 1;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c == '\n') ++line;
+    uint32_t cp = 0;
+    if (c >= 0xC0 && c < 0xE0 && i + 1 < s.size()) {
+      cp = (c & 0x1Fu) << 6 | (static_cast<unsigned char>(s[i + 1]) & 0x3Fu);
+    } else if (c >= 0xE0 && c < 0xF0 && i + 2 < s.size()) {
+      cp = (c & 0x0Fu) << 12 | (static_cast<unsigned char>(s[i + 1]) & 0x3Fu) << 6 |
+           (static_cast<unsigned char>(s[i + 2]) & 0x3Fu);
+    } else {
+      continue;
+    }
+    if ((cp >= 0xA1 && cp <= 0x499) || (cp >= 0x2C5E && cp <= 0x3057 && cp != 0x3000) ||
+        (cp >= 0xFB26 && cp <= 0xFEFE))
+      return {line, cp};
+  }
+  return {0, 0};
+}
+
+std::string unsafe_text(uint32_t cp) {
+  return fmt::format(
+      "character U+{:04X}: this build's TOML parser (toml++ 3.3.0) mishandles U+00A1..U+0499, "
+      "U+2C5E..U+3057 and U+FB26..U+FEFE (a known bug); write the text in ASCII",
+      cp);
+}
+
 }  // namespace
 
 RawNode read_toml_file(const std::filesystem::path& path) {
@@ -73,6 +107,8 @@ RawNode read_toml_file(const std::filesystem::path& path) {
   if (!in) throw InputError(path.string(), "", "cannot open the file");
   std::stringstream text;
   text << in.rdbuf();
+  if (const auto [line, cp] = tomlpp_unsafe_code_point(text.str()); line > 0)
+    throw InputError(fmt::format("{}:{}", path.string(), line), "", unsafe_text(cp));
   try {
     const toml::table t = toml::parse(text.str(), path.string());
     RawNode root = convert(t, "");
@@ -86,6 +122,8 @@ RawNode read_toml_file(const std::filesystem::path& path) {
 }
 
 RawNode parse_toml_value(std::string_view text, std::string_view where, std::string_view key) {
+  if (const auto [line, cp] = tomlpp_unsafe_code_point(text); line > 0)
+    throw InputError(std::string(where), std::string(key), unsafe_text(cp));
   try {
     const toml::table t = toml::parse(fmt::format("v = {}", text));
     const toml::node* v = t.get("v");

@@ -2,6 +2,8 @@
 // dotted key, so a user can go straight to the mistake.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "arch/arch.h"
@@ -76,6 +78,30 @@ TEST(SpecLoaderErrors, UnknownChipNameListsTheKnownOnes) {
 
 TEST(SpecLoaderErrors, MissingFile) {
   EXPECT_THROW(load_chip(kBad + "no_such_file.toml"), InputError);
+}
+
+}  // namespace
+}  // namespace trnsim::arch
+
+namespace trnsim::arch {
+namespace {
+
+// toml++ 3.3.0 has undefined behaviour for some non-ASCII code points (toml_reader.cc): they
+// are refused before it parses, naming the file and line, or the --set value.
+TEST(SpecLoaderErrors, CodePointsTheTomlParserMishandlesAreRefused) {
+  const auto path = std::filesystem::temp_directory_path() / "trnsim_tomlpp_unsafe.toml";
+  std::ofstream(path) << "[meta]\ninherits = \"trn2\"\n# \xC2\xB1 2 %\n";
+  try {
+    load_chip(path.string());
+    FAIL() << "loaded";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.where(), path.string() + ":3") << e.what();
+    EXPECT_NE(std::string(e.what()).find("U+00B1"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(load_chip("trn2", {parse_override("core.name=\"a\xEF\xBB\xB7\"")}), InputError);
+  // Other non-ASCII text is still fine in strings (U+2014, an em dash).
+  std::ofstream(path) << "[meta]\ninherits = \"trn2\"\n# \xE2\x80\x94 a comment\n";
+  EXPECT_EQ(load_chip(path.string()).core.name, load_chip("trn2").core.name);
 }
 
 }  // namespace
