@@ -43,6 +43,7 @@ F parse_real(std::string_view text) {
   using Bits = std::conditional_t<sizeof(F) == 4, uint32_t, uint64_t>;
   if (parse_nan<Bits>(text, sizeof(F) == 4 ? Bits(kQuietNan32) : Bits(kQuietNan64), v)) return v;
   std::string_view t = text.starts_with('+') ? text.substr(1) : text;
+  if (text.starts_with("+-")) bad(text, "not a number");  // one sign ("+-1" read as -1)
   if (t == "inf" || t == "-inf")
     return t[0] == '-' ? -std::numeric_limits<F>::infinity() : std::numeric_limits<F>::infinity();
   // from_chars would also take "nan(...)", "infinity" and hex floats; only decimal is ours.

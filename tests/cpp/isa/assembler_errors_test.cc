@@ -54,6 +54,7 @@ const BadCase kCases[] = {
      "fp32, sbuf[0:1] [] fp32\n",
      4, "<-", "writes 1 operand"},
     {"bad number", "memset sbuf[0:128] [[1,4]] fp32 value=1.2.3\n", 4, "1.2.3", "not a number"},
+    {"two signs", "memset sbuf[0:128] [[1,4]] fp32 value=+-1\n", 4, "+-1", "not a number"},
     {"integer out of range", "memset sbuf[0:99999999999] [[1,4]] fp32\n", 4, "99999999999",
      "out of range"},
     {"bad integer", "memset sbuf[0:12x] [[1,4]] fp32\n", 4, "12x", "not an integer"},
