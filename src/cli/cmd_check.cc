@@ -40,7 +40,7 @@ void run_check(const CheckOptions& o, Io& io) {
   if (o.json) {
     nlohmann::json j = core::race_report_json(r);
     j["program"] = o.program;
-    io.out << j.dump(2) << "\n";
+    io.out << json_text(j) << "\n";
     return;
   }
   // "PROGRAM: finding" per line, as compilers print, so editors can jump to the lines named.

@@ -122,7 +122,7 @@ void run_collective(const CollectiveOptions& o, Io& io) {
     sweep["rows"].push_back(std::move(row));
   }
   if (o.json)
-    io.out << sweep.dump(2) << "\n";
+    io.out << json_text(sweep) << "\n";
   else
     io.out << fabric::format_sweep_json(sweep);
   if (journal && journal->resumed() > 0)

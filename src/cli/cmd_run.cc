@@ -109,7 +109,7 @@ void run_kernel_job(const RunOptions& o, Io& io) {
     resolved.chips = chips;
     nlohmann::json runs = nlohmann::json::array();
     for (const RunOutcome& r : outcomes) runs.push_back(outcome_json(r));
-    io.out << nlohmann::json{{"manifest", manifest(resolved, io)}, {"runs", runs}}.dump(2) << "\n";
+    io.out << json_text({{"manifest", manifest(resolved, io)}, {"runs", runs}}) << "\n";
     return;
   }
   io.out << fmt::format("{} on {} ({}, seed {})\n", o.target.target, fmt::join(chips, ", "),

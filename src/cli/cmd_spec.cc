@@ -23,7 +23,7 @@ struct SpecOptions {
   std::vector<std::string> compare;
 };
 
-void print_json(Io& io, const nlohmann::json& j) { io.out << j.dump(2) << "\n"; }
+void print_json(Io& io, const nlohmann::json& j) { io.out << json_text(j) << "\n"; }
 
 void run_spec(const SpecOptions& o, Io& io) {
   if (o.keys) {

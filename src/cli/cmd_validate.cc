@@ -24,7 +24,7 @@ void run_validate(const ValidateOptions& o, Io& io) {
   for (const validate::Record& r : records)
     if (!r.within()) io.status = 1;
   if (o.json)
-    io.out << validate::records_json(records).dump(2) << "\n";
+    io.out << json_text(validate::records_json(records)) << "\n";
   else
     io.out << validate::format_records(records);
 }

@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <iosfwd>
+#include <nlohmann/json.hpp>
 #include <string>
 
 namespace trnsim::cli {
@@ -23,5 +24,11 @@ void setup_validate_command(CLI::App& app, Io& io);
 
 // What `trnsim` with no arguments runs: the built-in default job.
 void run_default_job(Io& io);
+
+// JSON as the commands print it (2-space indent). Bytes that are not UTF-8 (a file name or
+// argument echoed in a manifest) become U+FFFD instead of failing the whole output.
+inline std::string json_text(const nlohmann::json& j) {
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+}
 
 }  // namespace trnsim::cli

@@ -251,3 +251,21 @@ TEST(ReliabilityCli, CollectiveSweepResumesFromItsJournal) {
 
 }  // namespace
 }  // namespace trnsim::cli
+
+namespace trnsim::cli {
+namespace {
+
+// A file name that is not UTF-8 is echoed in the JSON manifest as U+FFFD, not an exception
+// that loses the run's output (found by the fuzzing helper: check --json died on it).
+TEST(ReliabilityCli, JsonOutputSurvivesNonUtf8Names) {
+  const auto p = write_program("bad\xff name.s", ".chip trn2\n.engine sp\n  nop\n");
+  const CliResult r = run_cli({"run", p.string(), "--json", "--mode", "timing"});
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_TRUE(nlohmann::json::accept(r.out)) << r.out;
+  const CliResult c = run_cli({"check", p.string(), "--json"});
+  EXPECT_EQ(c.code, kExitOk) << c.err;
+  EXPECT_TRUE(nlohmann::json::accept(c.out)) << c.out;
+}
+
+}  // namespace
+}  // namespace trnsim::cli
