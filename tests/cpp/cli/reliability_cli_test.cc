@@ -213,12 +213,6 @@ TEST(ReliabilityCli, TraceIsWrittenWholeOrNotAtAll) {
   EXPECT_TRUE(has(d.err, "--trace")) << d.err;
 }
 
-}  // namespace
-}  // namespace trnsim::cli
-
-namespace trnsim::cli {
-namespace {
-
 // A stopped sweep resumes: sizes in the journal are not simulated again, the output is the
 // same as an uninterrupted sweep's, and a journal of another sweep is refused.
 TEST(ReliabilityCli, CollectiveSweepResumesFromItsJournal) {
@@ -248,12 +242,6 @@ TEST(ReliabilityCli, CollectiveSweepResumesFromItsJournal) {
   EXPECT_EQ(refused.code, kExitBadInput);
   EXPECT_TRUE(has(refused.err, "holds another sweep")) << refused.err;
 }
-
-}  // namespace
-}  // namespace trnsim::cli
-
-namespace trnsim::cli {
-namespace {
 
 // A file name that is not UTF-8 is echoed in the JSON manifest as U+FFFD, not an exception
 // that loses the run's output (found by the fuzzing helper: check --json died on it).
