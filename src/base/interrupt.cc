@@ -23,7 +23,10 @@ SigintScope::SigintScope(bool enabled) : enabled_(enabled) {
 SigintScope::~SigintScope() {
   if (!enabled_) return;
   sigaction(SIGINT, &previous_, nullptr);
-  clear_interrupt();
+  if (interrupt_requested()) {
+    clear_interrupt();
+    raise(SIGINT);  // not consumed: the previous handler answers it
+  }
 }
 
 }  // namespace trnsim

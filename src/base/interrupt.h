@@ -35,14 +35,20 @@ inline void clear_interrupt() noexcept {
 inline bool interrupt_requested() noexcept {
   return detail::g_interrupt_requested.load(std::memory_order_relaxed);
 }
+// Throws Interrupted when one was requested, and consumes the request: the unwinding run is the
+// answer to it.
 inline void check_interrupt() {
-  if (interrupt_requested()) throw Interrupted();
+  if (!interrupt_requested()) return;
+  clear_interrupt();
+  throw Interrupted();
 }
 
 // While alive, SIGINT requests an interrupt instead of what the process did before (Python's
-// handler, the default termination); the previous handler comes back on destruction, and a
-// request still pending is cleared so the next call starts clean. Install it on the thread that
-// receives signals (the main thread); `enabled` false makes it a no-op (other threads).
+// handler, the default termination); the previous handler comes back on destruction. A request
+// that no check consumed (the signal came after the run's last check) is not lost: the
+// destructor raises SIGINT again for the previous handler (Python then raises
+// KeyboardInterrupt; the default handler ends the process as interrupted). Install it on the
+// thread that receives signals (the main thread); `enabled` false makes it a no-op.
 class SigintScope {
  public:
   explicit SigintScope(bool enabled = true);
