@@ -134,6 +134,16 @@ def array(x, what: str) -> np.ndarray:
 
 # --- nanobind's "incompatible function arguments": which argument, and what it needed ---
 
+def exact_float64(a: np.ndarray, what: str) -> np.ndarray:
+    """64-bit integers as float64 (trnsim has no 64-bit integer format), refusing values that
+    float64 cannot hold exactly."""
+    f = a.astype(np.float64)
+    if a.size and np.any(f.astype(a.dtype) != a):
+        raise ValueError(f"{what}: {a.dtype} values beyond 2**53 do not convert exactly; "
+                         "give an array of a trnsim format (int32, float32, ...)")
+    return f
+
+
 def _split_params(sig: str) -> list[tuple[str, str]]:
     """(name, annotation) of each parameter of a nanobind signature 'def f(a: T, b: U = \\0)'."""
     inner = sig[sig.index("(") + 1:sig.rindex(")")]

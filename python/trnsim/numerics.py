@@ -131,11 +131,7 @@ def _values(array, what):
     if isinstance(array, np.ndarray):
         return a
     if a.dtype.kind == "b" or (a.dtype.kind in "iu" and a.dtype.itemsize > 4):
-        f = a.astype(np.float64)
-        if a.size and np.any(f.astype(a.dtype) != a):
-            raise ValueError(f"{what}: integers beyond 2**53 do not convert exactly; give an "
-                             "array of a trnsim format")
-        a = f
+        a = _check.exact_float64(a, what)
     return a
 
 

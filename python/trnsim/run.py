@@ -29,11 +29,7 @@ def host_array(array, what: str) -> np.ndarray:
     if a.dtype.kind == "b":
         a = a.astype(np.uint8)
     elif a.dtype.kind in "iu" and a.dtype.itemsize > 4:
-        f = a.astype(np.float64)
-        if a.size and np.any(f.astype(a.dtype) != a):
-            raise ValueError(f"{what}: {a.dtype} values beyond 2**53 do not convert exactly; "
-                             "give an array of a trnsim format (int32, float32, ...)")
-        a = f
+        a = _check.exact_float64(a, what)
     return a
 
 

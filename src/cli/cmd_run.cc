@@ -85,7 +85,7 @@ void run_kernel_job(const RunOptions& o, Io& io) {
                                parse_duration(o.max_sim_time, "--max-sim-time")};
 
   // Kernels from the kernel API are race-free by construction; program files are checked.
-  const bool check_races = o.race_check && o.target.is_program_file();
+  const bool look_for_races = o.race_check && o.target.is_program_file();
   std::vector<RunOutcome> outcomes;
   for (const std::string& name : chips) {
     const arch::ChipSpec chip = arch::load_chip(name, overrides);
@@ -95,11 +95,11 @@ void run_kernel_job(const RunOptions& o, Io& io) {
       const int cores = chip::lnc_degree(chip, o.lnc, "--lnc");
       const std::vector<isa::Program> programs = build_target_spmd(o.target, chip, cores);
       outcomes.push_back(run_spmd_programs(chip, programs, mode, o.seed, tr, limits));
-      if (check_races) outcomes.back().races = check_target_races(programs.front(), chip);
+      if (look_for_races) outcomes.back().races = core::check_races(programs.front(), chip);
     } else {
       const isa::Program program = build_target(o.target, chip);
       outcomes.push_back(run_program(chip, program, mode, o.seed, tr, limits));
-      if (check_races) outcomes.back().races = check_target_races(program, chip);
+      if (look_for_races) outcomes.back().races = core::check_races(program, chip);
     }
     if (!o.trace.empty()) write_trace(trace, trace_path(o.trace, name, chips.size() > 1));
     if (!outcomes.back().ok()) io.status = 1;

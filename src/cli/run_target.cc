@@ -194,10 +194,6 @@ std::vector<isa::Program> build_target_spmd(const RunTarget& t, const arch::Chip
   return examples::build_kernel_spmd(t.target, chip, kernel_args(*k, t.args), cores);
 }
 
-core::RaceReport check_target_races(const isa::Program& program, const arch::ChipSpec& chip) {
-  return core::check_races(program, chip);
-}
-
 RunOutcome run_spmd_programs(const arch::ChipSpec& chip, const std::vector<isa::Program>& programs,
                              core::RunMode mode, uint64_t seed, profile::Trace* trace,
                              core::RunLimits limits) {

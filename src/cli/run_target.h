@@ -47,9 +47,6 @@ struct RunTarget {
 // against the generation's rules, as `trnsim check` does (isa/validate.h). Throws InputError
 // naming the kernel, argument, file or line.
 isa::Program build_target(const RunTarget& t, const arch::ChipSpec& chip);
-
-// The race checker on a program file (core/race_check.h), as `trnsim check` runs it.
-core::RaceReport check_target_races(const isa::Program& program, const arch::ChipSpec& chip);
 // An SPMD kernel's programs for the `cores` physical cores of a logical core (a program file
 // runs as the same program on every core).
 std::vector<isa::Program> build_target_spmd(const RunTarget& t, const arch::ChipSpec& chip,

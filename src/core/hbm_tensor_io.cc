@@ -5,13 +5,13 @@
 #include <cmath>
 
 #include "base/error.h"
+#include "isa/validate.h"
 #include "numerics/convert.h"
 
 namespace trnsim::core {
 
 uint64_t device_hbm_bytes(const arch::ChipSpec& chip) {
-  constexpr double kBytesPerGiB = 1073741824.0;
-  return static_cast<uint64_t>(std::llround(chip.chip.hbm.capacity_gib * kBytesPerGiB));
+  return static_cast<uint64_t>(isa::hbm_capacity_bytes(chip));  // the bound validation checks
 }
 
 const isa::HbmTensor& HbmTensorIo::tensor(std::string_view name) const {

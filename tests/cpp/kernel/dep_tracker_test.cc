@@ -116,7 +116,7 @@ TEST(DepTracker, SameDependenciesAsTheLinearTracker) {
 // another tensor): each access finds only the parts within reach, so 100,000 tiles are quick
 // (with every part scanned per access this test ran into ctest's timeout; speed itself is
 // measured in bench/, not here). The parts left behind are one per row block and tensor.
-TEST(DepTracker, TileWalkOverALargeTensorStaysLinear) {
+TEST(DepTracker, TileWalkOverALargeTensor) {
   DepTracker t;
   std::vector<AgentSeq> deps;
   for (int32_t i = 0; i < 100000; ++i) {
