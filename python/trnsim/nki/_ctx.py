@@ -10,7 +10,7 @@ class NkiError(ValueError):
 
 class Ctx:
     __slots__ = ("kb", "chip", "pids", "grid", "names", "used", "pending", "outputs",
-                 "dialect", "constants", "lnc", "rank")
+                 "dialect", "constants", "lnc", "rank", "ones")
 
     def __init__(self, kb, chip, pids, grid, dialect, lnc=1, rank=0):
         self.kb = kb
@@ -25,6 +25,7 @@ class Ctx:
         self.outputs = []  # HBM tensors the kernel created (nl.ndarray(buffer=shared_hbm))
         self.constants = {}  # HBM tensor name -> array (nl.shared_constant), written at launch
         self.dialect = dialect
+        self.ones = {}  # (partitions, dtype) -> the ones row of partition broadcasts (_ops)
 
     def name(self, prefix: str) -> str:
         while True:  # skip names already taken (an argument named out1, say)

@@ -11,7 +11,7 @@ import numpy as np
 from trnsim import _check, _core
 from trnsim.nki import _ctx
 from trnsim.nki._ctx import NkiError, unsupported
-from trnsim.nki._tensor import Lazy, NkiTensor, Pending
+from trnsim.nki._tensor import Lazy, NkiTensor, Pending, PsumBroadcast
 from trnsim.numerics import format_name
 
 AluOp = _core.AluOp
@@ -303,12 +303,13 @@ def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_on
     open accumulation group at dst (first write overwrites), False starts a new one."""
     b = kb()
     if is_transpose:
-        b.transpose(view(dst), view(moving), Engine.tensor)
+        b.transpose(view(dst), sbuf_view(moving), Engine.tensor)
         return dst
     double = getattr(perf_mode, "name", perf_mode) in ("double_row", "double_row_gen3")
     pos = _pair(tile_position, "nisa.nc_matmul: tile_position")
     size = _pair(tile_size, "nisa.nc_matmul: tile_size")
-    b.matmul(view(dst), view(stationary), view(moving), accumulate is False, pos, size, double)
+    b.matmul(view(dst), sbuf_view(stationary), sbuf_view(moving), accumulate is False, pos, size,
+             double)
     return dst
 
 
@@ -330,7 +331,7 @@ def nc_transpose(dst, data, engine=None, name=None):
     e = globals()["engine"](engine, None)
     if e is None:
         e = Engine.tensor if view(dst).space == "psum" else Engine.vector
-    kb().transpose(view(dst), view(data), e)
+    kb().transpose(view(dst), sbuf_view(data) if e == Engine.tensor else view(data), e)
     return dst
 
 
@@ -360,17 +361,18 @@ def activation_reduce(dst, op, data, reduce_op, reduce_res, bias=None, scale=1.0
 
 def tensor_tensor(dst, data1, data2, op, engine=None, name=None):
     """dst = data1 op data2 (Vector, or GpSimd)."""
-    kb().tensor_tensor(view(dst), view(data1), view(data2), alu(op),
-                       globals()["engine"](engine))
+    e = globals()["engine"](engine)
+    kb().tensor_tensor(view(dst), engine_view(data1, e), engine_view(data2, e), alu(op), e)
     return dst
 
 
 def tensor_scalar(dst, data, op0, operand0, reverse0=False, op1=None, operand1=None,
                   reverse1=False, engine=None, name=None):
     """dst = (data op0 operand0) op1 operand1; operands numbers or [P, 1] tiles."""
-    kb().tensor_scalar(view(dst), view(data), alu(op0), scalar(operand0), bool(reverse0),
-                       alu(op1), 0.0 if operand1 is None else scalar(operand1),
-                       bool(reverse1), globals()["engine"](engine))
+    e = globals()["engine"](engine)
+    kb().tensor_scalar(view(dst), engine_view(data, e), alu(op0), scalar(operand0),
+                       bool(reverse0), alu(op1), 0.0 if operand1 is None else scalar(operand1),
+                       bool(reverse1), e)
     return dst
 
 
@@ -399,7 +401,7 @@ def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, name=None):
 
 def tensor_partition_reduce(dst, op, data, name=None):
     """dst[1, F] = op over the partitions of data (GpSimd)."""
-    kb().partition_reduce(view(dst), view(data), alu(op))
+    kb().partition_reduce(view(dst), sbuf_view(data), alu(op))
     return dst
 
 
@@ -424,7 +426,7 @@ def tensor_scalar_reduce(dst, data, op0, operand0, reduce_op, reduce_res, revers
 def tensor_copy(dst, src, engine=None, name=None):
     """dst = src (with the dtype conversion), on Vector, Scalar or GpSimd."""
     e = globals()["engine"](engine)
-    kb().tensor_copy(view(dst), view(src), e)
+    kb().tensor_copy(view(dst), engine_view(src, e), e)
     return dst
 
 
@@ -544,8 +546,8 @@ def affine_select(dst, pattern, offset, channel_multiplier, on_true_tile, on_fal
         unsupported(f"affine_select with pattern {pattern} and {cmp_name}")
     if sign == -1:  # negate the affine value and flip the comparison
         offset, channel_multiplier, cmp = -offset, -channel_multiplier, alu(_FLIP[cmp_name])
-    kb().affine_select(view(dst), view(on_true_tile), cmp, int(offset), int(channel_multiplier),
-                       float(on_false_value))
+    kb().affine_select(view(dst), sbuf_view(on_true_tile), cmp, int(offset),
+                       int(channel_multiplier), float(on_false_value))
     return dst
 
 
@@ -559,34 +561,82 @@ def dma_copy(dst, src, dst_rmw_op=None, oob_mode=None, dge_mode=None, engine=Non
     if acc and alu(dst_rmw_op) != AluOp.add:
         unsupported("dma_copy(dst_rmw_op) other than add")
     e = globals()["engine"](engine, None)
-    kb().dma_copy(view(dst), view(src), e, acc)
+    kb().dma_copy(view(dst), sbuf_view(src), e, acc)
     return dst
 
 
 def dma_transpose(dst, src, axes=None, dge_mode=None, name=None):
     """dst[F, P] = src[P, F] during the copy (NC-v3 and later)."""
-    kb().dma_transpose(view(dst), view(src))
+    kb().dma_transpose(view(dst), sbuf_view(src))
     return dst
 
 
+# VectorE streams at most 4K elements per partition from PSUM (AG2; isa/validate_access.cc).
+PSUM_READ_MAX = 4096
+
+
 def partition_broadcast(x, shape):
-    """A new SBUF tile of `shape` with the single partition of x in every partition: per
-    PSUM bank of columns, ones[1, P].T @ x[1, cols] on TensorE, then a copy to SBUF (exact:
-    products with 1 and FP32 accumulation of one term)."""
+    """x's single partition in every partition of `shape`, lowered as NKI's compiler lowers a
+    partition-dim broadcast (docs/nki.md, "Lowering"): per PSUM bank of columns, one TensorE
+    matmul ones[1, P].T @ x[1, cols] (exact: products with 1, FP32 accumulation of one
+    term). An fp32 result VectorE can read from PSUM stays there (PsumBroadcast: no copy);
+    any other (another dtype, more than 4K elements per partition, PSUM full) is copied bank
+    by bank to an SBUF tile of x's dtype."""
     p, free = shape[0], list(shape[1:])
-    flat = x.reshape((1, int(np.prod(free)))) if len(free) != 1 else x
-    out = alloc(shape, x.dtype)
-    out_flat = out.reshape((p, int(np.prod(free)))) if len(free) != 1 else out
-    ones = alloc([1, p], x.dtype)
-    memset(ones, 1.0)
-    cols = flat.shape[1]
+    n = int(np.prod(free))
+    flat = x.reshape((1, n)) if len(free) != 1 else x
+    ones = _ones_row(p, x.dtype)
     step = _ctx.ctx().chip.psum_bank_bytes // 4
-    for c0 in range(0, cols, step):
-        c1 = c0 + builtins_min(step, cols - c0)
-        ps = alloc([p, c1 - c0], "fp32", "psum")
+    resident = None
+    if format_name(x.dtype) == "fp32" and n <= PSUM_READ_MAX:
+        resident = _try_psum([p, n])
+    out = None
+    if resident is None:
+        out = alloc(shape, x.dtype)
+        out_flat = out.reshape((p, n)) if len(free) != 1 else out
+    for c0 in range(0, n, step):
+        c1 = c0 + builtins_min(step, n - c0)
+        ps = resident[:, c0:c1] if resident is not None else alloc([p, c1 - c0], "fp32", "psum")
         nc_matmul(ps, ones, flat[:, c0:c1], accumulate=False)
-        tensor_copy(out_flat[:, c0:c1], ps)
-    return out
+        if resident is None:
+            tensor_copy(out_flat[:, c0:c1], ps)
+    if resident is None:
+        return out
+    b = PsumBroadcast(resident.v if len(free) == 1 else resident.v.reshape(list(shape)))
+    return b
+
+
+def _try_psum(shape):
+    """A PSUM tile of `shape` (fp32), or None when PSUM has no room for it."""
+    c = _ctx.ctx()
+    try:
+        return NkiTensor(c.kb.psum(c.name("bcast"), "fp32", list(shape)))
+    except ValueError:
+        return None
+
+
+def _ones_row(p, dtype):
+    """The [1, p] ones stationary of partition broadcasts: one per kernel, set once."""
+    c = _ctx.ctx()
+    key = (p, format_name(dtype))
+    t = c.ones.get(key)
+    if t is None:
+        t = alloc([1, p], dtype, name="ones")
+        memset(t, 1.0)
+        c.ones[key] = t
+    return t
+
+
+def sbuf_view(x):
+    """view(x) for an engine that reads only SBUF: a PSUM-resident broadcast's SBUF copy."""
+    if isinstance(x, PsumBroadcast):
+        return x.in_sbuf()
+    return view(x)
+
+
+def engine_view(x, e):
+    """view(x) for engine `e`: GpSimd reads no PSUM (HARDWARE.md s2.2)."""
+    return sbuf_view(x) if e == Engine.gpsimd else view(x)
 
 
 builtins_min = min

@@ -341,6 +341,41 @@ def broadcast_view(v, shape):
     return v
 
 
+class PsumBroadcast(NkiTensor):
+    """A partition broadcast where NKI's compiler leaves it: the TensorE result in PSUM (fp32),
+    read there by VectorE and ScalarE (a PSUM operand also makes a VectorE tensor_tensor one
+    pass, HARDWARE.md s8.1). An engine that cannot read PSUM (TensorE operands, GpSimd, DMA)
+    gets an SBUF copy, made when it first needs one (docs/nki.md, "Lowering")."""
+
+    __slots__ = ("_sbuf",)
+
+    def __init__(self, psum_view):
+        super().__init__(psum_view)
+        self._sbuf = None
+
+    def _view(self):
+        self._sbuf = None  # the caller may write the PSUM tile: a later copy must be fresh
+        return self.v
+
+    @property
+    def shape(self):
+        return tuple(self.v.shape)
+
+    @property
+    def dtype(self):
+        return np_dtype(self.v.dtype)
+
+    def in_sbuf(self):
+        """The SBUF copy's View (made once while the PSUM tile is not handed out again)."""
+        if self._sbuf is None:
+            from trnsim.nki import _ops
+
+            t = _ops.alloc(self.v.shape, self.v.dtype)
+            _ops.tensor_copy(t, NkiTensor(self.v))
+            self._sbuf = t
+        return self._sbuf.v
+
+
 class Pending(NkiTensor):
     """A legacy ISA call's result before it has a place (see module docstring)."""
 

@@ -1,0 +1,111 @@
+"""Language-level NKI ops lowered as NKI's compiler lowers them (docs/nki.md, "Lowering"):
+the instructions each becomes, on which engine, and what they cost."""
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from trnsim.nki import legacy as nki
+from trnsim.nki.legacy import isa as nisa
+from trnsim.nki.legacy import language as nl
+
+
+def opcodes(run):
+    """{engine: {opcode: count}} of the run's first instance."""
+    return {e: dict(f["by_opcode"]) for e, f in run.figures["engines"].items()}
+
+
+def broadcast_multiply(n_bcast, cols, dtype):
+    """n_bcast partition broadcasts of rows of `b`, each multiplied into `a`."""
+
+    @nki.jit
+    def k(a, b):
+        out = nl.ndarray((n_bcast, 128, cols), dtype=a.dtype, buffer=nl.shared_hbm)
+        x = nl.load(a)
+        for i in nl.affine_range(n_bcast):
+            row = nl.load(b[i:i + 1, 0:cols])
+            y = nisa.tensor_tensor(x, row.broadcast_to((128, cols)), op=nl.multiply)
+            nl.store(out[i], value=y)
+        return out
+
+    return k
+
+
+@pytest.mark.parametrize("chip", ["trn1", "trn2", "trn3"])
+def test_fp32_partition_broadcast_stays_in_psum_with_one_ones_row(rng, chip):
+    """TensorE writes the broadcast to PSUM and VectorE reads it there: no copy to SBUF, and
+    one memset of the ones row for the whole kernel."""
+    a = rng.standard_normal((128, 512)).astype(np.float32)
+    b = rng.standard_normal((4, 512)).astype(np.float32)
+    k = broadcast_multiply(4, 512, np.float32)
+    out, run = nki.run(k, a, b, chip=chip)
+    np.testing.assert_array_equal(out, a[None] * b[:, None, :])
+    ops = opcodes(run)
+    assert ops["dve"].get("memset", 0) + ops.get("pool", {}).get("memset", 0) == 1
+    assert "tensor_copy" not in ops["dve"]
+    assert ops["pe"]["multiply_moving"] == 4
+    assert ops["dve"]["tensor_tensor"] == 4
+
+
+def test_psum_operand_makes_fp32_tensor_tensor_one_pass(rng):
+    """HARDWARE.md s8.1: a 2-input VectorE op costs 2N, N with one input in PSUM. The same
+    multiply with the row broadcast from SBUF (a bf16 row, copied) against from PSUM."""
+    cols = 512
+    a = rng.standard_normal((128, cols)).astype(np.float32)
+    b = rng.standard_normal((1, cols)).astype(np.float32)
+    _, run32 = nki.run(broadcast_multiply(1, cols, np.float32), a, b, chip="trn1")
+    dve = run32.figures["engines"]["dve"]
+    # trn1 VectorE: 1.12 GHz; one tensor_tensor of N = 512 from PSUM: 512 cycles = 457 ns.
+    assert dve["busy_ps"] < 2 * 512 / 1.12e-3 * 0.75
+    assert dve["busy_ps"] >= 512 / 1.12e-3
+
+
+def test_bf16_broadcast_is_copied_to_sbuf_in_its_dtype(rng):
+    a = rng.standard_normal((128, 256)).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal((2, 256)).astype(ml_dtypes.bfloat16)
+    out, run = nki.run(broadcast_multiply(2, 256, ml_dtypes.bfloat16), a, b, chip="trn2")
+    assert out.dtype == ml_dtypes.bfloat16
+    ref = (a.astype(np.float32)[None] * b.astype(np.float32)[:, None, :]).astype(
+        ml_dtypes.bfloat16)
+    np.testing.assert_array_equal(out, ref)
+    assert opcodes(run)["dve"]["tensor_copy"] == 2  # one PSUM bank per broadcast
+
+
+def test_wide_broadcast_goes_through_sbuf_bank_by_bank(rng):
+    """More than 4K fp32 elements per partition: VectorE cannot stream it from PSUM (AG2)."""
+    cols = 4608
+    a = rng.standard_normal((128, cols)).astype(np.float32)
+    b = rng.standard_normal((1, cols)).astype(np.float32)
+    out, run = nki.run(broadcast_multiply(1, cols, np.float32), a, b, chip="trn2")
+    np.testing.assert_array_equal(out, a[None] * b[:, None, :])
+    ops = opcodes(run)
+    assert ops["pe"]["multiply_moving"] == 9 and ops["dve"]["tensor_copy"] == 9
+
+
+def test_broadcast_feeds_engines_that_read_only_sbuf(rng):
+    """TensorE operands, GpSimd and DMA get an SBUF copy of a PSUM-resident broadcast; a
+    write to the broadcast tile makes the next copy fresh."""
+
+    @nki.jit
+    def k(w, b):
+        out = nl.ndarray((128, 128), dtype=np.float32, buffer=nl.shared_hbm)
+        out2 = nl.ndarray((128, 128), dtype=np.float32, buffer=nl.shared_hbm)
+        out3 = nl.ndarray((128, 128), dtype=np.float32, buffer=nl.shared_hbm)
+        row = nl.load(b)
+        bc = row.broadcast_to((128, 128))
+        wt = nl.load(w)
+        ps = nisa.nc_matmul(wt, bc)  # moving operand: SBUF copy
+        nl.store(out, value=ps)
+        g = nisa.tensor_tensor(bc, bc, op=nl.add, engine=nki.isa.gpsimd_engine)
+        nl.store(out2, value=g)
+        bc[...] = nisa.tensor_scalar(bc, op0=nl.multiply, operand0=3.0)
+        nl.store(out3, value=bc)  # DMA from SBUF: the copy after the write
+        return out, out2, out3
+
+    w = rng.standard_normal((128, 128)).astype(np.float32)
+    b = rng.standard_normal((1, 128)).astype(np.float32)
+    out, out2, out3 = k(w, b)
+    bc = np.broadcast_to(b, (128, 128))
+    np.testing.assert_allclose(out, w.T @ bc, rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(out2, bc + bc)
+    np.testing.assert_array_equal(out3, bc * np.float32(3.0))
