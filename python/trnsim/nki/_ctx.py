@@ -3,6 +3,8 @@ ids, names for tiles, and the results of ISA calls not yet placed (legacy dialec
 
 from __future__ import annotations
 
+from trnsim.nki._cse import TrackedBuilder
+
 
 class NkiError(ValueError):
     """A kernel mistake NKI's compiler would reject (shape, partition or buffer rules)."""
@@ -13,7 +15,7 @@ class Ctx:
                  "dialect", "constants", "lnc", "rank", "ones")
 
     def __init__(self, kb, chip, pids, grid, dialect, lnc=1, rank=0):
-        self.kb = kb
+        self.kb = TrackedBuilder(kb)  # write counts for common-subexpression elimination
         self.chip = chip
         self.pids = pids  # this instance's program id per grid axis
         self.grid = grid  # grid sizes

@@ -236,11 +236,17 @@ def alloc(shape, dtype, buffer="sbuf", name=None):
         shape = shape + [1]
     space = getattr(buffer, "space", buffer)
     n = c.name(name or ("psum" if space == "psum" else "tile"))
-    if space == "psum":
-        return NkiTensor(c.kb.psum(n, fmt, shape))
-    if space == "sbuf":
-        return NkiTensor(c.kb.sbuf(n, fmt, shape))
-    raise NkiError(f"alloc: buffer {buffer!r} is not sbuf or psum")
+    if space not in ("sbuf", "psum"):
+        raise NkiError(f"alloc: buffer {buffer!r} is not sbuf or psum")
+    make = c.kb.psum if space == "psum" else c.kb.sbuf
+    try:
+        return NkiTensor(make(n, fmt, shape))
+    except ValueError:
+        recent = getattr(c.kb, "recent", None)
+        if not recent:
+            raise
+        recent.clear()  # results kept for reuse (_cse.py) give their memory back first
+        return NkiTensor(make(n, fmt, shape))
 
 
 def new_like(t, dtype=None, copy=False, buffer="sbuf"):

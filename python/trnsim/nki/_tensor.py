@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from trnsim.nki import _ctx
+from trnsim.nki import _ctx, _cse
 from trnsim.nki._ctx import NkiError
 from trnsim.nki._index import abs_pattern, has_expr, resolve_index
 from trnsim.numerics import format_name, numpy_dtype
@@ -31,7 +31,7 @@ def np_dtype(fmt: str):
 class NkiTensor:
     """A tensor in HBM, SBUF or PSUM, or a view of one (slices share the memory)."""
 
-    __slots__ = ("v", "_iadd")
+    __slots__ = ("v", "_iadd", "__weakref__")
 
     def __init__(self, view):
         self.v = view
@@ -417,8 +417,7 @@ class Pending(NkiTensor):
             from trnsim.nki import _ops
 
             t = _ops.alloc(self.pshape, self.pdtype, self.pbuffer)
-            self.emit(t.v)
-            self.v = t.v
+            self.v = _cse.emit(_ctx.ctx(), self, t.v)
         return self.v
 
 

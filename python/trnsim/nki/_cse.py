@@ -1,0 +1,173 @@
+"""Common-subexpression elimination of the traced kernel, as NKI's compiler does it.
+
+The compiler treats tiles as values: an instruction that computes, into a new tile, what an
+earlier one computed from the same operands, none of them written since, is dropped and the
+earlier tile used. The fused Mamba tutorial shows it (VALIDATION.md s6; docs/nki.md,
+"Lowering"): mamba_v2 computes ``delta_i * u_i`` inside its state loop, although neither
+changes there, yet its VectorE time per iteration is one 2N tensor_tensor shorter than
+mamba_v1's, whose loop order gives the compiler no earlier copy to reuse.
+
+Here: a legacy-dialect ISA call or ``nl.load`` (a Pending, _tensor.py) that becomes exactly
+one pure instruction writing the whole of its new tile is looked up by what it computes: the
+opcode, its parameters, and each operand's memory, place and write count. A hit returns the
+earlier tile while that tile is alive (the kernel still holds it) and unwritten since. Write
+counts are kept per tile and HBM tensor by TrackedBuilder, which every instruction passes
+through; a barrier between cores (other cores may have written HBM) forgets everything.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections import deque
+
+# Results kept alive after the kernel drops them, so that the next iteration of a loop can
+# find its predecessor's value: `y = f(x)` drops the old y before the new one is placed. They
+# are let go when memory runs short (_ops.alloc).
+RECENT = 8
+
+# Builder calls that may be one pure instruction into a new tile.
+_PURE = frozenset({
+    "dma_copy", "dma_transpose", "activation", "tensor_tensor", "tensor_scalar",
+    "scalar_tensor_tensor", "tensor_reduce", "tensor_copy", "tensor_tensor_scan", "reciprocal",
+    "exponential", "transpose", "bn_stats", "bn_aggr", "max8", "select", "affine_select",
+    "partition_reduce",
+})
+# The arguments a builder call writes, when not just the first (dst).
+_WRITTEN = {"activation_reduce": (0, 1), "tensor_scalar_reduce": (0, 1)}
+_WRITTEN_KW = ("dst", "reduce_dst")
+# Calls after which another core may have written shared HBM.
+_BARRIERS = frozenset({"core_barrier", "sendrecv"})
+# Builder members that emit nothing.
+_QUIET = frozenset({"sbuf", "psum", "input", "output", "inout", "scratch", "build",
+                    "set_seed", "set_dma_policy", "program", "num_instructions"})
+
+
+class TrackedBuilder:
+    """The C++ KernelBuilder, counting the instructions that wrote each memory (a tile or an
+    HBM tensor, by name) and the barriers between cores."""
+
+    def __init__(self, kb):
+        self._kb = kb
+        self.writes = {}
+        self.epoch = 0
+        self.memo = {}
+        self.recent = deque(maxlen=RECENT)
+
+    def __getattr__(self, name):
+        f = getattr(self._kb, name)
+        if name in _QUIET or not callable(f):
+            return f
+        written = _WRITTEN.get(name, (0,))
+        writes = self.writes
+        barrier = name in _BARRIERS
+
+        def call(*args, **kw):
+            r = f(*args, **kw)
+            for i in written:
+                v = args[i] if i < len(args) else kw.get(_WRITTEN_KW[i])
+                if v is not None:
+                    writes[v.name] = writes.get(v.name, 0) + 1
+            if barrier:
+                self.epoch += 1
+                self.memo.clear()
+            return r
+
+        self.__dict__[name] = call  # later calls skip __getattr__
+        return call
+
+
+class _NotOne(Exception):
+    """The emission is not one pure builder call."""
+
+
+class _Recorder:
+    """Stands in for the builder while a Pending's emission is looked at."""
+
+    def __init__(self):
+        self.calls = []
+
+    def __getattr__(self, name):
+        if name not in _PURE:
+            raise _NotOne(name)
+
+        def rec(*args, **kw):
+            if self.calls:
+                raise _NotOne(name)
+            self.calls.append((name, args, kw))
+
+        return rec
+
+
+def _keep(recent, t):
+    """Makes `t` the most recent kept result (by identity: tiles compare elementwise)."""
+    others = [e for e in recent if e is not t]
+    recent.clear()
+    recent.extend(others)
+    recent.append(t)
+
+
+def _sig(x, writes):
+    """A hashable description of a builder argument (a View by its memory and place)."""
+    if hasattr(x, "space") and hasattr(x, "offset"):
+        return ("view", x.space, x.name, x.start_partition, x.offset, tuple(x.strides),
+                tuple(x.shape), x.dtype, writes.get(x.name, 0))
+    if isinstance(x, (list, tuple)):
+        return tuple(_sig(e, writes) for e in x)
+    return x
+
+
+def _layout(v):
+    return (v.space, v.start_partition, v.offset, tuple(v.strides), tuple(v.shape), v.dtype)
+
+
+def emit(ctx, pending, tile_view):
+    """Emits `pending` into its new tile `tile_view`; returns the View that holds its value
+    (`tile_view`, or an earlier tile holding the same value)."""
+    tb = ctx.kb
+    if not isinstance(tb, TrackedBuilder):
+        pending.emit(tile_view)
+        return tile_view
+    rec = _Recorder()
+    ctx.kb = rec
+    try:
+        pending.emit(tile_view)
+        one = len(rec.calls) == 1
+    except _NotOne:
+        one = False
+    finally:
+        ctx.kb = tb
+    if not one:
+        pending.emit(tile_view)
+        return tile_view
+    name, args, kw = rec.calls[0]
+    dst = args[0] if args else kw.get("dst")
+    accumulates = kw.get("accumulate") or (name == "dma_copy" and len(args) > 3 and args[3])
+    if dst is None or _layout(dst) != _layout(tile_view) or accumulates:
+        getattr(tb, name)(*args, **kw)
+        return tile_view
+    writes = tb.writes
+    key = (name, _layout(dst), _sig(args[1:], writes),
+           tuple(sorted((k, _sig(v, writes)) for k, v in kw.items() if k != "dst")))
+    try:
+        hash(key)
+    except TypeError:  # an argument with no value identity: emit it as written
+        getattr(tb, name)(*args, **kw)
+        return tile_view
+    hit = tb.memo.get(key)
+    if hit is not None:
+        ref, count = hit
+        earlier = ref()
+        if earlier is not None and earlier.v is not None and \
+                writes.get(earlier.v.name, 0) == count:
+            _keep(tb.recent, earlier)
+            return earlier.v
+    getattr(tb, name)(*args, **kw)
+    memo = tb.memo
+
+    def forget(ref, key=key):  # the tile is gone: so is its entry (memory stays bounded)
+        if memo.get(key, (None,))[0] is ref:
+            del memo[key]
+
+    memo[key] = (weakref.ref(pending, forget), writes.get(tile_view.name, 0))
+    _keep(tb.recent, pending)
+    return tile_view
