@@ -10,24 +10,23 @@ mamba_v1's, whose loop order gives the compiler no earlier copy to reuse.
 Here: a legacy-dialect ISA call or ``nl.load`` (a Pending, _tensor.py) that becomes exactly
 one pure instruction writing the whole of its new tile is looked up by what it computes: the
 opcode, its parameters, and each operand's memory, place and write count. A hit returns the
-earlier tile while that tile is alive (the kernel still holds it) and unwritten since. Write
-counts are kept per tile and HBM tensor by TrackedBuilder, which every instruction passes
-through; a barrier between cores (other cores may have written HBM) forgets everything.
+earlier tile while that tile holds the value: alive (the kernel still holds it) and unwritten
+since. Write counts are kept per tile and HBM tensor by TrackedBuilder, which every
+instruction passes through; a barrier between cores (other cores may have written HBM)
+forgets everything. `y = f(x)` in a loop drops the old y before the new one is placed, so a
+result the kernel drops stays until the next instruction is emitted (`grace`): its bytes are
+not overwritten before then, on hardware either.
 """
 
 from __future__ import annotations
 
 import weakref
-from collections import deque
 
-# Results kept alive after the kernel drops them, so that the next iteration of a loop can
-# find its predecessor's value: `y = f(x)` drops the old y before the new one is placed. They
-# are let go when memory runs short (_ops.alloc).
-RECENT = 8
-
-# Builder calls that may be one pure instruction into a new tile.
+# Builder calls that may be one pure instruction into a new tile. Not loads: the compiler
+# reloads what a kernel loads again (neuron-profile warns about it, and the fused Mamba
+# tutorial's v1 -> v2 step removes such reloads by hand).
 _PURE = frozenset({
-    "dma_copy", "dma_transpose", "activation", "tensor_tensor", "tensor_scalar",
+    "activation", "tensor_tensor", "tensor_scalar",
     "scalar_tensor_tensor", "tensor_reduce", "tensor_copy", "tensor_tensor_scan", "reciprocal",
     "exponential", "transpose", "bn_stats", "bn_aggr", "max8", "select", "affine_select",
     "partition_reduce",
@@ -50,8 +49,8 @@ class TrackedBuilder:
         self._kb = kb
         self.writes = {}
         self.epoch = 0
-        self.memo = {}
-        self.recent = deque(maxlen=RECENT)
+        self.memo = {}  # key -> (weakref to the result, its write count)
+        self.grace = {}  # key -> (View, write count) of results dropped since the last emission
 
     def __getattr__(self, name):
         f = getattr(self._kb, name)
@@ -62,6 +61,8 @@ class TrackedBuilder:
         barrier = name in _BARRIERS
 
         def call(*args, **kw):
+            if self.grace:
+                self.grace.clear()
             r = f(*args, **kw)
             for i in written:
                 v = args[i] if i < len(args) else kw.get(_WRITTEN_KW[i])
@@ -96,14 +97,6 @@ class _Recorder:
             self.calls.append((name, args, kw))
 
         return rec
-
-
-def _keep(recent, t):
-    """Makes `t` the most recent kept result (by identity: tiles compare elementwise)."""
-    others = [e for e in recent if e is not t]
-    recent.clear()
-    recent.extend(others)
-    recent.append(t)
 
 
 def _sig(x, writes):
@@ -153,21 +146,38 @@ def emit(ctx, pending, tile_view):
     except TypeError:  # an argument with no value identity: emit it as written
         getattr(tb, name)(*args, **kw)
         return tile_view
-    hit = tb.memo.get(key)
-    if hit is not None:
-        ref, count = hit
-        earlier = ref()
-        if earlier is not None and earlier.v is not None and \
-                writes.get(earlier.v.name, 0) == count:
-            _keep(tb.recent, earlier)
-            return earlier.v
+    memo = tb.memo
+    hit = memo.get(key)
+    earlier = hit[0]() if hit is not None else None
+    if earlier is not None and earlier.v is not None and \
+            writes.get(earlier.v.name, 0) == hit[1]:
+        return earlier.v
+    held = tb.grace.get(key)
+    if held is not None and writes.get(held[0].name, 0) == held[1]:
+        _own(tb, key, pending, held[1])
+        return held[0]
     getattr(tb, name)(*args, **kw)
+    _own(tb, key, pending, writes.get(tile_view.name, 0))
+    return tile_view
+
+
+def _own(tb, key, pending, count):
+    """Makes `pending` the tile that holds `key`'s value (Pending.__del__ hands it to grace)."""
     memo = tb.memo
 
     def forget(ref, key=key):  # the tile is gone: so is its entry (memory stays bounded)
         if memo.get(key, (None,))[0] is ref:
             del memo[key]
 
-    memo[key] = (weakref.ref(pending, forget), writes.get(tile_view.name, 0))
-    _keep(tb.recent, pending)
-    return tile_view
+    memo[key] = (weakref.ref(pending, forget), count)
+    pending.memo_key = key
+    pending.memo_tb = tb
+
+
+def dropped(pending):
+    """Pending.__del__: a result that holds a memo entry's value is kept until the next
+    emission, so that the next iteration of a loop can still find it."""
+    tb = pending.memo_tb
+    entry = tb.memo.get(pending.memo_key)
+    if entry is not None and entry[0]() is pending and pending.v is not None:
+        tb.grace[pending.memo_key] = (pending.v, entry[1])

@@ -238,15 +238,7 @@ def alloc(shape, dtype, buffer="sbuf", name=None):
     n = c.name(name or ("psum" if space == "psum" else "tile"))
     if space not in ("sbuf", "psum"):
         raise NkiError(f"alloc: buffer {buffer!r} is not sbuf or psum")
-    make = c.kb.psum if space == "psum" else c.kb.sbuf
-    try:
-        return NkiTensor(make(n, fmt, shape))
-    except ValueError:
-        recent = getattr(c.kb, "recent", None)
-        if not recent:
-            raise
-        recent.clear()  # results kept for reuse (_cse.py) give their memory back first
-        return NkiTensor(make(n, fmt, shape))
+    return NkiTensor((c.kb.psum if space == "psum" else c.kb.sbuf)(n, fmt, shape))
 
 
 def new_like(t, dtype=None, copy=False, buffer="sbuf"):
@@ -274,6 +266,7 @@ def assign(dst, value):
     if isinstance(value, Pending) and value.v is None and value.take():
         value.emit(view(dst))
         value.v = view(dst)
+        value.emit = None
         return
     if isinstance(value, NkiTensor):
         d, s = view(dst), view(value)

@@ -379,7 +379,7 @@ class PsumBroadcast(NkiTensor):
 class Pending(NkiTensor):
     """A legacy ISA call's result before it has a place (see module docstring)."""
 
-    __slots__ = ("emit", "pshape", "pdtype", "pbuffer", "kind")
+    __slots__ = ("emit", "pshape", "pdtype", "pbuffer", "kind", "memo_key", "memo_tb")
 
     def __init__(self, emit, shape, dtype, buffer="sbuf", kind=""):
         super().__init__(None)
@@ -388,12 +388,17 @@ class Pending(NkiTensor):
         self.pdtype = format_name(dtype)
         self.pbuffer = buffer
         self.kind = kind  # "matmul": psum += accumulates
+        self.memo_key = self.memo_tb = None  # set when it holds a value _cse.py may reuse
         c = _ctx.ctx()
         c.flush()
         c.pending.append(self)
 
     def _view(self):
         return self.v if self.v is not None else self.materialize()
+
+    def __del__(self):
+        if self.memo_tb is not None:
+            _cse.dropped(self)
 
     @property
     def shape(self):
@@ -418,6 +423,7 @@ class Pending(NkiTensor):
 
             t = _ops.alloc(self.pshape, self.pdtype, self.pbuffer)
             self.v = _cse.emit(_ctx.ctx(), self, t.v)
+            self.emit = None  # its operands need not live as long as the result
         return self.v
 
 
