@@ -14,6 +14,9 @@ def main(argv=None) -> int:
               "`bash scripts/install.sh`", file=sys.stderr)
         return 2
     export_spec_dir()
+    from trnsim import validation
+
+    validation.register()  # `trnsim validate` runs the NKI kernels' targets too
     args = list(sys.argv[1:] if argv is None else argv)
     sys.stdout.flush()
     # Bytes as the OS gave them (sys.argv holds undecodable bytes as surrogate escapes).

@@ -27,6 +27,10 @@ constexpr Published kTable[] = {
     {"matmul_fully_optimized", 6.97, 85.24},
 };
 
+// The one trn1 DMA figure that is not published: its summed rate cap was set so that these
+// four kernels move their bytes as measured (spec/chips/trn1.toml), so none of them checks it.
+constexpr const char* kFitted = "core.dma.core_bandwidth_gbps (trn1)";
+
 }  // namespace
 
 std::vector<Record> matmul_tutorial_records() {
@@ -43,6 +47,7 @@ std::vector<Record> matmul_tutorial_records() {
                                "{:.2f}% (published {:.2f}%){}",
                                100.0 * r.tensor_utilisation(), p.utilisation,
                                r.ok() ? "" : "; FAULTS: " + r.faults.to_string())});
+    out.back().fitted = kFitted;
   }
   // Speed-up of each version over the one before it (ordering and ratios preserved).
   for (size_t i = 1; i < std::size(kTable); ++i) {
@@ -50,6 +55,7 @@ std::vector<Record> matmul_tutorial_records() {
                    kTable[i - 1].ms / kTable[i].ms, simulated_ms[i - 1] / simulated_ms[i], 0.15,
                    "VALIDATION.md s2 (ratio of latencies)",
                    fmt::format("{} over {}", kTable[i].kernel, kTable[i - 1].kernel)});
+    out.back().fitted = kFitted;
   }
   return out;
 }

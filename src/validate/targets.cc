@@ -1,18 +1,44 @@
 #include <string>
+#include <utility>
 
 #include "validate/target_list.h"
 
 namespace trnsim::validate {
 
-std::span<const Target> targets() {
-  static const std::vector<Target> list{
+namespace {
+
+std::vector<Target>& added() {
+  static std::vector<Target> list;
+  return list;
+}
+
+std::vector<Target> builtin() {
+  return {
       {"matmul-tutorial",
        "NKI matmul tutorial, four versions, 4096x8192x8192 bf16 on one NeuronCore-v2 (s2)",
        matmul_tutorial_records},
       {"dma", "one HBM->SBUF DMA of a [4, 4096] bf16 tensor on Trn2 (s3)", single_dma_records},
       {"allreduce-2rank", "2-rank fp32 all-reduce, cores of a Trn1 (s4)", allreduce_2rank_records},
   };
-  return list;
 }
+
+}  // namespace
+
+std::vector<Target> targets() {
+  std::vector<Target> all = builtin();
+  all.insert(all.end(), added().begin(), added().end());
+  return all;
+}
+
+void add_target(Target t) {
+  for (Target& a : added())
+    if (a.name == t.name) {
+      a = std::move(t);
+      return;
+    }
+  added().push_back(std::move(t));
+}
+
+void clear_added_targets() { added().clear(); }
 
 }  // namespace trnsim::validate

@@ -6,9 +6,7 @@
 
 #include <functional>
 #include <nlohmann/json.hpp>
-#include <span>
 #include <string>
-#include <string_view>
 #include <vector>
 
 namespace trnsim::validate {
@@ -22,28 +20,38 @@ struct Record {
   double tolerance = 0.15;  // the target's acceptance band, as a fraction of `measured`
   std::string source;       // where the published figure comes from ("VALIDATION.md s2")
   std::string note;         // setup details (chip, shape, dtype)
+  // The spec parameters this figure calibrated ("core.dma.core_bandwidth_gbps (trn1)"); empty
+  // when nothing was fitted on it, so that it checks the model.
+  std::string fitted;
 
   double error() const;  // (simulated - measured) / measured
   bool within() const;   // |error()| <= tolerance
 };
 
 struct Target {
-  std::string_view name;
-  std::string_view doc;
+  std::string name;
+  std::string doc;
   std::function<std::vector<Record>()> run;
 };
 
-// Every target, in the order `trnsim validate` runs them.
-std::span<const Target> targets();
+// Every target, in the order `trnsim validate` runs them: the built-in ones (targets.cc), then
+// the added ones.
+std::vector<Target> targets();
+// Adds a target after the built-in ones (the Python package adds those that run NKI kernels);
+// one of the same name replaces it. clear_added_targets() drops them (before the interpreter
+// that holds their functions ends).
+void add_target(Target t);
+void clear_added_targets();
 
 // Runs the named targets (all of them when `names` is empty). Throws InputError naming an
 // unknown target and listing the known ones.
 std::vector<Record> run_targets(const std::vector<std::string>& names);
 
-// One line per record (target, case, published, simulated, error, within band), then a count.
+// One line per record (target, case, published, simulated, error, band, fitted or checked),
+// then the counts of checked and of fitted cases within their band.
 std::string format_records(const std::vector<Record>& records);
 // A list of objects with target, case, measured, simulated, unit, error, tolerance, within,
-// source and note.
+// source, note and fitted.
 nlohmann::json records_json(const std::vector<Record>& records);
 
 }  // namespace trnsim::validate

@@ -2,6 +2,7 @@
 // moves a case out of its band fails here), and the records carry what the CLI promises.
 #include "validate/validate.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "base/error.h"
@@ -29,9 +30,47 @@ TEST(Validate, JsonRecordsHaveTheDocumentedKeys) {
   const nlohmann::json j = records_json(run_targets({"dma"}));
   ASSERT_EQ(j.size(), 1u);
   for (const char* key : {"target", "case", "measured", "simulated", "unit", "error", "tolerance",
-                          "within", "source", "note"})
+                          "within", "source", "note", "fitted"})
     EXPECT_TRUE(j[0].contains(key)) << key;
   EXPECT_NE(format_records(run_targets({"dma"})).find("1 of 1 cases"), std::string::npos);
+}
+
+TEST(Validate, FittedAndCheckedCasesAreCountedApart) {
+  // The allreduce sweep: its small sizes set the runtime's launch cost, its large ones check
+  // the data movement.
+  const std::vector<Record> r = run_targets({"allreduce-2rank"});
+  size_t fitted = 0;
+  for (const Record& x : r) fitted += x.fitted.empty() ? 0 : 1;
+  EXPECT_GT(fitted, 0u);
+  EXPECT_LT(fitted, r.size());
+  const std::string text = format_records(r);
+  EXPECT_NE(text.find(fmt::format("checked (nothing fitted on them): {} of {}", r.size() - fitted,
+                                  r.size() - fitted)),
+            std::string::npos)
+      << text;
+  EXPECT_NE(
+      text.find(fmt::format("fitted (they set a parameter; see --json): {} of {}", fitted, fitted)),
+      std::string::npos)
+      << text;
+}
+
+TEST(Validate, AddedTargetsRunAfterTheBuiltInOnesAndReplaceByName) {
+  const size_t builtin = targets().size();
+  add_target({"extra", "a test target", [] {
+                Record r;
+                r.target = "extra";
+                r.case_name = "one";
+                r.measured = 1;
+                r.simulated = 1;
+                return std::vector<Record>{r};
+              }});
+  add_target({"extra", "replaced", [] { return std::vector<Record>{}; }});
+  ASSERT_EQ(targets().size(), builtin + 1);
+  EXPECT_EQ(targets().back().doc, "replaced");
+  EXPECT_TRUE(run_targets({"extra"}).empty());
+  clear_added_targets();
+  EXPECT_EQ(targets().size(), builtin);
+  EXPECT_THROW(run_targets({"extra"}), InputError);
 }
 
 TEST(Validate, UnknownTargetListsTheKnownOnes) {
