@@ -63,3 +63,15 @@ def test_an_added_target_must_return_records():
         from trnsim import validation
 
         validation._registered = False
+
+
+@pytest.mark.parametrize("ver", ["v1", "v2"])
+def test_layernorm_kernels_compute_layernorm(ver):
+    from trnsim.validation import layernorm
+
+    rng = np.random.default_rng(5)
+    x = rng.random((300, 1000)).astype(np.float32)  # ragged rows: the masked last tile
+    g, b = rng.random((2, 1000)).astype(np.float32)
+    out = np.zeros_like(x)
+    nki.run(layernorm.KERNELS[ver], x, 1e-5, g, b, out, chip="trn1")
+    np.testing.assert_allclose(out, layernorm.reference(x, 1e-5, g, b), rtol=2e-4, atol=2e-4)
