@@ -7,10 +7,16 @@
 //  - `ii` (initiation interval) is the s8.1 table's cost: the cycles the engine's datapath is
 //    occupied, so back-to-back INDEPENDENT instructions start every `ii` cycles (pipelined).
 //  - `latency` = ii + fixed overhead: the cycles from issue until the results are written and
-//    the instruction's semaphore signals apply. The fixed overhead is the per-instruction static
-//    overhead (~100 cycles, AG2/PG) plus the SBUF/PSUM access setup (~60 cycles, AG2): hidden
-//    behind the next independent instruction, exposed to a DEPENDENT one (which waits for the
-//    signal). GpSimd's GPSIMD_START is its fixed cost and is already inside its `ii`.
+//    the instruction's semaphore signals apply, hidden behind the next independent instruction,
+//    exposed to a DEPENDENT one (which waits for the signal). VectorE and ScalarE: the static
+//    overhead (~100 cycles "when the instructions are RAW-dependent", AG2), and at least the
+//    measured turnaround of RAW-dependent 1-element instructions (core.cost.
+//    act_dependent_ii_cycles: 264 cycles on NC-v2, PG), so a dependent chain of tiny ops runs
+//    at the published interval and one of large ops at N + 100 per step. TensorE: static
+//    overhead plus the SBUF/PSUM access setup (~60 cycles, AG2). GpSimd's GPSIMD_START is its
+//    fixed cost and is already inside its `ii`.
+//  - Streaming cycles count 2 per element when an operand's innermost stride is over 16 bytes
+//    (half port bandwidth, HARDWARE.md s3).
 // Every constant comes from arch::CoreSpec; what the spec lacks is named in cost_constants.h.
 #pragma once
 

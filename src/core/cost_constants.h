@@ -16,6 +16,13 @@ inline constexpr uint64_t kVectorReciprocal = 8;  // VectorE reciprocal: 8 N (SH
 inline constexpr uint64_t kHalfRate = 2;          // N/2 cases: bf16 tensor_reduce add/max, zero
                                                   // memset of bf16/fp16
 
+// --- Access patterns (HARDWARE.md s3, AG2) ---------------------------------------------------
+// "If the innermost stride is over 16 bytes, that read/write port runs at half bandwidth"
+// (AG2, NC-v2; not restated for NC-v3/v4, assumed to hold): each element then takes two
+// port cycles, so the instruction streams 2N instead of N.
+inline constexpr int64_t kWideStrideBytes = 16;
+inline constexpr uint64_t kWideStridePenalty = 2;
+
 // --- TensorE (HARDWARE.md s8.1, s2.1) -------------------------------------------------------
 // LoadStationary is "up to 4x faster than an MM of the same free size" (AG2, PG): F/4 cycles.
 inline constexpr uint64_t kLoadStationarySpeedup = 4;

@@ -11,7 +11,7 @@ namespace trnsim::core {
 
 uint64_t gpsimd_cycles(const isa::Instruction& ins, const arch::CoreSpec& spec) {
   const uint64_t start = static_cast<uint64_t>(spec.cost.gpsimd_start_cycles);
-  const uint64_t n = static_cast<uint64_t>(std::max<int64_t>(elements_per_partition(ins), 1));
+  const uint64_t n = streamed_elements(ins);  // N; 2N with a wide stride (s3)
   switch (ins.op) {
     case isa::Opcode::kIota:
     case isa::Opcode::kAffineSelect:

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/cost_constants.h"
+
 namespace trnsim::core {
 
 namespace {
@@ -56,6 +58,25 @@ bool all_contiguous(const isa::Instruction& ins) {
   for (int i = 0; i < ins.num_operands; ++i)
     if (!ins.operands[i].contiguous_inner()) return false;
   return true;
+}
+
+bool any_wide_stride(const isa::Instruction& ins) {
+  for (int i = 0; i < ins.num_operands; ++i) {
+    const isa::AccessPattern& ap = ins.operands[i];
+    if (ap.space == isa::Space::kHbm) continue;  // engines read SBUF and PSUM only
+    for (int d = ap.ndim - 1; d >= 0; --d) {
+      if (ap.dims[d].size <= 1) continue;  // a dim of one element is not streamed along
+      const int64_t step = ap.dims[d].stride < 0 ? -ap.dims[d].stride : ap.dims[d].stride;
+      if (step * ap.dtype.storage_bytes > costk::kWideStrideBytes) return true;
+      break;
+    }
+  }
+  return false;
+}
+
+uint64_t streamed_elements(const isa::Instruction& ins) {
+  const uint64_t n = static_cast<uint64_t>(std::max<int64_t>(elements_per_partition(ins), 1));
+  return any_wide_stride(ins) ? n * costk::kWideStridePenalty : n;
 }
 
 bool all_bf16_fp16(const isa::Instruction& ins) {

@@ -24,6 +24,11 @@ bool any_source_in(const isa::Instruction& ins, isa::Space space);
 bool all_operands_in(const isa::Instruction& ins, isa::Space space);
 // Whether every operand has a unit-stride innermost dim.
 bool all_contiguous(const isa::Instruction& ins);
+// Whether some operand steps more than 16 bytes along its innermost streamed dim (the
+// innermost dim of more than one element): its SBUF/PSUM port runs at half bandwidth (s3).
+bool any_wide_stride(const isa::Instruction& ins);
+// Elements per partition as the engine's ports stream them: N, or 2N with a wide stride.
+uint64_t streamed_elements(const isa::Instruction& ins);
 // Whether every operand is BF16 or FP16 (the "16-bit float" class of the perf modes).
 bool all_bf16_fp16(const isa::Instruction& ins);
 // Whether every operand is BF16/FP16, or an FP8 format where the engine lists an FP8 rate.

@@ -10,7 +10,7 @@
 namespace trnsim::core {
 
 uint64_t scalar_cycles(const isa::Instruction& ins, const arch::CoreSpec& spec) {
-  const uint64_t n = static_cast<uint64_t>(std::max<int64_t>(elements_per_partition(ins), 1));
+  const uint64_t n = streamed_elements(ins);  // N; 2N with a wide stride (s3)
   const uint64_t min_ii = static_cast<uint64_t>(spec.cost.min_ii_cycles);
   switch (ins.op) {
     case isa::Opcode::kActivationReduce:

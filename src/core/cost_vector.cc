@@ -43,7 +43,7 @@ bool sources_in_different_memories(const isa::Instruction& ins) {
 
 uint64_t elementwise_cycles(const isa::Instruction& ins, const arch::CoreSpec& spec,
                             const arch::EngineSpec& eng) {
-  const uint64_t n = static_cast<uint64_t>(std::max<int64_t>(elements_per_partition(ins), 1));
+  const uint64_t n = streamed_elements(ins);  // N; 2N with a wide stride (s3)
   const uint64_t min_ii = static_cast<uint64_t>(spec.cost.min_ii_cycles);
   const auto floor_ii = [min_ii](uint64_t c) { return std::max(min_ii, c); };
   using isa::Opcode;

@@ -8,6 +8,7 @@
 #include "base/error.h"
 #include "base/same_bytes.h"
 #include "core/dma_plan_cache.h"
+#include "core/operand_roles.h"
 
 namespace trnsim::core {
 
@@ -73,6 +74,64 @@ bool same_timing_shape(const isa::Instruction& a, const isa::Instruction& b) {
   return true;
 }
 
+// The bytes an on-chip operand spans in each of its partitions, [lo, hi), and its partitions.
+struct OnChipSpan {
+  isa::Space space = isa::Space::kSbuf;
+  int64_t p0 = 0, p1 = 0, lo = 0, hi = 0;
+  bool overlaps(const OnChipSpan& o) const {
+    return space == o.space && p0 < o.p1 && o.p0 < p1 && lo < o.hi && o.lo < hi;
+  }
+};
+
+OnChipSpan on_chip_span(const isa::AccessPattern& ap) {
+  int64_t below = 0, above = 0;
+  for (int d = 0; d < ap.ndim; ++d) {
+    const int64_t reach = (ap.dims[d].size - 1) * ap.dims[d].stride;
+    (reach < 0 ? below : above) += reach;
+  }
+  const int64_t bytes = ap.dtype.storage_bytes;
+  return {ap.space, ap.start_partition, ap.start_partition + ap.num_partitions,
+          ap.offset + below * bytes, ap.offset + (above + 1) * bytes};
+}
+
+// The in-engine read-after-write scan of one stream (InstrInfo::raw_back): the on-chip writes
+// of its last kRawWindow instructions, by stream position.
+class RawWindow {
+ public:
+  uint8_t look(const isa::Instruction& ins, size_t i) const {
+    const OperandRoles roles = operand_roles(ins.op);
+    uint8_t back = 0;
+    for (int k = 0; k < ins.num_operands; ++k) {
+      const isa::AccessPattern& ap = ins.operands[k];
+      if ((roles.write_mask >> k) & 1u || ap.space == isa::Space::kHbm) continue;
+      const OnChipSpan r = on_chip_span(ap);
+      for (const Write& w : writes_)
+        if (w.at < i && i - w.at <= kRawWindow && r.overlaps(w.span)) {
+          const auto d = static_cast<uint8_t>(i - w.at);
+          if (back == 0 || d < back) back = d;
+        }
+    }
+    return back;
+  }
+  void record(const isa::Instruction& ins, size_t i) {
+    const OperandRoles roles = operand_roles(ins.op);
+    for (int k = 0; k < ins.num_operands; ++k) {
+      const isa::AccessPattern& ap = ins.operands[k];
+      if (!((roles.write_mask >> k) & 1u) || ap.space == isa::Space::kHbm) continue;
+      writes_[next_] = {i, on_chip_span(ap)};
+      next_ = (next_ + 1) % writes_.size();
+    }
+  }
+
+ private:
+  struct Write {
+    size_t at = SIZE_MAX;
+    OnChipSpan span;
+  };
+  std::array<Write, 2 * kRawWindow> writes_{};  // an instruction writes at most two operands
+  size_t next_ = 0;
+};
+
 }  // namespace
 
 TimingProgram::TimingProgram(const isa::Program& program, const arch::CoreSpec& spec)
@@ -91,6 +150,7 @@ TimingProgram::TimingProgram(const isa::Program& program, const arch::CoreSpec& 
       std::array<int64_t, isa::kMaxOperands> extent{};
     };
     std::array<Priced, isa::kNumOpcodes> last{};
+    RawWindow raw;
     int max_reg = -1;
     for (size_t i = 0; i < stream.size(); ++i) {
       prefetch_ahead(stream, i);
@@ -120,6 +180,13 @@ TimingProgram::TimingProgram(const isa::Program& program, const arch::CoreSpec& 
           if (added)
             dma_symmetric_ = dma_symmetric_ && (plan.num_pieces == 0 || plan.spreads_evenly());
         }
+      }
+      // DMA transfers complete through the DMA engines, under semaphores (kernel/
+      // sync_resolver.h); the engine's own compute instructions follow each other here.
+      x.raw_back = 0;
+      if (!x.control && !x.dma) {
+        x.raw_back = raw.look(ins, i);
+        raw.record(ins, i);
       }
       if (ins.waits.size() > UINT16_MAX || ins.signals.size() > UINT16_MAX)
         throw InputError(fmt::format("{} instruction {}: more than {} waits or signals",

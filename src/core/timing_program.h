@@ -28,12 +28,20 @@ inline constexpr int kNumSharedPorts = 2;
 // to 1 KB with its operands) so that the issue loop touches a few cache lines, not the whole
 // instruction. A single wait or signal (nearly every instruction has at most one of each) is
 // kept in the record, read with it; more go to flat arrays of the TimingProgram.
+// How far back in an engine's stream a read-after-write is looked for: farther producers have
+// retired long before (an engine has a few instructions in flight: latency / ii).
+inline constexpr int kRawWindow = 8;
+
 struct InstrInfo {
   Cost cost;
   isa::Opcode op = isa::Opcode::kNop;
   bool control = false;  // semaphore, register and branch instructions (resolved by sequencers)
   bool dma = false;      // handed to the DMA engines
   uint8_t ports = 0;     // PortBit mask held while the instruction streams (its ii)
+  // In-engine read after write: this instruction reads on-chip bytes that the instruction
+  // `raw_back` places earlier in its stream (1..kRawWindow) wrote, so it issues no sooner
+  // than that one retires (Sequencer). 0: no such producer in the window.
+  uint8_t raw_back = 0;
   uint16_t num_waits = 0, num_signals = 0;
   uint32_t waits = 0, signals = 0;  // first index into TimingProgram's wait / signal arrays
   isa::SemWait wait;                // the wait when num_waits == 1

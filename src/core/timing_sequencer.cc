@@ -64,6 +64,9 @@ void Sequencer::try_issue() {
     uint64_t ready = std::max(next_issue_cycle_, unit_free_[static_cast<size_t>(info.cost.unit)]);
     if (info.cost.waits_background)
       ready = std::max(ready, unit_free_[static_cast<size_t>(Unit::kBackground)]);
+    if (info.raw_back != 0 && info.raw_back <= issued_)
+      ready = std::max(
+          ready, clock_.cycle_at_or_after(retired_[(issued_ - info.raw_back) % retired_.size()]));
     if (ready > cycle) {
       const Picoseconds t = clock_.cycles_to_ps(ready);
       if (t < ctx_.sim.next_time()) {  // nothing else happens before: run on without an event
@@ -125,6 +128,7 @@ void Sequencer::issue(const isa::Instruction& ins, const InstrInfo& info, uint64
   // of one engine fire in issue order.
   const Picoseconds t_retire = std::max(t_done, last_retire_);
   last_retire_ = t_retire;
+  retired_[id % retired_.size()] = t_retire;
   stats_.finish = std::max(stats_.finish, t_retire);
   ctx_.result.tensor_flops += info.flops;
   ctx_.result.sbuf_high_water = std::max(ctx_.result.sbuf_high_water, info.sbuf_end);

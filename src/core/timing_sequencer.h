@@ -76,6 +76,11 @@ class Sequencer : public sim::Component {
   std::array<uint64_t, kNumUnits> unit_free_{};  // cycle each unit is free again
   RegisterFile regs_;
   Picoseconds last_retire_;  // retirement time of the latest instruction issued
+  // Retirement times of the last kRawWindow instructions issued, by issue number: an
+  // instruction that reads what one of them wrote issues once it has retired (InstrInfo::
+  // raw_back; AG2: a RAW-dependent instruction pays the static overhead, PG: 264 cycles
+  // between dependent 1-element ones).
+  std::array<Picoseconds, kRawWindow> retired_{};
 
   bool at_barrier_ = false;
   size_t barrier_index_ = 0;

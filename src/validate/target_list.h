@@ -10,5 +10,6 @@ namespace trnsim::validate {
 std::vector<Record> matmul_tutorial_records();  // VALIDATION.md s2, trn1
 std::vector<Record> single_dma_records();       // VALIDATION.md s3, trn2
 std::vector<Record> allreduce_2rank_records();  // VALIDATION.md s4, trn1 (fabric)
+std::vector<Record> vendor_constant_records();  // VALIDATION.md s5, trn1 and trn2
 
 }  // namespace trnsim::validate

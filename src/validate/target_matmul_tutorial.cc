@@ -46,16 +46,15 @@ std::vector<Record> matmul_tutorial_records() {
                    fmt::format("trn1, 4096x8192x8192 bf16, timing-only; TensorE utilisation "
                                "{:.2f}% (published {:.2f}%){}",
                                100.0 * r.tensor_utilisation(), p.utilisation,
-                               r.ok() ? "" : "; FAULTS: " + r.faults.to_string())});
-    out.back().fitted = kFitted;
+                               r.ok() ? "" : "; FAULTS: " + r.faults.to_string()),
+                   kFitted});
   }
   // Speed-up of each version over the one before it (ordering and ratios preserved).
   for (size_t i = 1; i < std::size(kTable); ++i) {
     out.push_back({"matmul-tutorial", fmt::format("speedup {}/{}", i, i + 1), "x",
                    kTable[i - 1].ms / kTable[i].ms, simulated_ms[i - 1] / simulated_ms[i], 0.15,
                    "VALIDATION.md s2 (ratio of latencies)",
-                   fmt::format("{} over {}", kTable[i].kernel, kTable[i - 1].kernel)});
-    out.back().fitted = kFitted;
+                   fmt::format("{} over {}", kTable[i].kernel, kTable[i - 1].kernel), kFitted});
   }
   return out;
 }

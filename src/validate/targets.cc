@@ -19,6 +19,10 @@ std::vector<Target> builtin() {
        matmul_tutorial_records},
       {"dma", "one HBM->SBUF DMA of a [4, 4096] bf16 tensor on Trn2 (s3)", single_dma_records},
       {"allreduce-2rank", "2-rank fp32 all-reduce, cores of a Trn1 (s4)", allreduce_2rank_records},
+      {"vendor-constants",
+       "engine constants the vendor states: dependent-instruction interval, matmul turnaround, "
+       "static overhead (s5)",
+       vendor_constant_records},
   };
 }
 

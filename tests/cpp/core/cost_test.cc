@@ -79,6 +79,52 @@ TEST(CostVector, OneInputOpsAndPerformanceModes) {
   EXPECT_EQ(cost(copy(sbuf(128, 4096), strided), "trn2").ii, 2048u);
 }
 
+TEST(CostVector, AnInnermostStrideOver16BytesHalvesThePort) {
+  // HARDWARE.md s3 (AG2): each element then takes two port cycles.
+  const auto f32 = num::fp32();
+  const auto copy = [](isa::AccessPattern d, isa::AccessPattern s) {
+    return unary(Opcode::kTensorCopy, Engine::kVector, d, s);
+  };
+  const auto with_stride = [](isa::AccessPattern ap, int64_t stride) {
+    ap.dims[0].stride = stride;
+    return ap;
+  };
+  const isa::AccessPattern dst = sbuf(128, 1024, f32);
+  EXPECT_EQ(cost(copy(dst, with_stride(sbuf(128, 1024, f32), 4)), "trn1").ii, 1024u);  // 16 B
+  EXPECT_EQ(cost(copy(dst, with_stride(sbuf(128, 1024, f32), 5)), "trn1").ii, 2048u);  // 20 B
+  EXPECT_EQ(cost(copy(dst, with_stride(sbuf(128, 1024, f32), -8)), "trn1").ii, 2048u);
+  EXPECT_EQ(cost(copy(dst, with_stride(sbuf(128, 1024, f32), 0)), "trn1").ii, 1024u);  // bcast
+  EXPECT_EQ(cost(copy(with_stride(sbuf(128, 1024, f32), 8), sbuf(128, 1024, f32)), "trn1").ii,
+            2048u);  // the write port too
+  // A [P, 1024, 1] view: the innermost dim has one element, the next one is streamed.
+  isa::AccessPattern col = sbuf(128, 1, f32);
+  col.ndim = 2;
+  col.dims[0] = {1, 1024};
+  col.dims[1] = {64, 1};
+  EXPECT_EQ(cost(copy(dst, col), "trn1").ii, 1024u);
+  col.dims[0] = {64, 1024};
+  EXPECT_EQ(cost(copy(dst, col), "trn1").ii, 2048u);
+  // ScalarE streams through the same ports.
+  EXPECT_EQ(
+      cost(unary(Opcode::kActivation, Engine::kScalar, dst, with_stride(sbuf(128, 1024, f32), 32)),
+           "trn1")
+          .ii,
+      2048u);
+}
+
+TEST(CostVector, DependentLatencyIsStaticOverheadWithTheMeasuredFloor) {
+  // VectorE / ScalarE: ii + 100 (AG2), at least the 264-cycle turnaround (PG).
+  const auto f32 = num::fp32();
+  const Cost small = cost(
+      unary(Opcode::kTensorCopy, Engine::kVector, sbuf(128, 10, f32), sbuf(128, 10, f32)), "trn1");
+  EXPECT_EQ(small.ii, 64u);
+  EXPECT_EQ(small.latency, 264u);
+  const Cost large =
+      cost(unary(Opcode::kTensorCopy, Engine::kVector, sbuf(128, 1000, f32), sbuf(128, 1000, f32)),
+           "trn1");
+  EXPECT_EQ(large.latency, 1100u);
+}
+
 TEST(CostVector, TwoInputOps) {
   const auto tt = [](isa::AccessPattern d, isa::AccessPattern a, isa::AccessPattern b) {
     isa::Instruction t = make(Opcode::kTensorTensor, Engine::kVector, {d, a, b});
