@@ -21,6 +21,7 @@ struct TileState {
   bool in_hbm = false;  // HBM holds its current contents
   int64_t last_write = -1;
   int64_t next_use = kNever;  // the next instruction that uses it, from the walk's position
+  bool next_kill = false;     // ... and that instruction writes all of it without reading it
   int64_t last_use = -1;
 };
 
@@ -35,14 +36,44 @@ class Walk {
         alloc_(mem.name, mem.capacity, mem.alignment, mem.bank),
         state_(tiles.size()),
         next_(uses.size(), kNever) {
-    std::vector<int64_t> upcoming(tiles.size(), kNever);
-    for (size_t u = uses.size(); u-- > 0;) {
-      const auto t = static_cast<size_t>(uses[u].tile);
-      next_[u] = upcoming[t];
-      upcoming[t] = uses[u].instr;
-      if (state_[t].last_use < 0) state_[t].last_use = uses[u].instr;
+    // Whether each use's instruction overwrites its tile without reading it (a kill): per
+    // (instruction, tile), over all its uses there.
+    std::vector<bool> kill(uses.size(), false);
+    for (size_t a = 0; a < uses.size();) {
+      size_t b = a;
+      while (b < uses.size() && uses[b].instr == uses[a].instr) ++b;
+      for (size_t u = a; u < b; ++u) {
+        bool read = false, whole = false;
+        for (size_t v = a; v < b; ++v)
+          if (uses[v].tile == uses[u].tile) {
+            read |= !uses[v].write;
+            whole |= uses[v].write && uses[v].whole;
+          }
+        kill[u] = whole && !read;
+      }
+      a = b;
     }
-    for (size_t t = 0; t < tiles.size(); ++t) state_[t].next_use = upcoming[t];
+    // Backwards: for each use, the next instruction (after its own) that uses its tile.
+    struct Upcoming {
+      int64_t cur = kNever, after = kNever;
+      bool cur_kill = false, after_kill = false;
+    };
+    std::vector<Upcoming> up(tiles.size());
+    next_kill_.assign(uses.size(), false);
+    for (size_t u = uses.size(); u-- > 0;) {
+      Upcoming& x = up[static_cast<size_t>(uses[u].tile)];
+      if (x.cur != uses[u].instr) {
+        x.after = x.cur;
+        x.after_kill = x.cur_kill;
+        x.cur = uses[u].instr;
+        x.cur_kill = kill[u];
+      }
+      next_[u] = x.after;
+      next_kill_[u] = x.after_kill;
+      TileState& s = state_[static_cast<size_t>(uses[u].tile)];
+      if (s.last_use < 0) s.last_use = uses[u].instr;
+    }
+    for (size_t t = 0; t < tiles.size(); ++t) state_[t].next_use = up[t].cur;
   }
 
   Placement run() {
@@ -95,17 +126,20 @@ class Walk {
       TileState& s = state_[static_cast<size_t>(uses_[u].tile)];
       out_.use_base[u] = s.base;
       s.next_use = next_[u];
+      s.next_kill = next_kill_[u];
       if (uses_[u].write) {
         s.dirty = true;
         s.in_hbm = false;
         s.last_write = k;
       }
     }
+    // A tile used for the last time, or whose next use overwrites it all (its value is dead
+    // until then: a new live range starts there), gives its bytes back.
     for (int32_t t : ts) {
       TileState& s = state_[static_cast<size_t>(t)];
-      if (s.last_use == k) {
-        alloc_.release(s.base);
-        s.resident = false;
+      if (s.last_use == k || s.next_kill) {
+        leave(t);
+        s.dirty = s.in_hbm = false;
       }
     }
   }
@@ -121,6 +155,7 @@ class Walk {
       if (const auto start = alloc_.allocate(tile.bytes, tile.name, ByteAllocator::Fit::kNext)) {
         s.resident = true;
         s.base = *start;
+        resident_.push_back(t);
         out_.high_water = std::max(out_.high_water, *start + tile.bytes);
         return;
       }
@@ -130,17 +165,21 @@ class Walk {
     }
   }
 
-  // The resident tile not used by the current instruction whose next use is furthest away.
+  // The resident tile not used by the current instruction that costs least to evict (clean:
+  // a reload; dirty: a store and a reload), and of those the one whose next use is furthest.
   int32_t victim(const std::vector<int32_t>& pinned) const {
     if (!mem_.can_spill) return -1;
     int32_t best = -1;
-    for (size_t t = 0; t < state_.size(); ++t) {
-      const TileState& s = state_[t];
-      if (!s.resident) continue;
-      if (std::find(pinned.begin(), pinned.end(), static_cast<int32_t>(t)) != pinned.end())
+    const auto cost = [](const TileState& s) { return s.dirty ? 1 : 0; };
+    for (int32_t t : resident_) {
+      if (std::find(pinned.begin(), pinned.end(), t) != pinned.end()) continue;
+      const TileState& s = state_[static_cast<size_t>(t)];
+      if (best < 0) {
+        best = t;
         continue;
-      if (best < 0 || s.next_use > state_[static_cast<size_t>(best)].next_use)
-        best = static_cast<int32_t>(t);
+      }
+      const TileState& b = state_[static_cast<size_t>(best)];
+      if (cost(s) < cost(b) || (cost(s) == cost(b) && s.next_use > b.next_use)) best = t;
     }
     return best;
   }
@@ -153,8 +192,16 @@ class Walk {
       s.in_hbm = true;
       s.dirty = false;
     }
+    leave(v);
+  }
+
+  void leave(int32_t t) {
+    TileState& s = state_[static_cast<size_t>(t)];
     alloc_.release(s.base);
     s.resident = false;
+    auto it = std::find(resident_.begin(), resident_.end(), t);
+    *it = resident_.back();
+    resident_.pop_back();
   }
 
   bool spilled_once(int32_t v) {
@@ -194,7 +241,9 @@ class Walk {
   const DescribeInstr& describe_;
   ByteAllocator alloc_;
   std::vector<TileState> state_;
-  std::vector<int64_t> next_;  // per use: the next instruction using its tile
+  std::vector<int64_t> next_;      // per use: the next instruction using its tile
+  std::vector<bool> next_kill_;    // ... overwrites it all without reading it
+  std::vector<int32_t> resident_;  // the tiles in memory
   std::vector<bool> ever_;
   Placement out_;
 };

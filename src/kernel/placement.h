@@ -8,12 +8,16 @@
 // are given a range by next fit over the free ranges (allocator.h: alignment and PSUM banks;
 // a ring, so that bytes a tile freed are taken again as late as possible and loop iterations
 // overlap while memory is plentiful, as with the compiler's multi-buffering);
-// after it, the tiles it used for the last time give their range back. When no free range fits:
-//   - SBUF spills: the resident tile not used by this instruction whose next use is furthest
-//     away (Belady) leaves memory. If it was written since it last came from HBM, it is stored
-//     to an HBM scratch tensor right after its last write (SpillOp store); before its next use
-//     it comes back (SpillOp reload) into whatever range is free then, unless that use writes
-//     the whole tile without reading it. Victims are taken until the range fits.
+// after it, the tiles it used for the last time give their range back, and so do the tiles
+// whose next use overwrites all of them without reading (a kill: the value is dead until then,
+// and a new live range starts there, as a compiler's values in SSA form). When no free range
+// fits:
+//   - SBUF spills: a resident tile not used by this instruction leaves memory: one that needs
+//     no store if there is one, and of those the one whose next use is furthest away (Belady). If
+//     it was written since it last came from HBM, it is stored to an HBM scratch tensor right after
+//     its last write (SpillOp store); before its next use it comes back (SpillOp reload) into
+//     whatever range is free then, unless that use writes the whole tile without reading it.
+//     Victims are taken until the range fits.
 //   - PSUM does not spill (DMA does not reach PSUM), nor does anything when the instruction's
 //     own tiles cannot fit together: that is a PlacementError naming the instruction, the
 //     tiles and their bytes.
