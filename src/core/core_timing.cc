@@ -27,6 +27,7 @@ CoreTiming::CoreTiming(const arch::ChipSpec& chip, const isa::Program& program,
                        CrossCore* cross, int rank)
     : chip_(chip), prog_(program, chip.core), ctx_(chip, prog_, sim) {
   ctx_.executor = options.executor;
+  ctx_.result.spill = program.spill;
   ctx_.max_instructions = options.max_instructions;
   ctx_.defer_signals = options.defer_signals;
   ctx_.cross = cross;

@@ -45,6 +45,11 @@ nlohmann::json timing_result_json(const TimingResult& r) {
               {"finish_ps", r.dma.finish.v},
               {"engine_busy_ps", busy}};
   j["sbuf_high_water_bytes"] = r.sbuf_high_water;
+  j["spill"] = {{"tiles", r.spill.tiles},
+                {"stores", r.spill.stores},
+                {"reloads", r.spill.reloads},
+                {"bytes_spilled", r.spill.bytes_spilled},
+                {"bytes_reloaded", r.spill.bytes_reloaded}};
   j["psum_high_water_bytes"] = r.psum_high_water;
   nlohmann::json faults = nlohmann::json::array();
   for (const mem::Fault& f : r.faults.all())

@@ -44,6 +44,10 @@ std::string TimingResult::summary() const {
       dma.transfers, dma.pieces, dma.bytes, dma.hbm_read_bytes, dma.hbm_write_bytes, hbm_gbps());
   s += fmt::format("high-water per partition: SBUF {} B, PSUM {} B\n", sbuf_high_water,
                    psum_high_water);
+  if (spill.stores + spill.reloads > 0)
+    s += fmt::format("SBUF spills: {} tiles, {} stores of {} B to HBM, {} reloads of {} B\n",
+                     spill.tiles, spill.stores, spill.bytes_spilled, spill.reloads,
+                     spill.bytes_reloaded);
   s += "instructions by engine and opcode:\n";
   for (isa::Engine e : isa::kAllEngines) {
     const auto& st = engines[static_cast<size_t>(e)];

@@ -10,6 +10,7 @@
 #include "base/units.h"
 #include "isa/engine.h"
 #include "isa/opcode.h"
+#include "isa/program.h"
 #include "mem/fault.h"
 
 namespace trnsim::core {
@@ -40,6 +41,7 @@ struct TimingResult {
   double tensor_peak_flops = 0;  // per-core BF16 peak, FLOP/s (arch derive: core.tflops.bf16)
   int64_t sbuf_high_water = 0;   // bytes per partition: one past the highest SBUF byte touched
   int64_t psum_high_water = 0;
+  isa::SpillSummary spill;  // the program's SBUF spills (kernel/placement.h)
   uint64_t instructions = 0;
   uint64_t events = 0;    // discrete events handled (a cost figure of the simulator itself)
   mem::FaultList faults;  // deadlock, step limit, register faults, executor faults

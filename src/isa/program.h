@@ -57,12 +57,22 @@ struct HbmTensor {
 // every run, so they live on huge pages where the system offers them (base/large_allocator.h).
 using Stream = std::vector<Instruction, LargeAllocator<Instruction>>;
 
+// What the kernel builder added to move tiles through HBM when SBUF was short
+// (kernel/placement.h); the DMAs themselves are ordinary instructions of the streams. Not part
+// of the text form nor of equality.
+struct SpillSummary {
+  int32_t tiles = 0;  // tiles stored at least once
+  int64_t stores = 0, reloads = 0;
+  int64_t bytes_spilled = 0, bytes_reloaded = 0;
+};
+
 struct Program {
   std::string chip;  // target generation ("trn2"); empty: not stated
   uint64_t seed = 0;
   int32_t num_semaphores = 0;
   std::vector<HbmTensor> tensors;
   std::array<Stream, kNumEngines> streams;
+  SpillSummary spill;
 
   Stream& stream(Engine e) { return streams[static_cast<size_t>(e)]; }
   const Stream& stream(Engine e) const { return streams[static_cast<size_t>(e)]; }

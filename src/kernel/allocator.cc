@@ -27,23 +27,54 @@ std::optional<int64_t> ByteAllocator::fit(const Range& r, int64_t bytes) const {
   return std::nullopt;
 }
 
-std::optional<int64_t> ByteAllocator::allocate(int64_t bytes, const std::string& owner) {
+void ByteAllocator::take(size_t i, int64_t start, int64_t bytes, const std::string& owner) {
+  const Range r = free_[i];
+  free_.erase(free_.begin() + static_cast<std::ptrdiff_t>(i));
+  // The parts of the free range before and after the allocation stay free.
+  std::vector<Range> rest;
+  if (start > r.start) rest.push_back({r.start, start - r.start});
+  if (start + bytes < r.start + r.size)
+    rest.push_back({start + bytes, r.start + r.size - (start + bytes)});
+  free_.insert(free_.begin() + static_cast<std::ptrdiff_t>(i), rest.begin(), rest.end());
+  live_.push_back({start, bytes, owner});
+  rotor_ = start + bytes;
+}
+
+std::optional<int64_t> ByteAllocator::allocate(int64_t bytes, const std::string& owner, Fit how) {
   TRNSIM_ASSERT(bytes > 0);
-  for (size_t i = 0; i < free_.size(); ++i) {
-    const std::optional<int64_t> start = fit(free_[i], bytes);
-    if (!start) continue;
-    const Range r = free_[i];
-    free_.erase(free_.begin() + static_cast<std::ptrdiff_t>(i));
-    // The parts of the free range before and after the allocation stay free.
-    std::vector<Range> rest;
-    if (*start > r.start) rest.push_back({r.start, *start - r.start});
-    if (*start + bytes < r.start + r.size)
-      rest.push_back({*start + bytes, r.start + r.size - (*start + bytes)});
-    free_.insert(free_.begin() + static_cast<std::ptrdiff_t>(i), rest.begin(), rest.end());
-    live_.push_back({*start, bytes, owner});
-    return start;
+  const size_t n = free_.size();
+  if (how == Fit::kNext) {
+    // From the end of the last allocation on, wrapping around: the range holding the rotor is
+    // tried from the rotor first, and last of all whole.
+    const auto first = static_cast<size_t>(
+        std::lower_bound(free_.begin(), free_.end(), rotor_,
+                         [](const Range& r, int64_t at) { return r.start + r.size <= at; }) -
+        free_.begin());
+    for (size_t j = 0; j <= n && n > 0; ++j) {
+      const size_t i = (first + j) % n;
+      Range r = free_[i];
+      if (j == 0 && r.start < rotor_) r = {rotor_, r.start + r.size - rotor_};
+      if (const std::optional<int64_t> s = fit(r, bytes)) {
+        take(i, *s, bytes, owner);
+        return s;
+      }
+    }
+    return std::nullopt;
   }
-  return std::nullopt;
+  size_t chosen = n;
+  std::optional<int64_t> start;
+  for (size_t i = 0; i < n; ++i) {
+    const std::optional<int64_t> s = fit(free_[i], bytes);
+    if (!s) continue;
+    if (chosen == n || free_[i].size < free_[chosen].size) {
+      chosen = i;
+      start = s;
+    }
+    if (how == Fit::kFirst) break;
+  }
+  if (chosen == n) return std::nullopt;
+  take(chosen, *start, bytes, owner);
+  return start;
 }
 
 void ByteAllocator::release(int64_t start) {

@@ -1,6 +1,7 @@
 // On-chip memory allocation for tiles. A tile takes the same byte range in every partition it
 // may use (tiles start at partition 0, as NKI's do), so one allocator per memory hands out
-// byte ranges of a partition: first fit over a sorted free list.
+// byte ranges of a partition: first, best or next fit over a sorted free list. The builder
+// places tiles by live range at build time (placement.h) with one of these per memory.
 //
 // SBUF: ranges are aligned to kSbufAlignment bytes (trnsim's choice; the hardware's alignment
 // rules are not public, HARDWARE.md s11 item 6) within the usable bytes per partition (KLR).
@@ -24,8 +25,13 @@ class ByteAllocator {
   // `bank` > 0: ranges up to `bank` bytes stay inside one bank, longer ones start on one.
   ByteAllocator(std::string memory, int64_t capacity, int64_t alignment, int64_t bank = 0);
 
+  // How a free range is chosen: the lowest that fits; the one that leaves least; or the first
+  // that fits from the end of the last allocation on, wrapping around (a ring: freed bytes are
+  // reused as late as possible, so that a tile of one loop iteration does not wait for the
+  // previous iteration's readers while memory is plentiful; placement.h).
+  enum class Fit : uint8_t { kFirst, kBest, kNext };
   // The start of a free range of `bytes`, or nothing when no free range fits.
-  std::optional<int64_t> allocate(int64_t bytes, const std::string& owner);
+  std::optional<int64_t> allocate(int64_t bytes, const std::string& owner, Fit how = Fit::kFirst);
   void release(int64_t start);
 
   int64_t capacity() const { return capacity_; }
@@ -43,11 +49,13 @@ class ByteAllocator {
     std::string owner;
   };
   std::optional<int64_t> fit(const Range& r, int64_t bytes) const;
+  void take(size_t i, int64_t start, int64_t bytes, const std::string& owner);
 
   std::string memory_;
   int64_t capacity_, alignment_, bank_;
   std::vector<Range> free_;  // sorted by start, coalesced
   std::vector<Live> live_;
+  int64_t rotor_ = 0;  // Fit::kNext starts here
 };
 
 // Gives an allocation back when the last view of its tile is destroyed. The allocator is

@@ -44,15 +44,12 @@ KernelBuilder::KernelBuilder(const arch::CoreSpec& core, const arch::NumericsSpe
                              std::string chip_name)
     : core_(core),
       numerics_(numerics),
+      next_vbase_(kVirtualBase),
       id_(next_builder_id()),
       max_instructions_(default_max_instructions()) {
-  const int64_t usable = core.sbuf.usable_bytes_per_partition > 0
-                             ? core.sbuf.usable_bytes_per_partition
-                             : core.sbuf.bytes_per_partition;
-  sbuf_alloc_ = std::make_shared<ByteAllocator>("sbuf", usable, kSbufAlignment);
-  psum_alloc_ =
-      std::make_shared<ByteAllocator>("psum", int64_t{core.psum.banks} * core.psum.bank_bytes,
-                                      kPsumAlignment, core.psum.bank_bytes);
+  sbuf_capacity_ = core.sbuf.usable_bytes_per_partition > 0 ? core.sbuf.usable_bytes_per_partition
+                                                            : core.sbuf.bytes_per_partition;
+  psum_capacity_ = int64_t{core.psum.banks} * core.psum.bank_bytes;
   prog_.chip = chip_name;
   scratch_.chip = std::move(chip_name);
 }
@@ -111,22 +108,41 @@ Tile KernelBuilder::tile(isa::Space space, std::string name, num::Format dtype,
     bytes *= shape[i];
     if (bytes > (int64_t{1} << 40)) call_error(call, "tile too large");
   }
-  ByteAllocator& alloc = sbuf ? *sbuf_alloc_ : *psum_alloc_;
-  const std::optional<int64_t> start = alloc.allocate(bytes, name);
-  if (!start)
-    call_error(call, fmt::format("needs {} bytes per partition; {} of {} bytes are free (largest "
-                                 "free range {}); live tiles: {}",
-                                 bytes, alloc.free_bytes(), alloc.capacity(), alloc.largest_free(),
-                                 alloc.live()));
+  const int64_t capacity = sbuf ? sbuf_capacity_ : psum_capacity_;
+  if (bytes > capacity)
+    call_error(call, fmt::format("needs {} bytes per partition; a partition of the {} has {}",
+                                 bytes, sbuf ? "SBUF" : "PSUM", capacity));
+  if (tiles_.size() >= static_cast<size_t>(INT32_MAX)) call_error(call, "too many tiles");
+  // A virtual base of its own, aligned as a PSUM bank (and so as SBUF), until build().
+  const int64_t align = std::max<int64_t>(kSbufAlignment, core_.psum.bank_bytes);
   auto region = std::make_shared<Region>();
   region->space = space;
   region->dtype = dtype;
   region->name = std::move(name);
-  region->base = *start;
+  region->base = next_vbase_;
+  region->tile = static_cast<int32_t>(tiles_.size());
   region->shape = shape;
-  region->allocation = std::make_shared<AllocationHandle>(sbuf ? sbuf_alloc_ : psum_alloc_, *start);
   region->builder = id_;
-  return View(std::move(region), 0, 0, row_major(shape, 1));
+  next_vbase_ += (bytes + align - 1) / align * align;
+  View whole(std::move(region), 0, 0, row_major(shape, 1));
+  tiles_.push_back({whole, bytes});
+  return whole;
+}
+
+int32_t KernelBuilder::tile_at(int64_t vaddr) const {
+  auto it = std::upper_bound(tiles_.begin(), tiles_.end(), vaddr,
+                             [](int64_t a, const TileRec& t) { return a < t.whole.region().base; });
+  TRNSIM_ASSERT(it != tiles_.begin());
+  return static_cast<int32_t>(it - tiles_.begin() - 1);
+}
+
+isa::Instruction KernelBuilder::at_zero(isa::Instruction in) const {
+  for (int j = 0; j < in.num_operands; ++j) {
+    isa::AccessPattern& ap = in.operands[static_cast<size_t>(j)];
+    if (ap.space == isa::Space::kHbm || ap.offset < kVirtualBase) continue;
+    ap.offset -= tiles_[static_cast<size_t>(tile_at(ap.offset))].whole.region().base;
+  }
+  return in;
 }
 
 Tile KernelBuilder::sbuf(std::string name, num::Format dtype, std::vector<int64_t> shape) {
@@ -193,9 +209,11 @@ void KernelBuilder::check(std::string_view call, const isa::Instruction& in,
     if (u.write && u.view.has_zero_stride())
       call_error(call, u.role, u.view, "writes through a broadcast (stride 0) dim");
   for (isa::Engine e : isa::kAllEngines) scratch_.stream(e).clear();
+  // Validated with every tile at address 0: its place is not known yet (build() validates the
+  // placed program again).
   if (in.op == isa::Opcode::kMultiplyMoving && stationary_)
-    scratch_.stream(isa::Engine::kTensor).push_back(*stationary_);
-  scratch_.stream(in.engine).push_back(in);
+    scratch_.stream(isa::Engine::kTensor).push_back(at_zero(*stationary_));
+  scratch_.stream(in.engine).push_back(at_zero(in));
   const std::vector<isa::Diagnostic> diags = isa::validate(scratch_, core_, numerics_);
   if (diags.empty()) return;
   std::vector<std::pair<std::string, View>> ops;
@@ -203,6 +221,12 @@ void KernelBuilder::check(std::string_view call, const isa::Instruction& in,
   const isa::Diagnostic& d = diags.front();
   call_error(call, fmt::format("{} on {} ({}): {} (operands: {})", isa::kRuleKindNames.name(d.kind),
                                prog_.chip, core_.name, d.message, describe_operands(ops)));
+}
+
+int32_t KernelBuilder::agent_of(const isa::Instruction& in) {
+  return is_dma(in.op)                           ? dma_agent(in)
+         : in.op == isa::Opcode::kLoadStationary ? SyncResolver::kPeBackground
+                                                 : SyncResolver::engine_agent(in.engine);
 }
 
 int32_t KernelBuilder::dma_agent(const isa::Instruction& in) {
@@ -230,21 +254,21 @@ void KernelBuilder::emit(std::string_view call, isa::Instruction in, const std::
   if (!matmul)
     for (const Use& u : uses)
       if (u.view.space() == isa::Space::kPsum) close_groups(u.view);
+  // Dependencies are resolved at build(), on the tiles' final places: here the accesses are
+  // recorded.
   std::vector<Footprint> where;
-  std::vector<AgentSeq> deps;
+  order_.push_back({{in.engine, static_cast<int32_t>(prog_.stream(in.engine).size())},
+                    static_cast<uint32_t>(uses.size())});
   for (const Use& u : uses) {
     where.push_back(footprint(u.view));
-    deps_.conflicts(where.back(), u.write, deps);
+    const Region& r = u.view.region();
+    bool whole = false;
+    if (u.write && r.tile >= 0) {
+      const TileRec& t = tiles_[static_cast<size_t>(r.tile)];
+      whole = where.back().rect.contains({0, t.whole.partitions(), r.base, r.base + t.bytes});
+    }
+    uses_.push_back({where.back(), r.tile, u.write, whole});
   }
-  const int32_t agent = is_dma(in.op) ? dma_agent(in)
-                        : in.op == isa::Opcode::kLoadStationary
-                            ? SyncResolver::kPeBackground
-                            : SyncResolver::engine_agent(in.engine);
-  const InstrRef ref{in.engine, static_cast<int32_t>(prog_.stream(in.engine).size())};
-  const AgentSeq me = sync_.add(agent, in.engine, ref, std::move(deps));
-  for (int pass = 0; pass < 2; ++pass)  // reads first: a read-write operand ends as written
-    for (size_t i = 0; i < uses.size(); ++i)
-      if (uses[i].write == (pass == 1)) deps_.record(where[i], uses[i].write, me);
   // A cached stationary that something overwrote must be loaded again.
   if (stationary_where_)
     for (size_t i = 0; i < uses.size(); ++i)
@@ -261,6 +285,7 @@ isa::Program KernelBuilder::build() {
   if (built_) call_error("build", "the kernel was already built");
   close_all_groups();
   built_ = true;
+  place();
   sync_.finalize(prog_);
   isa::throw_if_any(isa::validate(prog_, core_, numerics_), "kernel build");
   return std::move(prog_);

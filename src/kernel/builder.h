@@ -23,10 +23,26 @@
 // streams, as NKI's static_range (and affine_range, which the compiler unrolls too) does: the
 // program is straight-line code, its size proportional to the iterations.
 //
-// Tiles. A tile is allocated when created and freed when its last view is destroyed, so a
-// tile created inside a loop body reuses the same bytes every iteration, and the dependency
-// rule then serialises the iterations on it (write-after-read). To let iterations overlap,
-// allocate several buffers outside the loop (sbuf_buffers) and rotate through them.
+// Tiles are placed when the kernel is built, as the Neuron compiler places them: after the
+// whole kernel is traced, each SBUF / PSUM tile holds memory only from the first to the last
+// instruction that uses it (its live range), by next fit over the free ranges (placement.h).
+// So a tile created inside a loop body holds one generation however long its C++ / Python
+// name lives, and tiles whose live ranges do not overlap share bytes. While tracing, a tile has
+// a virtual base of its own (Region::base >= kVirtualBase), so instructions and dependencies see
+// tiles apart; build() then
+//   - places the tiles (an InputError only where nothing can fit: a tile larger than a
+//     partition, which the tile call reports, or one instruction whose tiles cannot be in
+//     memory together, or PSUM that is full: PSUM does not spill);
+//   - when the live set exceeds SBUF, spills: the tile used furthest in the future is stored
+//     to an HBM scratch tensor (`spill_<tile>_<n>`) after its last write and reloaded before
+//     its next use (DMAs on the DMA policy's streams, so in the timing; Program::spill counts
+//     them and the run summary reports them);
+//   - rewrites every operand to its tile's place and resolves the dependencies on final
+//     addresses: an instruction writing bytes a dead tile held waits for that tile's last
+//     readers and writers (WAR, WAW) as for any other conflict (sync_resolver.h).
+// A tile reused in a loop still serialises the iterations on it (write-after-read); to let
+// iterations overlap, rotate through several buffers allocated outside the loop
+// (sbuf_buffers).
 //
 // Errors. A shape, dtype or memory-space mistake is an InputError thrown by the call that made
 // it, naming the call and its operands; every instruction is also checked against the
@@ -71,7 +87,8 @@ class KernelBuilder {
   Tensor scratch(std::string name, num::Format dtype, std::vector<int64_t> shape);
 
   // --- On-chip tiles: shape[0] is the partition dim (<= 128), the rest free dims ---
-  // Throws InputError naming the tile and the bytes requested vs free when memory is short.
+  // Placed at build() (above). Throws InputError naming the tile and the bytes when it is
+  // larger than a partition of the memory.
   Tile sbuf(std::string name, num::Format dtype, std::vector<int64_t> shape);
   // PSUM (HARDWARE.md s2.2): a tile of at most one bank per partition lies inside one bank.
   Tile psum(std::string name, num::Format dtype, std::vector<int64_t> shape);
@@ -147,13 +164,15 @@ class KernelBuilder {
   void sendrecv(const View& dst, const View& src, int send_to, int recv_from, int pipe = 0,
                 DmaOpts opts = {});
 
-  // Finishes the program: closes open accumulation groups, adds the semaphores, validates
-  // the whole program. The builder cannot be used afterwards.
+  // Finishes the program: closes open accumulation groups, places the tiles (spilling if
+  // SBUF is short), adds the semaphores, validates the whole program. The builder cannot be
+  // used afterwards.
   isa::Program build();
 
   const SyncStats& sync_stats() const { return sync_.stats(); }
   const SyncResolver& sync() const { return sync_; }
-  const isa::Program& program() const { return prog_; }  // as emitted so far
+  // As emitted so far (tiles at their virtual bases until build()).
+  const isa::Program& program() const { return prog_; }
 
   // Instructions the program may hold: emitting one more throws InputError naming the limit.
   // The default bounds the program's host memory (sizeof(isa::Instruction) bytes each) to half
@@ -169,6 +188,22 @@ class KernelBuilder {
     std::string_view role;  // the operand's name in messages
   };
   // An open matmul accumulation group: its PSUM region and its last multiply_moving.
+  // An on-chip tile: its whole view and virtual base.
+  struct TileRec {
+    View whole;
+    int64_t bytes = 0;  // per partition
+  };
+  // An instruction's access of memory, as traced (tiles at their virtual bases).
+  struct UseRec {
+    Footprint where;
+    int32_t tile = -1;  // on chip: the tile
+    bool write = false;
+    bool whole = false;  // a write of every byte of the tile
+  };
+  struct Emitted {
+    InstrRef ref;  // in the streams as emitted
+    uint32_t uses = 0;
+  };
   struct Group {
     Footprint where;
     InstrRef last;
@@ -179,6 +214,16 @@ class KernelBuilder {
                 isa::TensorKind kind);
   Tile tile(isa::Space space, std::string name, num::Format dtype, std::vector<int64_t> shape);
   int32_t dma_agent(const isa::Instruction& in);
+  int32_t agent_of(const isa::Instruction& in);
+  // Sets the DMA queue of a transfer triggered by `trigger` (builder_dma.cc).
+  void assign_dma_queue(isa::Instruction& in, isa::Engine trigger);
+  // The tile whose virtual range holds on-chip byte address `vaddr`.
+  int32_t tile_at(int64_t vaddr) const;
+  // `in` with its on-chip operands at offsets relative to their tiles (for validation).
+  isa::Instruction at_zero(isa::Instruction in) const;
+  // build(): places the tiles, adds spills, rewrites operands, resolves dependencies
+  // (builder_place.cc).
+  void place();
   isa::Engine dma_trigger(const View& src, const DmaOpts& opts);
 
   // Appends one instruction after checking it against the generation's rules (throws an
@@ -203,7 +248,11 @@ class KernelBuilder {
   arch::NumericsSpec numerics_;
   isa::Program prog_;
   isa::Program scratch_;  // one instruction at a time, for validation at the call
-  std::shared_ptr<ByteAllocator> sbuf_alloc_, psum_alloc_;
+  int64_t sbuf_capacity_ = 0, psum_capacity_ = 0;
+  std::vector<TileRec> tiles_;  // by tile number, in order of virtual base
+  int64_t next_vbase_;
+  std::vector<Emitted> order_;  // every instruction, in the order emitted
+  std::vector<UseRec> uses_;    // theirs, in that order (order_[i].uses of them each)
   DepTracker deps_;
   SyncResolver sync_;
   DmaPolicy dma_policy_;
@@ -218,6 +267,9 @@ class KernelBuilder {
   size_t emitted_ = 0;
   size_t max_instructions_;
 };
+
+// Where the virtual bases of tiles start while a kernel is traced (far above any memory).
+inline constexpr int64_t kVirtualBase = int64_t{1} << 40;
 
 // Instructions whose records fit half of the host memory available now (at least 1 Mi).
 size_t default_max_instructions();

@@ -48,6 +48,22 @@ isa::Engine KernelBuilder::dma_trigger(const View& src, const DmaOpts& opts) {
   return loads[next_load_trigger_++ % loads.size()];
 }
 
+void KernelBuilder::assign_dma_queue(isa::Instruction& in, isa::Engine trigger) {
+  const int engines = std::max(core_.dma.engines, 1);
+  const int queues = std::max(core_.dma.queues_per_engine, 1);
+  const int per_engine = std::max(core_.sbuf.partitions / engines, 1);
+  const isa::AccessPattern& split =
+      in.operands[0].space != isa::Space::kHbm || in.operands[1].space == isa::Space::kHbm
+          ? in.operands[0]
+          : in.operands[1];
+  const int64_t pieces =
+      std::min<int64_t>(engines, (split.num_partitions + per_engine - 1) / per_engine);
+  int32_t& rot = dma_rotation_[static_cast<size_t>(trigger)];
+  const int32_t rotation = pieces < engines ? rot : 0;
+  if (pieces < engines) rot = static_cast<int32_t>((rot + pieces) % engines);
+  in.p.dma_queue = static_cast<int16_t>(rotation * queues + queue_slot(trigger) % queues);
+}
+
 void KernelBuilder::dma_copy(const View& dst, const View& src, DmaOpts opts) {
   constexpr std::string_view call = "dma_copy";
   if (dst.space() == isa::Space::kPsum || src.space() == isa::Space::kPsum)
@@ -61,17 +77,7 @@ void KernelBuilder::dma_copy(const View& dst, const View& src, DmaOpts opts) {
   isa::Instruction in = make(isa::Opcode::kDmaCopy, trigger, {dst, src});
   in.p.dma_accumulate = opts.accumulate;
 
-  const int engines = std::max(core_.dma.engines, 1);
-  const int queues = std::max(core_.dma.queues_per_engine, 1);
-  const int per_engine = std::max(core_.sbuf.partitions / engines, 1);
-  const isa::AccessPattern& split =
-      dst.on_chip() || !src.on_chip() ? in.operands[0] : in.operands[1];
-  const int64_t pieces =
-      std::min<int64_t>(engines, (split.num_partitions + per_engine - 1) / per_engine);
-  int32_t& rot = dma_rotation_[static_cast<size_t>(trigger)];
-  const int32_t rotation = pieces < engines ? rot : 0;
-  if (pieces < engines) rot = static_cast<int32_t>((rot + pieces) % engines);
-  in.p.dma_queue = static_cast<int16_t>(rotation * queues + queue_slot(trigger) % queues);
+  assign_dma_queue(in, trigger);
 
   std::vector<Use> uses{{dst, true, "dst"}, {src, false, "src"}};
   if (opts.accumulate) uses.push_back({dst, false, "dst"});

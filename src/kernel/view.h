@@ -2,8 +2,7 @@
 // list of dims, outermost first, each a size and a stride in elements. On chip, dim 0 is the
 // partition dim (a run of contiguous partitions: the hardware has no partition striding,
 // HARDWARE.md s3) and the rest are free dims within each partition; in HBM, dim 0 is the row
-// dim of the access pattern and may have any stride. Views are cheap values; a view of a tile
-// keeps the tile allocated (the tile is freed when its last view goes away).
+// dim of the access pattern and may have any stride. Views are cheap values.
 #pragma once
 
 #include <cstdint>
@@ -17,18 +16,20 @@
 
 namespace trnsim::kernel {
 
-// What a view looks into. Owned through shared_ptr by every view of it; on-chip regions
-// return their bytes to the allocator when destroyed (allocator.h).
+// What a view looks into. Owned through shared_ptr by every view of it. On-chip regions have
+// no place while the kernel is traced: builder.h places them at build().
 struct Region {
   isa::Space space = isa::Space::kSbuf;
   num::Format dtype = num::fp32();
   std::string name;
-  int64_t base = 0;                  // bytes: offset within each partition, or HBM device address
-  int32_t tensor = -1;               // HBM: index into Program::tensors
-  int64_t row_elements = 1;          // HBM: elements per row of the tensor's outermost dim
-  std::vector<int64_t> shape;        // as declared
-  std::shared_ptr<void> allocation;  // on chip: released when the last view goes
-  uint64_t builder = 0;              // the KernelBuilder that made it (its id)
+  // bytes: HBM device address; on chip, the tile's virtual base while the kernel is traced
+  // (unique per tile, >= kVirtualBase), which build() replaces by where it placed the tile
+  int64_t base = 0;
+  int32_t tile = -1;           // on chip: the builder's tile number
+  int32_t tensor = -1;         // HBM: index into Program::tensors
+  int64_t row_elements = 1;    // HBM: elements per row of the tensor's outermost dim
+  std::vector<int64_t> shape;  // as declared
+  uint64_t builder = 0;        // the KernelBuilder that made it (its id)
 };
 
 struct ViewDim {

@@ -31,5 +31,26 @@ TEST(ByteAllocator, PsumTilesDoNotStraddleBanks) {
   EXPECT_EQ(a.live(), "'a' [0, 1536), 'b' [2048, 3072), 'c' [1536, 2048), 'd' [4096, 8192)");
 }
 
+TEST(ByteAllocator, NextFitIsARingAndBestFitLeavesLeast) {
+  using Fit = ByteAllocator::Fit;
+  ByteAllocator a("sbuf", 1024, 64);
+  EXPECT_EQ(a.allocate(256, "x0", Fit::kNext), 0);
+  a.release(0);
+  // Freed bytes are taken again only after the rest of the ring.
+  EXPECT_EQ(a.allocate(256, "x1", Fit::kNext), 256);
+  a.release(256);
+  EXPECT_EQ(a.allocate(256, "x2", Fit::kNext), 512);
+  EXPECT_EQ(a.allocate(256, "x3", Fit::kNext), 768);
+  EXPECT_EQ(a.allocate(256, "x4", Fit::kNext), 0);  // wrapped around
+  EXPECT_EQ(a.allocate(512, "x5", Fit::kNext), std::nullopt);
+  ByteAllocator b("sbuf", 1024, 64);
+  EXPECT_EQ(b.allocate(128, "a"), 0);
+  EXPECT_EQ(b.allocate(512, "b"), 128);
+  EXPECT_EQ(b.allocate(128, "c"), 640);
+  b.release(0);    // a hole of 128
+  b.release(640);  // and 128 + the tail: 384
+  EXPECT_EQ(b.allocate(128, "d", Fit::kBest), 0);
+}
+
 }  // namespace
 }  // namespace trnsim::kernel

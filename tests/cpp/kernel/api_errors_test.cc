@@ -77,20 +77,43 @@ TEST(ApiErrors, PsumTileOverABank) {
   EXPECT_NO_THROW(kb.matmul(two_banks(kernel::all, {512, 1024}), st, mv));
 }
 
-TEST(ApiErrors, SbufExhaustionNamesTheTileAndBytes) {
+TEST(ApiErrors, TileLargerThanAPartitionNamesTheTileAndBytes) {
   KernelBuilder kb(chip("trn1"));
   const int64_t usable = chip("trn1").core.sbuf.usable_bytes_per_partition;
-  auto a = kb.sbuf("first", num::fp32(), {128, usable / 4 - 1024});
-  const std::string msg = error_of([&] { (void)kb.sbuf("second", num::fp32(), {128, 2048}); });
-  expect_mentions(msg, {"sbuf('second')", "8192 bytes", "4096", "'first'"});
-  // PSUM has 8 banks.
-  std::vector<kernel::Tile> banks;
-  for (int i = 0; i < 8; ++i)
-    banks.push_back(kb.psum("bank" + std::to_string(i), num::fp32(), {128, 512}));
   expect_mentions(error_of([&] {
-                    (void)kb.psum("ninth", num::fp32(), {128, 512});
+                    (void)kb.sbuf("huge", num::fp32(), {128, usable / 4 + 16});
                   }),
-                  {"psum('ninth')", "2048 bytes"});
+                  {"sbuf('huge')", std::to_string(usable + 64) + " bytes", std::to_string(usable)});
+  expect_mentions(error_of([&] {
+                    (void)kb.psum("wide", num::fp32(), {128, 8 * 512 + 8});
+                  }),
+                  {"psum('wide')", "16416 bytes", "16384"});
+}
+
+// Tiles are placed at build(): only an instruction whose own tiles cannot be in memory at
+// once is an error, naming the instruction, the tiles and the bytes.
+TEST(ApiErrors, InstructionWhoseTilesCannotFitNamesThem) {
+  KernelBuilder kb(chip("trn1"));
+  const int64_t usable = chip("trn1").core.sbuf.usable_bytes_per_partition;
+  const int64_t f = usable / 4 / 2 + 16;  // two of them do not fit
+  auto a = kb.sbuf("first", num::fp32(), {128, f});
+  auto b = kb.sbuf("second", num::fp32(), {128, f});
+  kb.memset(a, 1.0);
+  kb.tensor_copy(b, a);
+  expect_mentions(error_of([&] { (void)kb.build(); }),
+                  {"kernel build", "tensor_copy", "'first'", "'second'",
+                   std::to_string(f * 4) + " B", std::to_string(usable)});
+  // PSUM has 8 banks and does not spill: nine one-bank tiles read by one instruction... are
+  // at most 3 operands; nine live at once through their uses are too many.
+  KernelBuilder kp(chip("trn1"));
+  std::vector<kernel::Tile> banks;
+  for (int i = 0; i < 9; ++i) {
+    banks.push_back(kp.psum("bank" + std::to_string(i), num::fp32(), {128, 512}));
+    kp.memset(banks.back(), 0.0);
+  }
+  auto s = kp.sbuf("s", num::fp32(), {128, 512});
+  for (const auto& t : banks) kp.tensor_tensor(s, s, t, isa::AluOp::kAdd);
+  expect_mentions(error_of([&] { (void)kp.build(); }), {"kernel build", "'bank8'", "PSUM", "2048"});
 }
 
 TEST(ApiErrors, PartitionMismatchAndDtypes) {

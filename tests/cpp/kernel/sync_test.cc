@@ -34,10 +34,13 @@ TEST(Sync, CrossEngineRawWarWaw) {
   KernelBuilder kb(chip("trn2"));
   auto t = kb.sbuf("t", num::fp32(), {128, 64});
   auto u = kb.sbuf("u", num::fp32(), {128, 64});
-  kb.memset(t, 1.0);                         // dve[0] writes t
-  kb.activation(u, t, isa::ActFunc::kExp);   // act[0] reads t: RAW on dve
-  kb.memset(t, 2.0);                         // dve[1]: WAR on act[0]
-  kb.activation(t, u, isa::ActFunc::kCopy);  // act[1]: WAW on dve[1]
+  // Partial writes: a write of all of t would start a new value of t, which the placement
+  // puts elsewhere (placement.h), with no conflict.
+  const auto half = kernel::Idx{0, 32};
+  kb.memset(t, 1.0);                                               // dve[0] writes t
+  kb.activation(u, t, isa::ActFunc::kExp);                         // act[0] reads t: RAW on dve
+  kb.memset(t(all, half), 2.0);                                    // dve[1]: WAR on act[0]
+  kb.activation(t(all, half), u(all, half), isa::ActFunc::kCopy);  // act[1]: WAW on dve[1]
   const isa::Program p = kb.build();
   ASSERT_EQ(p.num_semaphores, 2);  // one per engine that others wait for
   const auto& act0 = at(p, Engine::kScalar, 0);

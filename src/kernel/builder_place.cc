@@ -1,0 +1,157 @@
+// build()'s placement step (builder.h, placement.h): tiles placed by live range, spills added as
+// DMAs through HBM, every operand rewritten to its tile's place, and the dependencies resolved
+// on the final addresses, in the order the kernel emitted its instructions.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "base/error.h"
+#include "isa/op_table.h"
+#include "kernel/builder.h"
+#include "kernel/placement.h"
+
+namespace trnsim::kernel {
+
+namespace {
+
+std::string identifier(const std::string& s) {
+  std::string out;
+  for (char c : s) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return out.empty() ? "tile" : out;
+}
+
+}  // namespace
+
+void KernelBuilder::place() {
+  // Where each use's tile is placed (on chip; HBM uses keep their addresses).
+  std::vector<int64_t> base_of(uses_.size(), 0);
+  std::vector<uint64_t> first_use(order_.size() + 1, 0);  // order_[k]'s uses start here
+  for (size_t k = 0; k < order_.size(); ++k) first_use[k + 1] = first_use[k] + order_[k].uses;
+
+  std::vector<PlaceTile> tiles;
+  tiles.reserve(tiles_.size());
+  for (const TileRec& t : tiles_) tiles.push_back({t.whole.name(), t.bytes});
+  const auto describe = [&](int64_t k) {
+    const InstrRef r = order_[static_cast<size_t>(k)].ref;
+    const isa::Instruction& in = prog_.stream(r.stream)[static_cast<size_t>(r.index)];
+    return fmt::format("instruction {} of the kernel ({} on {})", k, isa::mnemonic(in.op),
+                       isa::engine_name(in.engine));
+  };
+  Placement sbuf_place;
+  for (isa::Space space : {isa::Space::kSbuf, isa::Space::kPsum}) {
+    const bool sbuf = space == isa::Space::kSbuf;
+    std::vector<PlaceUse> uses;
+    std::vector<size_t> which;  // index into uses_
+    for (size_t k = 0; k < order_.size(); ++k)
+      for (uint64_t u = first_use[k]; u < first_use[k + 1]; ++u) {
+        const UseRec& r = uses_[u];
+        if (r.tile < 0 || r.where.key.space != space) continue;
+        uses.push_back({static_cast<int64_t>(k), r.tile, r.write, r.whole});
+        which.push_back(u);
+      }
+    const PlaceMemory mem{sbuf ? "SBUF" : "PSUM", sbuf ? sbuf_capacity_ : psum_capacity_,
+                          sbuf ? kSbufAlignment : kPsumAlignment,
+                          sbuf ? 0 : int64_t{core_.psum.bank_bytes}, sbuf};
+    Placement p = place_tiles(mem, tiles, uses, describe);
+    for (size_t i = 0; i < which.size(); ++i) base_of[which[i]] = p.use_base[i];
+    if (sbuf) sbuf_place = std::move(p);
+  }
+
+  // One HBM scratch tensor per spilled tile, declared when first needed.
+  std::vector<int32_t> spill_tensor(tiles_.size(), -1);
+  std::vector<View> spill_views;
+  const auto spill_view = [&](int32_t t) -> const View& {
+    int32_t& i = spill_tensor[static_cast<size_t>(t)];
+    if (i < 0) {
+      const View& w = tiles_[static_cast<size_t>(t)].whole;
+      spill_views.push_back(tensor(fmt::format("spill_{}_{}", identifier(w.name()), t), w.dtype(),
+                                   w.region().shape, isa::TensorKind::kScratch));
+      i = static_cast<int32_t>(spill_views.size() - 1);
+    }
+    return spill_views[static_cast<size_t>(i)];
+  };
+
+  std::array<isa::Stream, isa::kNumEngines> traced;
+  for (size_t e = 0; e < traced.size(); ++e) traced[e] = std::move(prog_.streams[e]);
+  for (auto& s : prog_.streams) s.clear();
+  std::vector<Footprint> where;
+  std::vector<AgentSeq> deps;
+  const auto append = [&](isa::Instruction in, const std::vector<Footprint>& fp,
+                          const std::vector<bool>& write) {
+    deps.clear();
+    for (size_t i = 0; i < fp.size(); ++i) deps_.conflicts(fp[i], write[i], deps);
+    const int32_t agent = agent_of(in);
+    const InstrRef ref{in.engine, static_cast<int32_t>(prog_.stream(in.engine).size())};
+    const AgentSeq me = sync_.add(agent, in.engine, ref, deps);
+    for (int pass = 0; pass < 2; ++pass)  // reads first: a read-write operand ends as written
+      for (size_t i = 0; i < fp.size(); ++i)
+        if (write[i] == (pass == 1)) deps_.record(fp[i], write[i], me);
+    prog_.append(std::move(in));
+  };
+  size_t next_load = 0;
+  const auto spill = [&](const SpillOp& op) {
+    const TileRec& t = tiles_[static_cast<size_t>(op.tile)];
+    const View& hbm = spill_view(op.tile);
+    const auto& loads = dma_policy_.load_triggers;
+    const isa::Engine trigger =
+        op.store ? dma_policy_.store_trigger : loads[next_load++ % loads.size()];
+    isa::Instruction in =
+        make(isa::Opcode::kDmaCopy, trigger,
+             op.store ? std::vector<View>{hbm, t.whole} : std::vector<View>{t.whole, hbm});
+    in.operands[op.store ? 1 : 0].offset = op.base;
+    assign_dma_queue(in, trigger);
+    const Footprint tile_fp{{isa::Space::kSbuf, -1},
+                            {0, t.whole.partitions(), op.base, op.base + t.bytes}};
+    append(std::move(in), {footprint(hbm), tile_fp}, {op.store, !op.store});
+    const int64_t bytes = t.bytes * t.whole.partitions();
+    if (op.store) {
+      ++prog_.spill.stores;
+      prog_.spill.bytes_spilled += bytes;
+    } else {
+      ++prog_.spill.reloads;
+      prog_.spill.bytes_reloaded += bytes;
+    }
+  };
+
+  const std::vector<SpillOp>& spills = sbuf_place.spills;
+  size_t si = 0;
+  std::vector<bool> write;
+  for (size_t k = 0; k < order_.size(); ++k) {
+    while (si < spills.size() && spills[si].at == static_cast<int64_t>(k) && !spills[si].store)
+      spill(spills[si++]);
+    const InstrRef r = order_[k].ref;
+    isa::Instruction in =
+        std::move(traced[static_cast<size_t>(r.stream)][static_cast<size_t>(r.index)]);
+    // Operands: each at its tile's place at this instruction.
+    for (int j = 0; j < in.num_operands; ++j) {
+      isa::AccessPattern& ap = in.operands[static_cast<size_t>(j)];
+      if (ap.space == isa::Space::kHbm || ap.offset < kVirtualBase) continue;
+      const int32_t t = tile_at(ap.offset);
+      uint64_t u = first_use[k];
+      while (u < first_use[k + 1] && uses_[u].tile != t) ++u;
+      TRNSIM_ASSERT(u < first_use[k + 1]);
+      ap.offset += base_of[u] - tiles_[static_cast<size_t>(t)].whole.region().base;
+    }
+    where.clear();
+    write.clear();
+    for (uint64_t u = first_use[k]; u < first_use[k + 1]; ++u) {
+      Footprint f = uses_[u].where;
+      if (uses_[u].tile >= 0) {
+        const int64_t shift =
+            base_of[u] - tiles_[static_cast<size_t>(uses_[u].tile)].whole.region().base;
+        f.rect.b0 += shift;
+        f.rect.b1 += shift;
+      }
+      where.push_back(f);
+      write.push_back(uses_[u].write);
+    }
+    append(std::move(in), where, write);
+    while (si < spills.size() && spills[si].at == static_cast<int64_t>(k) && spills[si].store)
+      spill(spills[si++]);
+  }
+  TRNSIM_ASSERT(si == spills.size());
+  prog_.spill.tiles = sbuf_place.spilled_tiles;
+}
+
+}  // namespace trnsim::kernel
