@@ -3,6 +3,7 @@
 NKI launch grids put their instances (docs/nki.md, Logical cores)."""
 
 import json
+import re
 import subprocess
 import sys
 
@@ -133,7 +134,7 @@ def test_cli_cores_runs_the_whole_chip_and_bandwidth_matters():
 def test_cli_cores_bad_input(args, message):
     p = cli("matmul_lnc", "--chip", "trn2", *args)
     assert p.returncode != 0
-    assert __import__("re").search(message, p.stderr), p.stderr
+    assert re.search(message, p.stderr), p.stderr
 
 
 def test_nki_nc_axis_picks_the_physical_core_and_other_axes_run_in_sequence(rng):

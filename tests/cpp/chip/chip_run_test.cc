@@ -161,8 +161,8 @@ TEST(ChipRunner, CoresThatDoNotInteractRunAsAlone) {
   EXPECT_EQ(r.total, alone.total);
 }
 
-// Core c copies rows [16c, 16c + 16) of X to out through its SBUF (row offsets in +K): eight cores write one
-// shared HBM, and the values are those of the copy.
+// Core c copies rows [16c, 16c + 16) of X to out through its SBUF (row offsets in +K): eight cores
+// write one shared HBM, and the values are those of the copy.
 TEST(ChipRunner, EveryCoreWritesTheSharedHbm) {
   std::vector<isa::Program> progs;
   for (int c = 0; c < 8; ++c)
