@@ -1,5 +1,6 @@
 """Running programs on a simulated NeuronCore: numpy arrays in and out, latency, trace.
-``run_spmd`` runs one program per physical core of a logical core (LNC), together.
+``run_spmd`` runs one program per physical core of a logical core (LNC), together;
+``run_chip`` the programs of up to all physical cores of a chip, sharing its HBM stacks.
 
 The run itself is C++ (core/timing_run.h); this module converts numpy / ml_dtypes arrays to the
 tensors' bytes and back and presents the result.
@@ -152,11 +153,12 @@ def _raw_inputs(decl, inputs, call):
 
 
 class SpmdRunResult(RunResult):
-    """What a run of a logical core's physical cores gives (:func:`run_spmd`).
+    """What a run of several physical cores gives (:func:`run_spmd`, :func:`run_chip`).
 
-    Attributes (besides RunResult's, where ``figures`` is the logical core's: ``total_ps`` of
-    its slowest core, ``instructions`` of all cores, every core's ``faults``):
-        cores: each core's figures (core/result_json.h) by rank.
+    Attributes (besides RunResult's, where ``figures`` is the run's: ``total_ps`` of its
+    slowest core, ``instructions`` of all cores, every core's ``faults``):
+        cores: each core's figures (core/result_json.h) by physical core.
+        lnc: physical cores per logical core (run_chip; None for run_spmd, one logical core).
     """
 
     def __init__(self, outputs, cores, total_ps, summary, trace):
@@ -165,6 +167,7 @@ class SpmdRunResult(RunResult):
                    "instructions": sum(int(c.get("instructions", 0)) for c in cores)}
         super().__init__(outputs, figures, summary, trace)
         self.cores = cores
+        self.lnc = None
 
 
 def run_spmd(programs, inputs: dict | None = None, chip=None, mode: str = "functional+timing",
@@ -173,17 +176,7 @@ def run_spmd(programs, inputs: dict | None = None, chip=None, mode: str = "funct
     HBM (every program declares the same tensors), the HBM stack's bandwidth shared, and
     ``core_barrier`` / ``sendrecv`` meeting between the cores. Arguments as for :func:`run`;
     the trace holds core i's tracks under process ``core<i>``."""
-    if isinstance(programs, Program):
-        raise TypeError("run_spmd: programs: expected a list of Programs (one per physical "
-                        "core), got one Program")
-    programs = _check.items(programs, "run_spmd: programs",
-                            "a list of Programs (one per physical core)")
-    if not programs:
-        raise ValueError("run_spmd: no program")
-    for i, p in enumerate(programs):
-        if not isinstance(p, Program):
-            raise TypeError(f"run_spmd: programs[{i}]: expected a Program "
-                            f"(KernelBuilder.build()), got {type(p).__name__}")
+    programs = _program_list(programs, "run_spmd", "one per physical core")
     mode, trace = _mode(mode, "run_spmd"), _check.boolean(trace, "run_spmd: trace")
     chip = load_chip(chip or programs[0].chip or "trn2")
     decl = {name: (fmt, shape) for name, fmt, shape, _ in programs[0].tensors}
@@ -194,4 +187,50 @@ def run_spmd(programs, inputs: dict | None = None, chip=None, mode: str = "funct
     return SpmdRunResult(outputs, [json.loads(c) for c in cores], total, summary, tr)
 
 
-__all__ = ["run", "run_spmd", "RunResult", "SpmdRunResult", "MODES", "to_bytes", "from_bytes"]
+def _program_list(programs, call, what):
+    if isinstance(programs, Program):
+        raise TypeError(f"{call}: programs: expected a list of Programs ({what}), got one "
+                        "Program")
+    programs = _check.items(programs, f"{call}: programs", f"a list of Programs ({what})")
+    if not programs:
+        raise ValueError(f"{call}: no program")
+    for i, p in enumerate(programs):
+        if not isinstance(p, Program):
+            raise TypeError(f"{call}: programs[{i}]: expected a Program "
+                            f"(KernelBuilder.build()), got {type(p).__name__}")
+    return programs
+
+
+def run_chip(programs, inputs: dict | None = None, chip=None, lnc: int | None = None,
+             mode: str = "functional+timing", trace: bool = False) -> SpmdRunResult:
+    """Runs program i on physical core i of a chip, all together in one timing run: one shared
+    HBM (every program declares the same tensors), core i's HBM traffic through its HBM stack
+    (i / cores per stack: chip.cores / chip.hbm.stacks), and ``core_barrier`` / ``sendrecv``
+    meeting inside each logical core of ``lnc`` physical cores (cores [g*lnc, (g+1)*lnc)).
+
+    Args:
+        programs: one Program per physical core, 1 .. chip.cores of them.
+        lnc: physical cores per logical core (default 1); one of the chip's LNC degrees
+            (chip.lnc.degrees) that divides the number of programs.
+        Others as for :func:`run`. ``total_ps`` is the chip's time, that of its slowest core;
+        ``cores`` each core's figures; the trace holds core i's tracks under ``core<i>``.
+    """
+    programs = _program_list(programs, "run_chip", "one per physical core")
+    mode, trace = _mode(mode, "run_chip"), _check.boolean(trace, "run_chip: trace")
+    if lnc is not None and (isinstance(lnc, bool) or not isinstance(lnc, (int, np.integer))):
+        raise TypeError(f"run_chip: lnc: expected an int (1 or 2), got {type(lnc).__name__}")
+    chip = load_chip(chip or programs[0].chip or "trn2")
+    lnc = _core.chip_lnc(chip, len(programs), None if lnc is None else int(lnc), 1,
+                         "run_chip: programs", "run_chip: lnc")
+    decl = {name: (fmt, shape) for name, fmt, shape, _ in programs[0].tensors}
+    outs, cores, total, summary, tr = _core.run_chip(chip, programs, lnc, mode,
+                                                     _raw_inputs(decl, inputs, "run_chip"),
+                                                     trace)
+    outputs = {n: from_bytes(b, decl[n][0], decl[n][1]) for n, b in outs}
+    result = SpmdRunResult(outputs, [json.loads(c) for c in cores], total, summary, tr)
+    result.lnc = lnc
+    return result
+
+
+__all__ = ["run", "run_spmd", "run_chip", "RunResult", "SpmdRunResult", "MODES", "to_bytes",
+           "from_bytes"]

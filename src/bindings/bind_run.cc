@@ -2,7 +2,8 @@
 // (core/timing_run.h), HBM tensors in and out as raw bytes (the Python layer views them as
 // numpy / ml_dtypes arrays), the timed result as JSON and text, the trace as an object that
 // writes Chrome / Perfetto JSON and text summaries. SPMD programs on the physical cores of one
-// logical core run together (chip/spmd_run.h).
+// logical core run together (chip/spmd_run.h), and so do the programs of a whole chip
+// (chip/chip_run.h).
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
@@ -22,6 +23,8 @@
 #include "base/error.h"
 #include "base/interrupt.h"
 #include "bindings/bindings.h"
+#include "chip/chip_cores.h"
+#include "chip/chip_run.h"
 #include "chip/lnc.h"
 #include "chip/spmd_run.h"
 #include "core/result_json.h"
@@ -101,6 +104,36 @@ std::unique_ptr<profile::Trace> merge(const std::vector<const profile::Trace*>& 
   return out;
 }
 
+void check_programs(const std::vector<const isa::Program*>& programs, const char* call) {
+  for (size_t i = 0; i < programs.size(); ++i)  // None arrives as a null pointer
+    if (programs[i] == nullptr)
+      throw InputError(call, "programs[" + std::to_string(i) + "]", "expected a Program, got None");
+}
+
+// Runs a SpmdRunner or ChipRunner with the host's inputs; returns (outputs, per-core result
+// JSON, total ps, summary, Trace or None).
+template <class Runner>
+auto run_cores(Runner& runner, const std::vector<const isa::Program*>& programs, core::RunMode mode,
+               const std::vector<std::tuple<std::string, Bytes>>& inputs, bool want_trace) {
+  if (mode != core::RunMode::kTimingOnly)
+    for (const auto& [name, a] : inputs) runner.write_tensor(name, bytes_of(a));
+  auto trace = want_trace ? std::make_unique<profile::Trace>() : nullptr;
+  chip::ChipResult r;
+  {
+    const SigintScope sigint(on_main_thread());
+    nb::gil_scoped_release release;
+    r = runner.run(trace.get());
+  }
+  Outputs outputs;
+  if (mode != core::RunMode::kTimingOnly)
+    outputs =
+        outputs_of(*programs.front(), [&](const std::string& n) { return runner.read_tensor(n); });
+  std::vector<std::string> cores;
+  for (const core::TimingResult& c : r.cores) cores.push_back(core::timing_result_json(c).dump());
+  return std::make_tuple(std::move(outputs), std::move(cores), r.total.v, r.summary(),
+                         std::move(trace));
+}
+
 }  // namespace
 
 void bind_run(nb::module_& m) {
@@ -124,6 +157,19 @@ void bind_run(nb::module_& m) {
       "`what` when the chip does not allow it (chip.lnc.degrees).");
   m.def("cores_per_stack", &chip::cores_per_stack, nb::arg("chip"),
         "Physical cores sharing one HBM stack (the most a logical core can have).");
+  m.def(
+      "chip_lnc",
+      [](const arch::ChipSpec& chip, int cores, std::optional<int> requested, int fallback,
+         const std::string& cores_what, const std::string& lnc_what) {
+        const int n = chip::physical_cores(chip, cores, cores_what.c_str());
+        return chip::chip_lnc(chip, n, requested, fallback, lnc_what.c_str());
+      },
+      nb::arg("chip"), nb::arg("cores"), nb::arg("requested") = nb::none(), nb::arg("fallback") = 1,
+      nb::arg("cores_what") = "cores", nb::arg("lnc_what") = "lnc",
+      "The LNC degree of a run of `cores` physical cores (`requested` or `fallback`); "
+      "ValueError naming `cores_what` / `lnc_what` and the spec key when the chip has fewer "
+      "cores (chip.cores), does not allow the degree (chip.lnc.degrees) or it does not "
+      "divide the cores.");
 
   m.def(
       "run_program",
@@ -158,30 +204,9 @@ void bind_run(nb::module_& m) {
       [](const arch::ChipSpec& chip, const std::vector<const isa::Program*>& programs,
          const std::string& mode_name, const std::vector<std::tuple<std::string, Bytes>>& inputs,
          bool want_trace) {
-        const core::RunMode mode = parse_mode(mode_name);
-        for (size_t i = 0; i < programs.size(); ++i)  // None arrives as a null pointer
-          if (programs[i] == nullptr)
-            throw InputError("run_spmd", "programs[" + std::to_string(i) + "]",
-                             "expected a Program, got None");
-        chip::SpmdRunner runner(chip, programs, mode);
-        if (mode != core::RunMode::kTimingOnly)
-          for (const auto& [name, a] : inputs) runner.write_tensor(name, bytes_of(a));
-        auto trace = want_trace ? std::make_unique<profile::Trace>() : nullptr;
-        chip::SpmdResult r;
-        {
-          const SigintScope sigint(on_main_thread());
-          nb::gil_scoped_release release;
-          r = runner.run(trace.get());
-        }
-        Outputs outputs;
-        if (mode != core::RunMode::kTimingOnly)
-          outputs = outputs_of(*programs.front(),
-                               [&](const std::string& n) { return runner.read_tensor(n); });
-        std::vector<std::string> cores;
-        for (const core::TimingResult& c : r.cores)
-          cores.push_back(core::timing_result_json(c).dump());
-        return std::make_tuple(std::move(outputs), std::move(cores), r.total.v, r.summary(),
-                               std::move(trace));
+        check_programs(programs, "run_spmd");
+        chip::SpmdRunner runner(chip, programs, parse_mode(mode_name));
+        return run_cores(runner, programs, parse_mode(mode_name), inputs, want_trace);
       },
       nb::arg("chip"), nb::arg("programs"), nb::arg("mode"), nb::arg("inputs"),
       nb::arg("trace") = false,
@@ -190,6 +215,22 @@ void bind_run(nb::module_& m) {
       "sendrecv between them. Returns (outputs [(name, bytes)], per-core result JSON by rank, "
       "the logical core's total ps (its slowest core), summary text, Trace or None; each "
       "core's tracks under process \"core<rank>\").");
+
+  m.def(
+      "run_chip",
+      [](const arch::ChipSpec& chip, const std::vector<const isa::Program*>& programs, int lnc,
+         const std::string& mode_name, const std::vector<std::tuple<std::string, Bytes>>& inputs,
+         bool want_trace) {
+        check_programs(programs, "run_chip");
+        chip::ChipRunner runner(chip, programs, lnc, parse_mode(mode_name));
+        return run_cores(runner, programs, parse_mode(mode_name), inputs, want_trace);
+      },
+      nb::arg("chip"), nb::arg("programs"), nb::arg("lnc"), nb::arg("mode"), nb::arg("inputs"),
+      nb::arg("trace") = false,
+      "Runs program i on physical core i of the chip, all together (chip/chip_run.h): one "
+      "shared HBM, core i's HBM traffic through its stack (i / cores_per_stack), logical cores "
+      "of `lnc` cores in which core_barrier and sendrecv meet. Returns what run_spmd returns, "
+      "the total being the chip's (its slowest core); core i's tracks under \"core<i>\".");
 }
 
 }  // namespace trnsim::bindings

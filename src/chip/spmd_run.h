@@ -1,5 +1,6 @@
 // SPMD kernels on the physical cores of one logical core (HARDWARE.md s6): program i runs on
-// rank i (physical core first + i), all of them on one simulator, so that time is shared:
+// rank i, all of them on one simulator (chip/chip_run.h with one logical core of every
+// program), so that time is shared:
 //  - one device HBM holds the tensors, which every program declares alike (the same kernel
 //    traced once per program id);
 //  - the cores sit on one HBM stack and share its bandwidth (core/hbm_pool.h);
@@ -9,30 +10,21 @@
 // the values are those of a functional + timing run), reporting no time.
 #pragma once
 
-#include <memory>
 #include <span>
 #include <string_view>
 #include <vector>
 
 #include "arch/chip_spec.h"
-#include "core/hbm_tensor_io.h"
+#include "chip/chip_result.h"
+#include "chip/chip_run.h"
 #include "core/timing_result.h"
 #include "core/timing_run.h"
 #include "isa/program.h"
-#include "mem/hbm.h"
 #include "profile/trace.h"
 
 namespace trnsim::chip {
 
-struct SpmdResult {
-  // By rank. Each core's `events` counts the shared simulator's events (the group's).
-  std::vector<core::TimingResult> cores;
-  Picoseconds total;          // the slowest core's end
-  uint64_t instructions = 0;  // all cores
-  bool ok() const;
-  std::string faults_text() const;  // every core's faults, one per line, "core N: ..."
-  std::string summary() const;      // spmd_summary(cores, total)
-};
+using SpmdResult = ChipResult;
 
 // "logical core of N physical cores (LNC=N): T us, I instructions, F faults", then each core's
 // TimingResult::summary(): the text of an LNC run (CLI, Python).
@@ -44,28 +36,28 @@ class SpmdRunner {
   // the runner. Throws InputError when they declare different HBM tensors.
   SpmdRunner(const arch::ChipSpec& chip, std::vector<const isa::Program*> programs,
              core::RunMode mode = core::RunMode::kFunctionalTiming, core::RunLimits limits = {});
-  ~SpmdRunner();
 
   // The shared HBM's tensors by name (modes with values; InputError in timing-only mode).
-  void write_tensor(std::string_view name, std::span<const uint8_t> bytes);
-  std::vector<uint8_t> read_tensor(std::string_view name) const;
+  void write_tensor(std::string_view name, std::span<const uint8_t> bytes) {
+    chip_.write_tensor(name, bytes);
+  }
+  std::vector<uint8_t> read_tensor(std::string_view name) const { return chip_.read_tensor(name); }
   // The same through fp32 (cast with round-to-nearest-even).
-  void write_tensor_f32(std::string_view name, std::span<const float> values);
-  void write_tensor_f32_range(std::string_view name, int64_t first, std::span<const float> values);
-  std::vector<float> read_tensor_f32(std::string_view name) const;
+  void write_tensor_f32(std::string_view name, std::span<const float> values) {
+    chip_.write_tensor_f32(name, values);
+  }
+  void write_tensor_f32_range(std::string_view name, int64_t first, std::span<const float> values) {
+    chip_.write_tensor_f32_range(name, first, values);
+  }
+  std::vector<float> read_tensor_f32(std::string_view name) const {
+    return chip_.read_tensor_f32(name);
+  }
 
   // Runs every core once. `trace` gets each core's tracks under process "core<rank>".
-  SpmdResult run(profile::Trace* trace = nullptr);
+  SpmdResult run(profile::Trace* trace = nullptr) { return chip_.run(trace); }
 
  private:
-  core::HbmTensorIo& io() const;  // InputError in timing-only mode
-
-  const arch::ChipSpec& chip_;
-  std::vector<const isa::Program*> programs_;
-  core::RunMode mode_;
-  core::RunLimits limits_;
-  std::unique_ptr<mem::Hbm> hbm_;
-  std::unique_ptr<core::HbmTensorIo> io_;  // program 0's tensors (all programs declare them alike)
+  ChipRunner chip_;  // one logical core of every program
 };
 
 }  // namespace trnsim::chip

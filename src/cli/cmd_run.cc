@@ -1,6 +1,7 @@
-// `trnsim run KERNEL_OR_PROGRAM [ARGS...] --chip trn1 [--chip trn2 ...] [--lnc 2]`: one kernel
-// or text program on one NeuronCore of each chip given (or, with --lnc, on the physical cores
-// of one logical core), with the run summary (time, per-engine busy,
+// `trnsim run KERNEL_OR_PROGRAM [ARGS...] --chip trn1 [--chip trn2 ...] [--lnc 2] [--cores 8]`:
+// one kernel or text program on one NeuronCore of each chip given (with --lnc, on the physical
+// cores of one logical core; with --cores, on that many physical cores of the chip in logical
+// cores of --lnc, sharing the HBM stacks), with the run summary (time, per-engine busy,
 // TensorE utilisation, HBM traffic, high-water marks, instruction counts, output statistics)
 // and, with --trace, a Perfetto / Chrome trace per chip.
 #include <fmt/format.h>
@@ -13,6 +14,7 @@
 #include "arch/arch.h"
 #include "base/atomic_file.h"
 #include "base/error.h"
+#include "chip/chip_cores.h"
 #include "chip/lnc.h"
 #include "cli/commands.h"
 #include "cli/run_target.h"
@@ -32,6 +34,7 @@ struct RunOptions {
   std::string trace;
   uint64_t seed = 0;
   std::optional<int> lnc;
+  std::optional<int> cores;
   bool json = false;
   bool list = false;
   bool race_check = true;  // program files: the race checker before the run
@@ -61,6 +64,7 @@ nlohmann::json manifest(const RunOptions& o, const Io& io) {
           {"mode", o.mode},
           {"seed", o.seed},
           {"lnc", o.lnc ? nlohmann::json(*o.lnc) : nlohmann::json()},
+          {"cores", o.cores ? nlohmann::json(*o.cores) : nlohmann::json()},
           {"max_instructions", o.max_instructions},
           {"max_sim_time", o.max_sim_time},
           {"race_check", o.race_check},
@@ -91,7 +95,16 @@ void run_kernel_job(const RunOptions& o, Io& io) {
     const arch::ChipSpec chip = arch::load_chip(name, overrides);
     profile::Trace trace;
     profile::Trace* tr = o.trace.empty() ? nullptr : &trace;
-    if (o.lnc) {
+    if (o.cores) {
+      // Kernels that split over a logical core default to the chip's LNC; others run a copy
+      // per core (LNC=1).
+      const int cores = chip::physical_cores(chip, *o.cores, "--cores");
+      const int lnc = chip::chip_lnc(
+          chip, cores, o.lnc, target_is_spmd(o.target) ? chip.chip.lnc.default_degree : 1, "--lnc");
+      const std::vector<isa::Program> programs = build_target_chip(o.target, chip, cores, lnc);
+      outcomes.push_back(run_chip_programs(chip, programs, lnc, mode, o.seed, tr, limits));
+      if (look_for_races) outcomes.back().races = core::check_races(programs.front(), chip);
+    } else if (o.lnc) {
       const int cores = chip::lnc_degree(chip, o.lnc, "--lnc");
       const std::vector<isa::Program> programs = build_target_spmd(o.target, chip, cores);
       outcomes.push_back(run_spmd_programs(chip, programs, mode, o.seed, tr, limits));
@@ -141,7 +154,13 @@ void setup_run_command(CLI::App& app, Io& io) {
   sub->add_option("--seed", o->seed, "seed of the input values (uniform in [-1, 1))");
   sub->add_option("--lnc", o->lnc,
                   "run on the physical cores of one logical core (1 or 2; an SPMD kernel's "
-                  "programs side by side, sharing the HBM stack); default: one core");
+                  "programs side by side, sharing the HBM stack); default: one core. With --cores: "
+                  "physical cores per logical core (default: the chip's LNC for SPMD kernels, "
+                  "else 1)");
+  sub->add_option("--cores", o->cores,
+                  "run on this many physical cores of the chip at once (1 .. chip.cores: 2 on "
+                  "trn1, 8 on trn2 / trn3), in logical cores of --lnc, sharing the HBM stacks; "
+                  "each logical core runs the kernel's programs (a copy per core with LNC=1)");
   sub->add_flag("--json", o->json, "the figures as JSON, with a manifest");
   sub->add_flag("!--no-race-check", o->race_check,
                 "run a program file even without looking for races first (by default races "

@@ -9,7 +9,7 @@
 
 #include "base/counter_rng.h"
 #include "base/error.h"
-#include "chip/spmd_run.h"
+#include "chip/chip_run.h"
 #include "core/functional_runner.h"
 #include "core/result_json.h"
 #include "core/timing_run.h"
@@ -194,17 +194,39 @@ std::vector<isa::Program> build_target_spmd(const RunTarget& t, const arch::Chip
   return examples::build_kernel_spmd(t.target, chip, kernel_args(*k, t.args), cores);
 }
 
+bool target_is_spmd(const RunTarget& t) {
+  if (t.is_program_file()) return false;
+  const examples::KernelEntry* k = examples::find_kernel(t.target);
+  return k != nullptr && k->build_spmd;
+}
+
+std::vector<isa::Program> build_target_chip(const RunTarget& t, const arch::ChipSpec& chip,
+                                            int cores, int lnc) {
+  const std::vector<isa::Program> logical = build_target_spmd(t, chip, lnc);
+  std::vector<isa::Program> programs;
+  for (int c = 0; c < cores; ++c) programs.push_back(logical[static_cast<size_t>(c % lnc)]);
+  return programs;
+}
+
 RunOutcome run_spmd_programs(const arch::ChipSpec& chip, const std::vector<isa::Program>& programs,
                              core::RunMode mode, uint64_t seed, profile::Trace* trace,
+                             core::RunLimits limits) {
+  return run_chip_programs(chip, programs, static_cast<int>(programs.size()), mode, seed, trace,
+                           limits);
+}
+
+RunOutcome run_chip_programs(const arch::ChipSpec& chip, const std::vector<isa::Program>& programs,
+                             int lnc, core::RunMode mode, uint64_t seed, profile::Trace* trace,
                              core::RunLimits limits) {
   RunOutcome o;
   o.chip = chip.meta.name;
   o.mode = mode;
+  o.lnc = lnc;
   std::vector<const isa::Program*> ptrs;
   for (const isa::Program& p : programs) ptrs.push_back(&p);
-  chip::SpmdRunner runner(chip, ptrs, mode, limits);
+  chip::ChipRunner runner(chip, ptrs, lnc, mode, limits);
   if (mode != core::RunMode::kTimingOnly) fill_inputs(runner, programs.front(), seed);
-  chip::SpmdResult r = runner.run(mode == core::RunMode::kFunctionalOnly ? nullptr : trace);
+  chip::ChipResult r = runner.run(mode == core::RunMode::kFunctionalOnly ? nullptr : trace);
   o.result = r.cores.front();
   o.result.total = r.total;
   o.result.instructions = r.instructions;
@@ -245,7 +267,7 @@ std::string format_outcome(const RunOutcome& o) {
         o.races->findings.size());
     for (const core::Finding& f : o.races->findings) s += "  " + core::format_finding(f) + "\n";
   }
-  s += o.cores.empty() ? o.result.summary() : chip::spmd_summary(o.cores, o.result.total);
+  s += o.cores.empty() ? o.result.summary() : chip::chip_summary(o.cores, o.result.total, o.lnc);
   if (!o.outputs.empty()) {
     s += "outputs:\n";
     for (const TensorStats& t : o.outputs)
@@ -264,7 +286,8 @@ nlohmann::json outcome_json(const RunOutcome& o) {
   if (!o.cores.empty()) {
     nlohmann::json cores = nlohmann::json::array();
     for (const core::TimingResult& r : o.cores) cores.push_back(core::timing_result_json(r));
-    j["lnc"] = o.cores.size();
+    j["lnc"] = o.lnc;
+    j["physical_cores"] = o.cores.size();
     j["cores"] = cores;
   }
   nlohmann::json outs = nlohmann::json::array();

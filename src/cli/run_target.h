@@ -51,6 +51,14 @@ isa::Program build_target(const RunTarget& t, const arch::ChipSpec& chip);
 // runs as the same program on every core).
 std::vector<isa::Program> build_target_spmd(const RunTarget& t, const arch::ChipSpec& chip,
                                             int cores);
+// Whether the target is an SPMD kernel (one program per core of a logical core: matmul_lnc).
+bool target_is_spmd(const RunTarget& t);
+// The programs of a whole-chip run: `cores` physical cores in logical cores of `lnc`, each
+// logical core running the target's SPMD programs for `lnc` cores (program id = the core's
+// rank in its logical core, as the Neuron runtime loads one NEFF per logical core); a kernel
+// that is not SPMD, or a program file, with lnc 1 runs one copy per core.
+std::vector<isa::Program> build_target_chip(const RunTarget& t, const arch::ChipSpec& chip,
+                                            int cores, int lnc);
 
 // Per output tensor: elements, finite min/max/mean, NaN and infinity counts (NaN shows reads
 // of memory nothing wrote: SBUF and PSUM start as NaN).
@@ -67,9 +75,10 @@ struct RunOutcome {
   core::RunMode mode = core::RunMode::kFunctionalTiming;
   core::TimingResult result;         // instruction counts and faults only when functional
   std::vector<TensorStats> outputs;  // functional modes only
-  // LNC runs (run_spmd_programs): each physical core's figures; `result` is core 0's with the
-  // logical core's time (the slowest core), every core's instructions and faults.
+  // LNC and chip runs (run_chip_programs): each physical core's figures; `result` is core 0's
+  // with the run's time (the slowest core), every core's instructions and faults.
   std::vector<core::TimingResult> cores;
+  int lnc = 0;  // physical cores per logical core in those runs
   // Program files: what the race checker found before the run (none when not checked).
   std::optional<core::RaceReport> races;
 
@@ -87,6 +96,12 @@ RunOutcome run_program(const arch::ChipSpec& chip, const isa::Program& program, 
 // sharing HBM; `trace` gets every core's tracks.
 RunOutcome run_spmd_programs(const arch::ChipSpec& chip, const std::vector<isa::Program>& programs,
                              core::RunMode mode, uint64_t seed, profile::Trace* trace,
+                             core::RunLimits limits = {});
+
+// The same for `programs.size()` physical cores of a chip in logical cores of `lnc`
+// (chip/chip_run.h): program i on core i, one HBM, each core on its HBM stack.
+RunOutcome run_chip_programs(const arch::ChipSpec& chip, const std::vector<isa::Program>& programs,
+                             int lnc, core::RunMode mode, uint64_t seed, profile::Trace* trace,
                              core::RunLimits limits = {});
 
 // Text: the summary of TimingResult plus the output statistics; JSON: the same figures.

@@ -1,0 +1,41 @@
+#include "chip/chip_result.h"
+
+#include <fmt/format.h>
+
+namespace trnsim::chip {
+
+bool ChipResult::ok() const {
+  for (const core::TimingResult& r : cores)
+    if (!r.ok()) return false;
+  return true;
+}
+
+std::string ChipResult::faults_text() const {
+  std::string s;
+  for (size_t c = 0; c < cores.size(); ++c)
+    for (const mem::Fault& f : cores[c].faults) s += fmt::format("core {}: {}\n", c, f.to_string());
+  return s;
+}
+
+std::string ChipResult::summary() const { return chip_summary(cores, total, lnc); }
+
+std::string chip_summary(std::span<const core::TimingResult> cores, Picoseconds total, int lnc) {
+  uint64_t instructions = 0;
+  size_t faults = 0;
+  for (const core::TimingResult& r : cores) {
+    instructions += r.instructions;
+    faults += r.faults.size();
+  }
+  const size_t n = cores.size();
+  const std::string what =
+      lnc <= 0 || static_cast<size_t>(lnc) == n
+          ? fmt::format("logical core of {} physical cores (LNC={})", n, n)
+          : fmt::format("chip of {} physical cores ({} logical cores of LNC={})", n,
+                        n / static_cast<size_t>(lnc), lnc);
+  std::string s = fmt::format("{}: {:.3f} us, {} instructions, {} faults\n", what,
+                              static_cast<double>(total.v) * 1e-6, instructions, faults);
+  for (size_t c = 0; c < n; ++c) s += fmt::format("-- physical core {}\n{}", c, cores[c].summary());
+  return s;
+}
+
+}  // namespace trnsim::chip
