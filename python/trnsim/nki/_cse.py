@@ -7,20 +7,26 @@ earlier tile used. The fused Mamba tutorial shows it (VALIDATION.md s6; docs/nki
 changes there, yet its VectorE time per iteration is one 2N tensor_tensor shorter than
 mamba_v1's, whose loop order gives the compiler no earlier copy to reuse.
 
-Here: a legacy-dialect ISA call or ``nl.load`` (a Pending, _tensor.py) that becomes exactly
-one pure instruction writing the whole of its new tile is looked up by what it computes: the
-opcode, its parameters, and each operand's memory, place and write count. A hit returns the
-earlier tile while that tile holds the value: alive (the kernel still holds it) and unwritten
-since. Write counts are kept per tile and HBM tensor by TrackedBuilder, which every
-instruction passes through; a barrier between cores (other cores may have written HBM)
-forgets everything. `y = f(x)` in a loop drops the old y before the new one is placed, so a
-result the kernel drops stays until the next instruction is emitted (`grace`): its bytes are
-not overwritten before then, on hardware either.
+Here: a legacy-dialect ISA call or language op that returns a new tile (a Pending,
+_tensor.py) and becomes exactly one pure instruction writing the whole of that tile is looked
+up by what it computes: the opcode, its parameters, and each operand's memory, place and
+write count. A hit returns the earlier tile while it holds the value (unwritten since). The
+memo holds the tiles it can hand out, whatever the kernel still holds: tiles are placed by
+live range when the kernel is built (kernel/placement.h), so a tile's bytes are held from its
+first to its last use, and a reuse extends its range as the compiler's would. The memo keeps
+the MEMO_ENTRIES most recently used results. Write counts are kept per tile and HBM tensor by
+TrackedBuilder, which every instruction passes through; a barrier between cores (other cores
+may have written HBM) forgets everything.
 """
 
 from __future__ import annotations
 
-import weakref
+from collections import OrderedDict
+
+# Results the memo keeps, least recently used dropped first: a loop-invariant value is used
+# again every iteration, so it stays; the memory stays bounded on kernels of millions of
+# instructions.
+MEMO_ENTRIES = 4096
 
 # Builder calls that may be one pure instruction into a new tile. Not loads: the compiler
 # reloads what a kernel loads again (neuron-profile warns about it, and the fused Mamba
@@ -49,8 +55,7 @@ class TrackedBuilder:
         self._kb = kb
         self.writes = {}
         self.epoch = 0
-        self.memo = {}  # key -> (weakref to the result, its write count)
-        self.grace = {}  # key -> (View, write count) of results dropped since the last emission
+        self.memo = OrderedDict()  # key -> (View of the result, its write count)
 
     def __getattr__(self, name):
         f = getattr(self._kb, name)
@@ -61,8 +66,6 @@ class TrackedBuilder:
         barrier = name in _BARRIERS
 
         def call(*args, **kw):
-            if self.grace:
-                self.grace.clear()
             r = f(*args, **kw)
             for i in written:
                 v = args[i] if i < len(args) else kw.get(_WRITTEN_KW[i])
@@ -148,36 +151,11 @@ def emit(ctx, pending, tile_view):
         return tile_view
     memo = tb.memo
     hit = memo.get(key)
-    earlier = hit[0]() if hit is not None else None
-    if earlier is not None and earlier.v is not None and \
-            writes.get(earlier.v.name, 0) == hit[1]:
-        return earlier.v
-    held = tb.grace.get(key)
-    if held is not None and writes.get(held[0].name, 0) == held[1]:
-        _own(tb, key, pending, held[1])
-        return held[0]
+    if hit is not None and writes.get(hit[0].name, 0) == hit[1]:
+        memo.move_to_end(key)
+        return hit[0]
     getattr(tb, name)(*args, **kw)
-    _own(tb, key, pending, writes.get(tile_view.name, 0))
+    memo[key] = (tile_view, writes.get(tile_view.name, 0))
+    if len(memo) > MEMO_ENTRIES:
+        memo.popitem(last=False)
     return tile_view
-
-
-def _own(tb, key, pending, count):
-    """Makes `pending` the tile that holds `key`'s value (Pending.__del__ hands it to grace)."""
-    memo = tb.memo
-
-    def forget(ref, key=key):  # the tile is gone: so is its entry (memory stays bounded)
-        if memo.get(key, (None,))[0] is ref:
-            del memo[key]
-
-    memo[key] = (weakref.ref(pending, forget), count)
-    pending.memo_key = key
-    pending.memo_tb = tb
-
-
-def dropped(pending):
-    """Pending.__del__: a result that holds a memo entry's value is kept until the next
-    emission, so that the next iteration of a loop can still find it."""
-    tb = pending.memo_tb
-    entry = tb.memo.get(pending.memo_key)
-    if entry is not None and entry[0]() is pending and pending.v is not None:
-        tb.grace[pending.memo_key] = (pending.v, entry[1])

@@ -31,7 +31,7 @@ def np_dtype(fmt: str):
 class NkiTensor:
     """A tensor in HBM, SBUF or PSUM, or a view of one (slices share the memory)."""
 
-    __slots__ = ("v", "_iadd", "__weakref__")
+    __slots__ = ("v", "_iadd")
 
     def __init__(self, view):
         self.v = view
@@ -379,7 +379,7 @@ class PsumBroadcast(NkiTensor):
 class Pending(NkiTensor):
     """A legacy ISA call's result before it has a place (see module docstring)."""
 
-    __slots__ = ("emit", "pshape", "pdtype", "pbuffer", "kind", "memo_key", "memo_tb")
+    __slots__ = ("emit", "pshape", "pdtype", "pbuffer", "kind")
 
     def __init__(self, emit, shape, dtype, buffer="sbuf", kind=""):
         super().__init__(None)
@@ -388,17 +388,12 @@ class Pending(NkiTensor):
         self.pdtype = format_name(dtype)
         self.pbuffer = buffer
         self.kind = kind  # "matmul": psum += accumulates
-        self.memo_key = self.memo_tb = None  # set when it holds a value _cse.py may reuse
         c = _ctx.ctx()
         c.flush()
         c.pending.append(self)
 
     def _view(self):
         return self.v if self.v is not None else self.materialize()
-
-    def __del__(self):
-        if self.memo_tb is not None:
-            _cse.dropped(self)
 
     @property
     def shape(self):
