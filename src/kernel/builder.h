@@ -221,6 +221,8 @@ class KernelBuilder {
   int32_t tile_at(int64_t vaddr) const;
   // `in` with its on-chip operands at offsets relative to their tiles (for validation).
   isa::Instruction at_zero(isa::Instruction in) const;
+  // Per use: the tile whose bytes this write may take in place (placement.h), or -1.
+  std::vector<int32_t> in_place_sources(const std::vector<uint64_t>& first_use) const;
   // build(): places the tiles, adds spills, rewrites operands, resolves dependencies
   // (builder_place.cc).
   void place();

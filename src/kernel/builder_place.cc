@@ -21,7 +21,61 @@ std::string identifier(const std::string& s) {
   return out.empty() ? "tile" : out;
 }
 
+// Element-wise ops: each element is read before it is written, at the same place, so the
+// result may go over a dying input (placement.h, "In place").
+bool element_wise(isa::Opcode op) {
+  switch (op) {
+    case isa::Opcode::kTensorTensor:
+    case isa::Opcode::kTensorScalar:
+    case isa::Opcode::kScalarTensorTensor:
+    case isa::Opcode::kActivation:
+    case isa::Opcode::kTensorCopy:
+    case isa::Opcode::kTensorTensorScan:
+    case isa::Opcode::kSelect:
+    case isa::Opcode::kReciprocal:
+    case isa::Opcode::kExponential:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
+
+std::vector<int32_t> KernelBuilder::in_place_sources(const std::vector<uint64_t>& first_use) const {
+  std::vector<int32_t> reuse(uses_.size(), -1);
+  // A use's rectangle relative to its tile's (virtual) base.
+  const auto relative = [&](const UseRec& r) {
+    Rect x = r.where.rect;
+    const int64_t b0 = footprint(tiles_[static_cast<size_t>(r.tile)].whole).rect.b0;
+    x.b0 -= b0;
+    x.b1 -= b0;
+    return x;
+  };
+  for (size_t k = 0; k < order_.size(); ++k) {
+    const InstrRef ref = order_[k].ref;
+    if (!element_wise(prog_.stream(ref.stream)[static_cast<size_t>(ref.index)].op)) continue;
+    for (uint64_t w = first_use[k]; w < first_use[k + 1]; ++w) {
+      const UseRec& out = uses_[w];
+      if (out.tile < 0 || !out.write || !out.whole) continue;
+      const Rect at = relative(out);
+      for (uint64_t r = first_use[k]; r < first_use[k + 1]; ++r) {
+        const UseRec& in = uses_[r];
+        if (in.tile < 0 || in.write || in.tile == out.tile ||
+            in.where.key.space != out.where.key.space ||
+            tiles_[static_cast<size_t>(in.tile)].bytes !=
+                tiles_[static_cast<size_t>(out.tile)].bytes)
+          continue;
+        const Rect from = relative(in);
+        if (from.p0 == at.p0 && from.p1 == at.p1 && from.b0 == at.b0 && from.b1 == at.b1) {
+          reuse[w] = in.tile;
+          break;
+        }
+      }
+    }
+  }
+  return reuse;
+}
 
 void KernelBuilder::place() {
   // Where each use's tile is placed (on chip; HBM uses keep their addresses).
@@ -38,6 +92,7 @@ void KernelBuilder::place() {
     return fmt::format("instruction {} of the kernel ({} on {})", k, isa::mnemonic(in.op),
                        isa::engine_name(in.engine));
   };
+  const std::vector<int32_t> reuse = in_place_sources(first_use);
   Placement sbuf_place;
   for (isa::Space space : {isa::Space::kSbuf, isa::Space::kPsum}) {
     const bool sbuf = space == isa::Space::kSbuf;
@@ -47,7 +102,7 @@ void KernelBuilder::place() {
       for (uint64_t u = first_use[k]; u < first_use[k + 1]; ++u) {
         const UseRec& r = uses_[u];
         if (r.tile < 0 || r.where.key.space != space) continue;
-        uses.push_back({static_cast<int64_t>(k), r.tile, r.write, r.whole});
+        uses.push_back({static_cast<int64_t>(k), r.tile, r.write, r.whole, reuse[u]});
         which.push_back(u);
       }
     const PlaceMemory mem{sbuf ? "SBUF" : "PSUM", sbuf ? sbuf_capacity_ : psum_capacity_,

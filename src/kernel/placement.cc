@@ -23,6 +23,7 @@ struct TileState {
   int64_t next_use = kNever;  // the next instruction that uses it, from the walk's position
   bool next_kill = false;     // ... and that instruction writes all of it without reading it
   int64_t last_use = -1;
+  int64_t given_at = -1;  // the instruction whose result took its bytes (in place)
 };
 
 class Walk {
@@ -108,7 +109,8 @@ class Walk {
     const std::vector<int32_t> ts = operands(a, b);
     for (int32_t t : ts) {
       TileState& s = state_[static_cast<size_t>(t)];
-      if (s.resident) continue;
+      if (s.resident || s.given_at == k) continue;  // given: its bytes hold the result now
+      if (take_over(t, k, a, b)) continue;
       bring_in(t, k, ts);
       // Contents kept in HBM come back, unless this instruction only overwrites them all.
       bool read = false, whole = false;
@@ -137,11 +139,36 @@ class Walk {
     // until then: a new live range starts there), gives its bytes back.
     for (int32_t t : ts) {
       TileState& s = state_[static_cast<size_t>(t)];
+      if (!s.resident) continue;  // its bytes went to the tile written in place
       if (s.last_use == k || s.next_kill) {
         leave(t);
         s.dirty = s.in_hbm = false;
       }
     }
+  }
+
+  // In place (placement.h): `t`, written whole by instruction k (uses [a, b)), takes the bytes
+  // of a resident source of its size that dies here. Returns whether it did.
+  bool take_over(int32_t t, int64_t k, size_t a, size_t b) {
+    for (size_t u = a; u < b; ++u)
+      if (uses_[u].tile == t && !uses_[u].write) return false;  // its own value is read here
+    for (size_t u = a; u < b; ++u) {
+      const PlaceUse& w = uses_[u];
+      if (w.tile != t || !w.write || !w.whole || w.reuse < 0 || w.reuse == t) continue;
+      TileState& d = state_[static_cast<size_t>(w.reuse)];
+      if (!d.resident || !(d.last_use == k || d.next_kill) ||
+          tiles_[static_cast<size_t>(w.reuse)].bytes != tiles_[static_cast<size_t>(t)].bytes)
+        continue;
+      TileState& s = state_[static_cast<size_t>(t)];
+      s.resident = true;
+      s.base = d.base;
+      d.resident = false;
+      d.dirty = d.in_hbm = false;
+      d.given_at = k;
+      *std::find(resident_.begin(), resident_.end(), w.reuse) = t;
+      return true;
+    }
+    return false;
   }
 
   void bring_in(int32_t t, int64_t k, const std::vector<int32_t>& pinned) {

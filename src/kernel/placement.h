@@ -21,6 +21,10 @@
 //   - PSUM does not spill (DMA does not reach PSUM), nor does anything when the instruction's
 //     own tiles cannot fit together: that is a PlacementError naming the instruction, the
 //     tiles and their bytes.
+// In place: a tile an element-wise instruction writes whole takes the bytes of a source of the
+// same size it reads at the same places, when that source dies at this instruction (the
+// compiler writes an element-wise result over its dying input), instead of new bytes: a chain
+// x -> f(x) -> g(f(x)) then needs one tile, not two.
 // Different ranges of one tile over time (residencies) are fine: every use is given the base of
 // the residency it falls in (Placement::use_base).
 #pragma once
@@ -43,6 +47,10 @@ struct PlaceUse {
   int32_t tile = 0;
   bool write = false;
   bool whole = false;  // a write that covers every byte of the tile
+  // A write that may take the bytes of tile `reuse`, which the same instruction reads at the
+  // same places (an element-wise op: each element is read before it is written), when that
+  // tile dies there. -1: none.
+  int32_t reuse = -1;
 };
 
 struct PlaceMemory {

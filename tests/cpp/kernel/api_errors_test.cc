@@ -100,6 +100,7 @@ TEST(ApiErrors, InstructionWhoseTilesCannotFitNamesThem) {
   auto b = kb.sbuf("second", num::fp32(), {128, f});
   kb.memset(a, 1.0);
   kb.tensor_copy(b, a);
+  kb.tensor_tensor(a, a, b, isa::AluOp::kAdd);  // `a` lives on: the copy cannot go in place
   expect_mentions(error_of([&] { (void)kb.build(); }),
                   {"kernel build", "tensor_copy", "'first'", "'second'",
                    std::to_string(f * 4) + " B", std::to_string(usable)});

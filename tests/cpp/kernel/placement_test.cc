@@ -160,3 +160,29 @@ TEST(Placement, BuilderSpillsAndKeepsTheValues) {
 
 }  // namespace
 }  // namespace trnsim::kernel_test
+
+namespace trnsim::kernel {
+namespace {
+
+TEST(PlacementInPlace, AnElementWiseResultTakesItsDyingSourcesBytes) {
+  // x -> f(x) -> g(f(x)): each result goes over its input, which dies there, so the chain
+  // holds one tile; a source read again later keeps its bytes.
+  const PlaceMemory mem{"SBUF", 4096, 64, 0, true};
+  const std::vector<PlaceTile> tiles{{"x", 1024}, {"fx", 1024}, {"gfx", 1024}, {"y", 1024}};
+  std::vector<PlaceUse> uses{
+      {0, 0, true, true},                           // x = load
+      {1, 1, true, true, 0}, {1, 0, false, false},  // fx = f(x), x dies
+      {2, 2, true, true, 1}, {2, 1, false, false},  // gfx = g(fx), fx dies
+      {3, 3, true, true, 2}, {3, 2, false, false},  // y = h(gfx) ...
+      {4, 2, false, false},                         // ... but gfx is read again
+  };
+  const Placement p = place_tiles(mem, tiles, uses);
+  EXPECT_EQ(p.use_base[1], p.use_base[0]);  // fx over x
+  EXPECT_EQ(p.use_base[3], p.use_base[1]);  // gfx over fx
+  EXPECT_NE(p.use_base[5], p.use_base[3]);  // y: gfx lives on
+  EXPECT_EQ(p.use_base[7], p.use_base[3]);
+  EXPECT_LE(p.high_water, 2048);
+}
+
+}  // namespace
+}  // namespace trnsim::kernel
