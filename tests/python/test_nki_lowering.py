@@ -109,3 +109,26 @@ def test_broadcast_feeds_engines_that_read_only_sbuf(rng):
     np.testing.assert_allclose(out, w.T @ bc, rtol=1e-5, atol=1e-5)
     np.testing.assert_array_equal(out2, bc + bc)
     np.testing.assert_array_equal(out3, bc * np.float32(3.0))
+
+
+def test_a_per_partition_column_operand_is_a_tensor_scalar(rng):
+    """x - c and c - x with c [P, 1]: one VectorE tensor_scalar each (N cycles), not a
+    tensor_tensor against a broadcast column (2N)."""
+
+    @nki.jit
+    def k(a, c):
+        o1 = nl.ndarray((128, 256), dtype=np.float32, buffer=nl.shared_hbm)
+        o2 = nl.ndarray((128, 256), dtype=np.float32, buffer=nl.shared_hbm)
+        x = nl.load(a)
+        col = nl.load(c)
+        nl.store(o1, value=x - col)
+        nl.store(o2, value=col / x)
+        return o1, o2
+
+    a = rng.uniform(0.5, 2.0, (128, 256)).astype(np.float32)
+    c = rng.standard_normal((128, 1)).astype(np.float32)
+    (o1, o2), run = nki.run(k, a, c, chip="trn1")
+    np.testing.assert_array_equal(o1, a - c)
+    np.testing.assert_allclose(o2, c / a, rtol=1e-6)
+    ops = opcodes(run)
+    assert ops["dve"].get("tensor_scalar") == 2 and "tensor_tensor" not in ops["dve"]

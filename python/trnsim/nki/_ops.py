@@ -651,11 +651,19 @@ def binary(a, b, op, dtype=None):
         if len(a.shape) != len(b.shape):  # numpy would add leading dims: NKI does not
             raise NkiError(f"shapes {tuple(a.shape)} and {tuple(b.shape)}: an elementwise op "
                            "needs tiles of the same rank")
+        dt = out_dtype(a, b, dtype=dtype)
+        # A [P, 1] column operand is a per-partition scalar: the compiler makes the op a
+        # tensor_scalar, N cycles on one input, not a 2N tensor_tensor (HARDWARE.md s8.1).
+        if tuple(a.shape) == shape and _column(b, shape):
+            col = b.reshape((shape[0], 1))
+            return Pending(lambda d: tensor_scalar(NkiTensor(d), a, op, col), shape, dt)
+        if tuple(b.shape) == shape and _column(a, shape):
+            col = a.reshape((shape[0], 1))
+            return Pending(lambda d: tensor_scalar(NkiTensor(d), b, op, col, reverse0=True),
+                           shape, dt)
         a2 = a if a.shape == shape else a.broadcast_to(shape)
         b2 = b if b.shape == shape else b.broadcast_to(shape)
-        # A [P, 1] column operand is a per-partition scalar: tensor_scalar is one cheaper op.
-        return Pending(lambda d: tensor_tensor(NkiTensor(d), a2, b2, op), shape,
-                       out_dtype(a, b, dtype=dtype))
+        return Pending(lambda d: tensor_tensor(NkiTensor(d), a2, b2, op), shape, dt)
     if is_tile(a):
         _number(b, op)  # checked now, where the kernel's call is, not when the result is placed
         return Pending(lambda d: tensor_scalar(NkiTensor(d), a, op, b), a.shape,
@@ -665,6 +673,12 @@ def binary(a, b, op, dtype=None):
         return Pending(lambda d: tensor_scalar(NkiTensor(d), b, op, a, reverse0=True), b.shape,
                        out_dtype(b, dtype=dtype))
     raise NkiError(f"an elementwise op needs at least one tile, got {_got(a)} and {_got(b)}")
+
+
+def _column(t, shape):
+    """Whether on-chip tile `t` is one value per partition of a `shape` result ([P, 1, ...])."""
+    return (len(shape) > 1 and t.shape[0] == shape[0] and all(d == 1 for d in t.shape[1:])
+            and any(d > 1 for d in shape[1:]) and view(t).space != "hbm")
 
 
 def _number(x, op):

@@ -47,6 +47,38 @@ def mamba_records():
     return out
 
 
+# The NKI LayerNorm tutorial (nki/tutorials/layernorm.rst): p50 latency on trn1 of its two
+# kernels, fp32. The text says "(300, 1000)" but the published latencies are those of the
+# tutorial script's default shape, 4096 x 8192 (2.3 ms for a 1.2 MB input would be 1 GB/s).
+LAYERNORM_PUBLISHED = [("v1", 2311.0), ("v2", 1969.0)]
+LAYERNORM_SOURCE = "nki/tutorials/layernorm.rst (not in VALIDATION.md)"
+
+
+def layernorm_records():
+    from trnsim import nki
+    from trnsim.validation import layernorm
+
+    rows, cols = 4096, 8192
+    x = np.empty((rows, cols), np.float32)
+    g = np.empty(cols, np.float32)
+    out, latency = [], {}
+    for ver, us in LAYERNORM_PUBLISHED:
+        _, run = nki.run(layernorm.KERNELS[ver], x, 1e-5, g, g, np.empty_like(x), chip="trn1",
+                         mode="timing")
+        latency[ver] = run.latency_us
+        spill = run.figures.get("spill", {})
+        out.append({"case": f"layernorm_{ver} 4096x8192", "unit": "us", "measured": us,
+                    "simulated": run.latency_us, "source": LAYERNORM_SOURCE,
+                    "note": f"trn1, fp32, timing-only; VectorE busy "
+                            f"{run.figures['engines']['dve']['busy_percent']:.0f}%, "
+                            f"{spill.get('bytes_spilled', 0)} bytes spilled"})
+    out.append({"case": "speedup v1/v2", "unit": "x", "measured": 2311.0 / 1969.0,
+                "simulated": latency["v1"] / latency["v2"],
+                "source": LAYERNORM_SOURCE + " (ratio of latencies)",
+                "note": "bn_stats/bn_aggr and one tensor_scalar instead of language ops"})
+    return out
+
+
 _registered = False
 
 
@@ -61,5 +93,9 @@ def register():
         "mamba-tutorial",
         "fused Mamba v1/v2, fp32, seq 512, channels 256 and 4096, on one NeuronCore-v2 (s6)",
         mamba_records)
+    _core.add_validate_target(
+        "layernorm-tutorial",
+        "NKI LayerNorm v1/v2, fp32 4096 x 8192, on one NeuronCore-v2 (checks: not in "
+        "VALIDATION.md)", layernorm_records)
     atexit.register(_core.clear_validate_targets)
     _registered = True
