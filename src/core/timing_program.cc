@@ -74,62 +74,70 @@ bool same_timing_shape(const isa::Instruction& a, const isa::Instruction& b) {
   return true;
 }
 
-// The bytes an on-chip operand spans in each of its partitions, [lo, hi), and its partitions.
-struct OnChipSpan {
-  isa::Space space = isa::Space::kSbuf;
-  int64_t p0 = 0, p1 = 0, lo = 0, hi = 0;
-  bool overlaps(const OnChipSpan& o) const {
-    return space == o.space && p0 < o.p1 && o.p0 < p1 && lo < o.hi && o.lo < hi;
-  }
-};
-
-OnChipSpan on_chip_span(const isa::AccessPattern& ap) {
-  int64_t below = 0, above = 0;
-  for (int d = 0; d < ap.ndim; ++d) {
-    const int64_t reach = (ap.dims[d].size - 1) * ap.dims[d].stride;
-    (reach < 0 ? below : above) += reach;
-  }
-  const int64_t bytes = ap.dtype.storage_bytes;
-  return {ap.space, ap.start_partition, ap.start_partition + ap.num_partitions,
-          ap.offset + below * bytes, ap.offset + (above + 1) * bytes};
+// Bytes an access pattern reaches below its offset (through negative steps).
+int64_t bytes_below(const isa::AccessPattern& ap) {
+  int64_t lo = 0;
+  for (int d = 0; d < ap.ndim; ++d)
+    if (ap.dims[d].stride < 0) lo += (ap.dims[d].size - 1) * ap.dims[d].stride;
+  return lo * static_cast<int64_t>(ap.dtype.storage_bytes);
 }
 
 // The in-engine read-after-write scan of one stream (InstrInfo::raw_back): the on-chip writes
-// of its last kRawWindow instructions, by stream position.
+// of its last instructions, newest first, so that the first overlap found is the nearest
+// producer and the scan stops at the first write out of the window.
 class RawWindow {
  public:
-  uint8_t look(const isa::Instruction& ins, size_t i) const {
-    const OperandRoles roles = operand_roles(ins.op);
+  // raw_back of instruction `i`, then records its writes. `extent` and `below` are its
+  // operands' bytes from their offsets up and down (footprint_extent, bytes_below).
+  uint8_t scan(const isa::Instruction& ins, size_t i, uint8_t write_mask, const int64_t* extent,
+               const int64_t* below) {
     uint8_t back = 0;
+    if (count_ > 0 && i - writes_[head_].at <= kRawWindow) {
+      for (int k = 0; k < ins.num_operands && back != 1; ++k) {
+        const isa::AccessPattern& ap = ins.operands[k];
+        if ((write_mask >> k) & 1u || ap.space == isa::Space::kHbm) continue;
+        const Span r = span(ap, extent[k], below[k]);
+        for (size_t n = 0; n < count_; ++n) {
+          const Write& w = writes_[(head_ + kSlots - n) % kSlots];
+          const size_t d = i - w.at;
+          if (d > kRawWindow || (back != 0 && d >= back)) break;
+          if (r.overlaps(w.span)) {
+            back = static_cast<uint8_t>(d);
+            break;
+          }
+        }
+      }
+    }
     for (int k = 0; k < ins.num_operands; ++k) {
       const isa::AccessPattern& ap = ins.operands[k];
-      if ((roles.write_mask >> k) & 1u || ap.space == isa::Space::kHbm) continue;
-      const OnChipSpan r = on_chip_span(ap);
-      for (const Write& w : writes_)
-        if (w.at < i && i - w.at <= kRawWindow && r.overlaps(w.span)) {
-          const auto d = static_cast<uint8_t>(i - w.at);
-          if (back == 0 || d < back) back = d;
-        }
+      if (!((write_mask >> k) & 1u) || ap.space == isa::Space::kHbm) continue;
+      head_ = (head_ + 1) % kSlots;
+      writes_[head_] = {i, span(ap, extent[k], below[k])};
+      count_ = std::min(count_ + 1, kSlots);
     }
     return back;
   }
-  void record(const isa::Instruction& ins, size_t i) {
-    const OperandRoles roles = operand_roles(ins.op);
-    for (int k = 0; k < ins.num_operands; ++k) {
-      const isa::AccessPattern& ap = ins.operands[k];
-      if (!((roles.write_mask >> k) & 1u) || ap.space == isa::Space::kHbm) continue;
-      writes_[next_] = {i, on_chip_span(ap)};
-      next_ = (next_ + 1) % writes_.size();
-    }
-  }
 
  private:
-  struct Write {
-    size_t at = SIZE_MAX;
-    OnChipSpan span;
+  // The bytes an on-chip operand spans in each of its partitions, and its partitions.
+  struct Span {
+    isa::Space space = isa::Space::kSbuf;
+    int64_t p0 = 0, p1 = 0, lo = 0, hi = 0;
+    bool overlaps(const Span& o) const {
+      return space == o.space && p0 < o.p1 && o.p0 < p1 && lo < o.hi && o.lo < hi;
+    }
   };
-  std::array<Write, 2 * kRawWindow> writes_{};  // an instruction writes at most two operands
-  size_t next_ = 0;
+  struct Write {
+    size_t at = 0;
+    Span span;
+  };
+  static Span span(const isa::AccessPattern& ap, int64_t extent, int64_t below) {
+    return {ap.space, ap.start_partition, ap.start_partition + ap.num_partitions, ap.offset + below,
+            ap.offset + extent};
+  }
+  static constexpr size_t kSlots = 2 * kRawWindow;  // an instruction writes at most two operands
+  std::array<Write, kSlots> writes_{};
+  size_t head_ = 0, count_ = 0;
 };
 
 }  // namespace
@@ -148,6 +156,8 @@ TimingProgram::TimingProgram(const isa::Program& program, const arch::CoreSpec& 
       const isa::Instruction* ins = nullptr;
       size_t info = 0;
       std::array<int64_t, isa::kMaxOperands> extent{};
+      std::array<int64_t, isa::kMaxOperands> below{};  // bytes below the offset (negative steps)
+      uint8_t write_mask = 0;
     };
     std::array<Priced, isa::kNumOpcodes> last{};
     RawWindow raw;
@@ -167,6 +177,9 @@ TimingProgram::TimingProgram(const isa::Program& program, const arch::CoreSpec& 
         rep.info = i;
         for (int k = 0; k < ins.num_operands; ++k)
           rep.extent[static_cast<size_t>(k)] = footprint_extent(ins.operands[k]);
+        for (int k = 0; k < ins.num_operands; ++k)
+          rep.below[static_cast<size_t>(k)] = bytes_below(ins.operands[k]);
+        rep.write_mask = operand_roles(ins.op).write_mask;
         x.cost = instruction_cost(ins, spec);
         x.op = ins.op;
         x.control = is_control(ins.op);
@@ -185,8 +198,7 @@ TimingProgram::TimingProgram(const isa::Program& program, const arch::CoreSpec& 
       // sync_resolver.h); the engine's own compute instructions follow each other here.
       x.raw_back = 0;
       if (!x.control && !x.dma) {
-        x.raw_back = raw.look(ins, i);
-        raw.record(ins, i);
+        x.raw_back = raw.scan(ins, i, rep.write_mask, rep.extent.data(), rep.below.data());
       }
       if (ins.waits.size() > UINT16_MAX || ins.signals.size() > UINT16_MAX)
         throw InputError(fmt::format("{} instruction {}: more than {} waits or signals",
