@@ -15,6 +15,10 @@ MAMBA_PUBLISHED = [  # (kernel, channels, latency us, VectorE active %)
     ("v2", 4096, 1610.0, 99.63),
 ]
 SOURCE = "VALIDATION.md s6 (nki/guides/tutorials/fused_mamba.rst)"
+# The same tutorial's seq_len table, channels 4096 (ms): (kernel, seq_len, latency).
+MAMBA_SEQ_PUBLISHED = [("v2", 1024, 4.4), ("v2", 2048, 8.9), ("v2", 4096, 17.6),
+                       ("v2", 8192, 52.2), ("v3", 1024, 3.3), ("v3", 2048, 6.6),
+                       ("v3", 4096, 13.3), ("v3", 8192, 27.8)]
 
 
 def mamba_records():
@@ -39,6 +43,19 @@ def mamba_records():
                     "simulated": dve, "source": SOURCE + ", VectorE active time",
                     "note": "VectorE busy over the kernel's time (published: over the "
                             "profile's selected execution period)"})
+    # The tutorial's seq_len table (channels 4096; not in VALIDATION.md): v2 spills on
+    # hardware from seq 1024 on, v3 (seq tiling) stays VectorE-bound.
+    for ver, seq, ms in MAMBA_SEQ_PUBLISHED:
+        x = mamba.inputs(4096, seq)
+        shapes = [np.empty(a.shape, a.dtype) for a in x]
+        _, run = nki.run(mamba.KERNELS[ver], *shapes, chip="trn1", mode="timing")
+        spill = run.figures.get("spill", {})
+        out.append({"case": f"mamba_{ver} c4096 s{seq}", "unit": "ms", "measured": ms,
+                    "simulated": run.latency_us / 1e3,
+                    "source": "nki/guides/tutorials/fused_mamba.rst, seq_len table",
+                    "note": f"trn1, fp32, channels 4096, seq {seq}; VectorE busy "
+                            f"{run.figures['engines']['dve']['busy_percent']:.0f}%, "
+                            f"{spill.get('bytes_spilled', 0) / 1e6:.0f} MB spilled"})
     pub = 2340.0 / 1610.0
     sim = latency[("v1", 4096)] / latency[("v2", 4096)]
     out.append({"case": "speedup v1/v2 c4096", "unit": "x", "measured": pub, "simulated": sim,
@@ -91,7 +108,8 @@ def register():
 
     _core.add_validate_target(
         "mamba-tutorial",
-        "fused Mamba v1/v2, fp32, seq 512, channels 256 and 4096, on one NeuronCore-v2 (s6)",
+        "fused Mamba v1/v2/v3, fp32, channels 256 and 4096, seq 512 to 8192, on one "
+        "NeuronCore-v2 (s6 and the tutorial's seq_len table)",
         mamba_records)
     _core.add_validate_target(
         "layernorm-tutorial",
