@@ -28,13 +28,25 @@ isa::Instruction act_op(int64_t n) {
                sbuf(128, n, num::fp32(), 1 << 16));
 }
 
-// dst = in0 * in1, fp32 in SBUF: 2N VectorE cycles (HARDWARE.md s8.1).
+// x = x * y in place, fp32 in SBUF: 2N VectorE cycles (HARDWARE.md s8.1).
 isa::Instruction vec_tt(int64_t n) {
-  isa::Instruction ins = make(Opcode::kTensorTensor, Engine::kVector,
-                              {sbuf(128, n, num::fp32()), sbuf(128, n, num::fp32(), 1 << 14),
-                               sbuf(128, n, num::fp32(), 1 << 15)});
+  isa::Instruction ins = make(
+      Opcode::kTensorTensor, Engine::kVector,
+      {sbuf(128, n, num::fp32()), sbuf(128, n, num::fp32()), sbuf(128, n, num::fp32(), 1 << 15)});
   ins.p.op0 = isa::AluOp::kMult;
   return ins;
+}
+
+// `steps` copies of `ins`, each waiting on semaphore 0 for the one before it (`waits`), or
+// relying on the engine's own read-after-write check (the copies work in place).
+isa::Program chain(const isa::Instruction& ins, int steps, bool waits = true) {
+  isa::Program p;
+  for (int i = 0; i < steps; ++i) {
+    isa::Instruction x = ins;
+    if (waits && i > 0) x = with_wait(x, 0, i);
+    p.append(waits ? with_signal(x, 0) : x);
+  }
+  return p;
 }
 
 // Start of the first span on the track named `name`.
@@ -120,13 +132,7 @@ TEST(TimingSync, RawChainAcrossEnginesPaysEveryLatency) {
 TEST(TimingSync, DependentActivationsOnTrn1VersusThePublishedInterval) {
   // PG: 1-element RAW-dependent activations issue about 264 ScalarE cycles apart on NC-v2.
   constexpr int kSteps = 100;
-  isa::Program p;
-  for (int i = 0; i < kSteps; ++i) {
-    isa::Instruction ins = act_op(1);
-    if (i > 0) ins = with_wait(ins, 0, i);
-    p.append(with_signal(ins, 0));
-  }
-  const TimingResult r = run_timing(chip("trn1"), p);
+  const TimingResult r = run_timing(chip("trn1"), chain(act_op(1), kSteps));
   const sim::Clock act = sim::Clock::from_ghz(chip("trn1").core.scalar.clock_ghz);
   const double cycles = static_cast<double>(act.ps_to_cycles(r.total)) / kSteps;
   const double published = *chip("trn1").core.cost.act_dependent_ii_cycles;
@@ -142,13 +148,7 @@ TEST(TimingSync, DependentTinyOpsOnTrn2MatchTheNcV3Measurement) {
   // PG (current): 1-element RAW-dependent ScalarE instructions 222 ns apart on NC-v3. trn2
   // takes NC-v2's 264-cycle turnaround: 264 / 1.2 GHz = 220 ns.
   constexpr int kSteps = 100;
-  isa::Program p;
-  for (int i = 0; i < kSteps; ++i) {
-    isa::Instruction ins = act_op(1);
-    if (i > 0) ins = with_wait(ins, 0, i);
-    p.append(with_signal(ins, 0));
-  }
-  const TimingResult r = run_timing(chip("trn2"), p);
+  const TimingResult r = run_timing(chip("trn2"), chain(act_op(1), kSteps));
   const double ns = static_cast<double>(r.total.v) * 1e-3 / kSteps;
   EXPECT_NEAR(ns, 222.0, 222.0 * 0.05);
 }
@@ -160,15 +160,25 @@ TEST(TimingSync, LargeDependentOpsPayStaticOverheadNotTheFloor) {
   const auto& spec = chip("trn1").core;
   const sim::Clock dve = sim::Clock::from_ghz(spec.vector.clock_ghz);
   constexpr int kSteps = 10;
-  isa::Program p;
-  for (int i = 0; i < kSteps; ++i) {
-    isa::Instruction ins = vec_tt(512);
-    if (i > 0) ins = with_wait(ins, 0, i);
-    p.append(with_signal(ins, 0));
-  }
-  const TimingResult r = run_timing(chip("trn1"), p);
+  const TimingResult r = run_timing(chip("trn1"), chain(vec_tt(512), kSteps));
   ASSERT_TRUE(r.ok()) << r.faults.to_string();
   EXPECT_EQ(dve.ps_to_cycles(r.total), kSteps * (2 * 512 + 100));
+}
+
+TEST(TimingSync, AnEngineWaitsForItsOwnResultWithoutASemaphore) {
+  // The same chains with no waits: each op reads what the one before wrote on its engine, so
+  // it issues when that one retires, as with the semaphore; ops that read other bytes stream
+  // at their ii.
+  for (const auto& [ins, name] : {std::pair{act_op(1), "trn1"}, std::pair{vec_tt(512), "trn2"}}) {
+    const TimingResult waited = run_timing(chip(name), chain(ins, 20));
+    const TimingResult own = run_timing(chip(name), chain(ins, 20, false));
+    EXPECT_EQ(own.total, waited.total) << name;
+    isa::Instruction elsewhere = ins;
+    elsewhere.operands[1].offset += 1 << 12;  // reads bytes nothing writes
+    const Picoseconds free = run_timing(chip(name), chain(elsewhere, 20, false)).total;
+    EXPECT_LT(free.v, own.total.v) << name;
+    if (ins.op == Opcode::kActivation) EXPECT_LT(free.v, own.total.v / 2);  // tiny: latency-bound
+  }
 }
 
 TEST(TimingSync, UnreachableWaitIsADeadlockFault) {
