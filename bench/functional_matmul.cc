@@ -13,8 +13,9 @@
 //        pct_<mnemonic> = host time executing that opcode's semantics as a share of all
 //        semantics time (what a functional-only run spends), timing_model_pct_of_run = the
 //        timing model's own share of this functional + timing run.
-//  BM_MatmulKernelTile / BM_SgemmTile       the PE-array arithmetic alone (core/matmul_kernel.h)
-//        on one tutorial tile (K 128, M 128, N 512) against sgemm on the same tile.
+//  BM_MatmulKernelTile / BM_SgemmTile       the PE-array arithmetic alone
+//        (core/exec/matmul_kernel.h) on one tutorial tile (K 128, M 128, N 512) against sgemm
+//        on the same tile.
 //
 // Everything runs on one host thread (the simulator is single-threaded; OpenBLAS is set to one
 // thread), and times are CPU times.
@@ -33,9 +34,9 @@
 #include <vector>
 
 #include "arch/arch.h"
-#include "core/functional_runner.h"
-#include "core/matmul_kernel.h"
-#include "core/timing_run.h"
+#include "core/exec/functional_runner.h"
+#include "core/exec/matmul_kernel.h"
+#include "core/timing/timing_run.h"
 #include "isa/op_table.h"
 #include "kernels/registry.h"
 

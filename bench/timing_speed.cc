@@ -25,8 +25,8 @@
 #include <vector>
 
 #include "arch/arch.h"
-#include "core/timing_program.h"
-#include "core/timing_run.h"
+#include "core/timing/timing_program.h"
+#include "core/timing/timing_run.h"
 #include "kernels/registry.h"
 
 namespace {
@@ -65,7 +65,7 @@ void BM_TimingOnly(benchmark::State& state, const std::string& kernel,
       static_cast<double>(events) / static_cast<double>(instructions);
 }
 
-// Diagnostic: the preparation pass alone (core/timing_program.h), part of every timing run.
+// Diagnostic: the preparation pass alone (core/timing/timing_program.h), part of every timing run.
 void BM_TimingPrepare(benchmark::State& state, const std::string& kernel,
                       const std::vector<int64_t>& args) {
   const isa::Program program = examples::build_kernel(kernel, trn1(), args);

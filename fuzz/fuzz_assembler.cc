@@ -9,7 +9,7 @@
 #include <string>
 
 #include "arch/arch.h"
-#include "core/race_check.h"
+#include "core/race/race_check.h"
 #include "fuzz_util.h"
 #include "isa/assembler.h"
 #include "isa/disassembler.h"

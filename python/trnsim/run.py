@@ -2,8 +2,8 @@
 ``run_spmd`` runs one program per physical core of a logical core (LNC), together;
 ``run_chip`` the programs of up to all physical cores of a chip, sharing its HBM stacks.
 
-The run itself is C++ (core/timing_run.h); this module converts numpy / ml_dtypes arrays to the
-tensors' bytes and back and presents the result.
+The run itself is C++ (core/timing/timing_run.h); this module converts numpy / ml_dtypes arrays
+to the tensors' bytes and back and presents the result.
 """
 
 from __future__ import annotations
@@ -69,7 +69,8 @@ class RunResult:
     Attributes:
         outputs: dict tensor name -> numpy array (every non-scratch tensor; functional modes).
         total_ps: simulated time of the run in picoseconds (0 in functional-only mode).
-        figures: the timed result as a dict (core/result_json.h: engines, dma, tensor, faults).
+        figures: the timed result as a dict (core/timing/result_json.h: engines, dma, tensor,
+            faults).
         summary: the same as text.
         trace: a ``_core.Trace`` (``chrome_json()``, ``summary()``) or None.
     """
@@ -157,7 +158,7 @@ class SpmdRunResult(RunResult):
 
     Attributes (besides RunResult's, where ``figures`` is the run's: ``total_ps`` of its
     slowest core, ``instructions`` of all cores, every core's ``faults``):
-        cores: each core's figures (core/result_json.h) by physical core.
+        cores: each core's figures (core/timing/result_json.h) by physical core.
         lnc: physical cores per logical core (run_chip; None for run_spmd, one logical core).
     """
 

@@ -1,8 +1,8 @@
 // Whether two objects' first N bytes are equal, for structs without implicit padding (so that
 // equal bytes are equal fields, floats by bits). Compared a word at a time without an early
 // exit, which the compiler turns into a few vector loads and no call: the timing model's
-// pricing memo compares ~450 bytes per instruction of a program (core/timing_program.cc), and
-// a library memcmp call costs more than the comparison itself at these sizes.
+// pricing memo compares ~450 bytes per instruction of a program (core/timing/timing_program.cc),
+// and a library memcmp call costs more than the comparison itself at these sizes.
 #pragma once
 
 #include <cstddef>

@@ -1,5 +1,5 @@
 // Run bindings: a built Program on one NeuronCore in one of the three run modes
-// (core/timing_run.h), HBM tensors in and out as raw bytes (the Python layer views them as
+// (core/timing/timing_run.h), HBM tensors in and out as raw bytes (the Python layer views them as
 // numpy / ml_dtypes arrays), the timed result as JSON and text, the trace as an object that
 // writes Chrome / Perfetto JSON and text summaries. SPMD programs on the physical cores of one
 // logical core run together (chip/spmd_run.h), and so do the programs of a whole chip
@@ -27,8 +27,8 @@
 #include "chip/chip_run.h"
 #include "chip/lnc.h"
 #include "chip/spmd_run.h"
-#include "core/result_json.h"
-#include "core/timing_run.h"
+#include "core/timing/result_json.h"
+#include "core/timing/timing_run.h"
 #include "profile/chrome_trace.h"
 #include "profile/summary.h"
 #include "profile/trace.h"

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "base/units.h"
-#include "core/timing_result.h"
+#include "core/timing/timing_result.h"
 
 namespace trnsim::chip {
 

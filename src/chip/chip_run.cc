@@ -7,8 +7,8 @@
 #include "base/error.h"
 #include "chip/core_group.h"
 #include "chip/lnc.h"
-#include "core/core_timing.h"
-#include "core/executor.h"
+#include "core/exec/executor.h"
+#include "core/timing/core_timing.h"
 
 namespace trnsim::chip {
 

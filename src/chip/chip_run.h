@@ -2,7 +2,7 @@
 // every core on one simulator, so that their times interact where the hardware shares:
 //  - one device HBM holds the tensors, which every program declares alike (the host writes
 //    inputs and reads outputs once);
-//  - one HBM stack per `chip.hbm.stacks`, each with its bandwidth pool (core/hbm_pool.h):
+//  - one HBM stack per `chip.hbm.stacks`, each with its bandwidth pool (core/dma/hbm_pool.h):
 //    core i sits on stack i / cores_per_stack (chip/lnc.h) and its HBM traffic goes through
 //    that stack only (an assumption: a core's tensors live in its own stack, docs/chip.md);
 //  - the cores form logical cores of `lnc` physical cores each (cores [g*lnc, (g+1)*lnc)),
@@ -19,8 +19,8 @@
 
 #include "arch/chip_spec.h"
 #include "chip/chip_result.h"
-#include "core/hbm_tensor_io.h"
-#include "core/timing_run.h"
+#include "core/exec/hbm_tensor_io.h"
+#include "core/timing/timing_run.h"
 #include "isa/program.h"
 #include "mem/hbm.h"
 #include "profile/trace.h"

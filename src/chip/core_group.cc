@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/exec_context.h"
+#include "core/exec/exec_context.h"
 #include "mem/tile_io.h"
 
 namespace trnsim::chip {

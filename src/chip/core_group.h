@@ -21,9 +21,9 @@
 #include <vector>
 
 #include "arch/chip_spec.h"
-#include "core/core_timing.h"
-#include "core/cross_core.h"
-#include "core/executor.h"
+#include "core/exec/executor.h"
+#include "core/timing/core_timing.h"
+#include "core/timing/cross_core.h"
 
 namespace trnsim::chip {
 

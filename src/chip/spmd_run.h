@@ -3,7 +3,7 @@
 // program), so that time is shared:
 //  - one device HBM holds the tensors, which every program declares alike (the same kernel
 //    traced once per program id);
-//  - the cores sit on one HBM stack and share its bandwidth (core/hbm_pool.h);
+//  - the cores sit on one HBM stack and share its bandwidth (core/dma/hbm_pool.h);
 //  - core_barrier and sendrecv meet between them (core_group.h).
 // The result is each core's figures and the logical core's time, that of its slowest core.
 // Functional-only runs compute values through the timing model (the cores' order is timed;
@@ -17,8 +17,8 @@
 #include "arch/chip_spec.h"
 #include "chip/chip_result.h"
 #include "chip/chip_run.h"
-#include "core/timing_result.h"
-#include "core/timing_run.h"
+#include "core/timing/timing_result.h"
+#include "core/timing/timing_run.h"
 #include "isa/program.h"
 #include "profile/trace.h"
 

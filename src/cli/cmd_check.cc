@@ -1,4 +1,4 @@
-// `trnsim check PROGRAM.s [--chip trn2] [--json]`: the race checker (core/race_check.h) on a
+// `trnsim check PROGRAM.s [--chip trn2] [--json]`: the race checker (core/race/race_check.h) on a
 // program in the text form (docs/isa.md, docs/race_check.md). Exit code 0 when it is race-free,
 // 1 when it has findings, 2 when it cannot be checked: an unreadable file, an assembly or
 // validation error (named by file and line), or a program over the size limit.
@@ -9,7 +9,7 @@
 
 #include "arch/arch.h"
 #include "cli/commands.h"
-#include "core/race_check.h"
+#include "core/race/race_check.h"
 #include "isa/assembler.h"
 #include "isa/validate.h"
 

@@ -12,10 +12,10 @@
 
 #include "arch/chip_spec.h"
 #include "base/units.h"
-#include "core/race_check.h"
-#include "core/timing_executor.h"
-#include "core/timing_result.h"
-#include "core/timing_run.h"
+#include "core/race/race_check.h"
+#include "core/timing/timing_executor.h"
+#include "core/timing/timing_result.h"
+#include "core/timing/timing_run.h"
 #include "isa/program.h"
 #include "profile/trace.h"
 

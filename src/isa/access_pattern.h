@@ -29,7 +29,7 @@ struct FreeDim {
 
 // No implicit padding: the `reserved` members fill the gaps and stay zero, so that the bytes
 // before `offset` are equal exactly when those fields are (the timing model's pricing memo
-// compares them as bytes: core/timing_program.cc; tests/cpp/isa/layout_test.cc checks).
+// compares them as bytes: core/timing/timing_program.cc; tests/cpp/isa/layout_test.cc checks).
 struct AccessPattern {
   Space space = Space::kSbuf;
   uint8_t reserved0 = 0;

@@ -231,7 +231,7 @@ int32_t KernelBuilder::agent_of(const isa::Instruction& in) {
 
 int32_t KernelBuilder::dma_agent(const isa::Instruction& in) {
   const isa::AccessPattern &dst = in.operands[0], &src = in.operands[1];
-  // The side that decides how the transfer splits over DMA engines (core/dma_plan.h).
+  // The side that decides how the transfer splits over DMA engines (core/dma/dma_plan.h).
   const isa::AccessPattern& split = dst.space != isa::Space::kHbm   ? dst
                                     : src.space != isa::Space::kHbm ? src
                                                                     : dst;

@@ -5,7 +5,7 @@
 //   - queue: each triggering stream has its own queue id on every DMA engine (Sync 0, Scalar 1,
 //     GpSimd 2, Vector 3, Tensor 4), so one queue is fed by one stream, in program order;
 //   - engines: the timing model spreads a transfer over ceil(partitions / 8) DMA engines
-//     (core/dma_plan.h). A transfer that needs all of them gets rotation 0; narrower ones
+//     (core/dma/dma_plan.h). A transfer that needs all of them gets rotation 0; narrower ones
 //     rotate round-robin over the engines per triggering stream (dma_queue / queues_per_engine
 //     is the rotation), so that small transfers do not pile onto one engine.
 #include <fmt/format.h>

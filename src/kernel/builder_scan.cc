@@ -1,5 +1,5 @@
 // VectorE scans and fused element-wise + reduce: one instruction each, as NKI's
-// nisa.tensor_tensor_scan and nisa.tensor_scalar_reduce (semantics in core/exec_reduce.cc).
+// nisa.tensor_tensor_scan and nisa.tensor_scalar_reduce (semantics in core/exec/exec_reduce.cc).
 #include "kernel/builder.h"
 
 namespace trnsim::kernel {

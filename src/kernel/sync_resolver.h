@@ -3,11 +3,11 @@
 //
 // Agents. An agent is something that completes instructions in order: each of the five
 // engines for its own (non-DMA) instructions, except that TensorE's load_stationary runs on
-// its background unit (core/cost.h: it overlaps the previous matmul, so it may complete before
+// its background unit (core/cost/cost.h: it overlaps the previous matmul, so it may complete before
 // it) and is an agent of its own; and each DMA queue for the transfers put on it.
 // A DMA queue agent is keyed by (trigger stream, dma_queue, first partition and partition
 // count of the side that decides the split): transfers with the same key use the same DMA
-// engines in the same order (core/dma_plan.h), and pieces of one queue run in order on each
+// engines in the same order (core/dma/dma_plan.h), and pieces of one queue run in order on each
 // engine, so they complete in order. Instructions of one engine need no semaphore between
 // them (the engine keeps its own order); everything else does, including two transfers of
 // one DMA queue (their pieces on different engines are not ordered).

@@ -10,7 +10,7 @@
 #include <algorithm>
 
 #include "arch/arch.h"
-#include "core/timing_run.h"
+#include "core/timing/timing_run.h"
 #include "kernel/builder.h"
 #include "validate/target_list.h"
 

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "arch/arch.h"
-#include "core/timing_run.h"
+#include "core/timing/timing_run.h"
 #include "kernels/registry.h"
 #include "validate/target_list.h"
 

@@ -14,7 +14,7 @@
 #include <functional>
 
 #include "arch/arch.h"
-#include "core/timing_run.h"
+#include "core/timing/timing_run.h"
 #include "kernel/builder.h"
 #include "validate/target_list.h"
 

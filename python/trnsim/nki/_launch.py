@@ -82,7 +82,7 @@ class KernelRun:
             slowest core.
         instances: per instance (program ids, total_ps of its core, instructions).
         groups: per group (program ids of its instances by core, total_ps).
-        figures: the first instance's timed figures (core/result_json.h) as a dict.
+        figures: the first instance's timed figures (core/timing/result_json.h) as a dict.
         cores: the first group's figures, one dict per physical core (LNC launches).
         summary: the first group's text summary.
         trace: the merged trace (a ``_core.Trace``) or None; instance tracks under process

@@ -16,8 +16,8 @@
 #include "arch/arch.h"
 #include "base/error.h"
 #include "chip/lnc.h"
-#include "core/core_timing.h"
-#include "core/timing_run.h"
+#include "core/timing/core_timing.h"
+#include "core/timing/timing_run.h"
 #include "isa/assembler.h"
 
 namespace trnsim::chip {

@@ -13,7 +13,7 @@
 #include "arch/arch.h"
 #include "base/error.h"
 #include "chip/lnc.h"
-#include "core/timing_run.h"
+#include "core/timing/timing_run.h"
 #include "isa/assembler.h"
 
 namespace trnsim::chip {
@@ -205,7 +205,7 @@ TEST(SendRecv, APeerOutsideTheLogicalCoreIsAFault) {
   EXPECT_NE(r.cores[0].faults[0].message.find("send_to=5"), std::string::npos);
 }
 
-// Two cores loading from HBM at once share their stack's bandwidth (core/hbm_pool.h). With a
+// Two cores loading from HBM at once share their stack's bandwidth (core/dma/hbm_pool.h). With a
 // what-if stack slower than one core's 16 DMA engines, each core alone streams at the stack's
 // rate and together at half of it.
 TEST(HbmStack, TwoCoresShareTheStacksBandwidth) {

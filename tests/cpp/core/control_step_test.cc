@@ -1,8 +1,8 @@
 // The one control step the functional executor, the timing sequencer and the race checker
-// share (core/control_step.h), against hand-worked register values: 32-bit wrapping, the
+// share (core/control/control_step.h), against hand-worked register values: 32-bit wrapping, the
 // immediate or register right-hand side, taken and untaken branches, and faults that change
 // nothing and name the bad register.
-#include "core/control_step.h"
+#include "core/control/control_step.h"
 
 #include <gtest/gtest.h>
 

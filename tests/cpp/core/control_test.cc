@@ -1,7 +1,7 @@
 // Scalar registers, branches, the semantics table and the stochastic-rounding key.
 #include <cmath>
 
-#include "core/semantics.h"
+#include "core/exec/semantics.h"
 #include "exec_test_util.h"
 
 namespace trnsim::core::testing {

@@ -1,6 +1,6 @@
 // Cost functions against the published formulas (HARDWARE.md s8.1), evaluated by hand from the
 // spec values: independent of the code under test, which reads them from CoreSpec.
-#include "core/cost.h"
+#include "core/cost/cost.h"
 
 #include <gtest/gtest.h>
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "arch/core_spec.h"
-#include "core/executor.h"
+#include "core/exec/executor.h"
 #include "isa/instruction.h"
 #include "mem/hbm.h"
 #include "numerics/convert.h"

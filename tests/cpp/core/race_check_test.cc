@@ -3,7 +3,7 @@
 // each corrected twin (*.fixed.s) reports nothing, on trn1, trn2 and trn3. Then the rules one
 // at a time: the DMA write barrier as spec data, loops, semaphores with several signallers,
 // the size limit and the report's two forms.
-#include "core/race_check.h"
+#include "core/race/race_check.h"
 
 #include <gtest/gtest.h>
 

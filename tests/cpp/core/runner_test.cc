@@ -6,7 +6,7 @@
 
 #include "arch/arch.h"
 #include "base/error.h"
-#include "core/functional_runner.h"
+#include "core/exec/functional_runner.h"
 #include "exec_test_util.h"
 #include "isa/assembler.h"
 #include "isa/every_op_program.h"

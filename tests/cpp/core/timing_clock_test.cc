@@ -1,5 +1,5 @@
 // FastClock must give exactly sim::Clock's results (it is an optimisation, not a model).
-#include "core/timing_clock.h"
+#include "core/timing/timing_clock.h"
 
 #include <gtest/gtest.h>
 

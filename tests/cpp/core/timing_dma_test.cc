@@ -7,7 +7,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/timing_run.h"
+#include "core/timing/timing_run.h"
 #include "core/timing_test_util.h"
 #include "profile/trace.h"
 
@@ -73,7 +73,7 @@ TEST(TimingDma, SixteenEnginesAreSixteenTimesFasterUntilTheHbmStackLimits) {
     const double d1 = static_cast<double>(r1.dma.finish.v - overhead_ps(c));
     const double d16 = static_cast<double>(r16.dma.finish.v - overhead_ps(c));
     const double engine = c.core.dma.engine_bandwidth_practical_gbps;
-    // The core alone on its HBM stack has the stack's bandwidth (core/hbm_pool.h).
+    // The core alone on its HBM stack has the stack's bandwidth (core/dma/hbm_pool.h).
     const double share = c.chip.hbm.bandwidth_gbps / c.chip.hbm.stacks.value_or(c.chip.cores);
     const double cap = c.core.dma.core_bandwidth_gbps.value_or(16 * engine);
     const double expect = std::min({16 * engine, share, cap}) / engine;

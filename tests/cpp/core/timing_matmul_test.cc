@@ -3,7 +3,7 @@
 // and the stationary loads hide behind the previous matmul ("background LS").
 #include <gtest/gtest.h>
 
-#include "core/timing_run.h"
+#include "core/timing/timing_run.h"
 #include "core/timing_test_util.h"
 #include "sim/clock.h"
 

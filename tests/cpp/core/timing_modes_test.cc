@@ -6,7 +6,7 @@
 #include <string>
 
 #include "base/error.h"
-#include "core/timing_run.h"
+#include "core/timing/timing_run.h"
 #include "core/timing_test_util.h"
 
 namespace trnsim::core {
@@ -62,7 +62,7 @@ TEST(TimingModes, FunctionalTimingMatchesBothOtherModes) {
   const TimingResult rs = shapes.run();
   EXPECT_EQ(rs.total, rt.total);
   // Equal but for the event count: timing alone needs no completion events for values, nor
-  // for signals (core/timing_semaphores.h).
+  // for signals (core/timing/timing_semaphores.h).
   const auto without_events = [](std::string s) {
     return std::regex_replace(s, std::regex(", [0-9]+ events"), "");
   };

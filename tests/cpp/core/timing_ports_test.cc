@@ -2,7 +2,7 @@
 // SBUF at once, so independent work on the two serialises; on Trn2 (NC-v3) it overlaps.
 #include <gtest/gtest.h>
 
-#include "core/timing_run.h"
+#include "core/timing/timing_run.h"
 #include "core/timing_test_util.h"
 #include "profile/trace.h"
 #include "sim/clock.h"

@@ -6,8 +6,8 @@
 
 #include <algorithm>
 
-#include "core/timing_run.h"
-#include "core/timing_semaphores.h"
+#include "core/timing/timing_run.h"
+#include "core/timing/timing_semaphores.h"
 #include "core/timing_test_util.h"
 #include "profile/trace.h"
 #include "sim/clock.h"

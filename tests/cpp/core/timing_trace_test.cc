@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "core/timing_run.h"
+#include "core/timing/timing_run.h"
 #include "core/timing_test_util.h"
 #include "profile/chrome_trace.h"
 #include "profile/summary.h"

@@ -8,7 +8,7 @@
 
 #include <cmath>
 
-#include "core/race_check.h"
+#include "core/race/race_check.h"
 #include "kernel_test_util.h"
 #include "kernels/kernels.h"
 

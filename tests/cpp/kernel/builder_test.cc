@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "core/race_check.h"
+#include "core/race/race_check.h"
 #include "isa/assembler.h"
 #include "isa/disassembler.h"
 #include "kernel_test_util.h"

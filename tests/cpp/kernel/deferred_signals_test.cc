@@ -1,4 +1,4 @@
-// Deferred signals (core/timing_semaphores.h): in timing-only runs the signals of an
+// Deferred signals (core/timing/timing_semaphores.h): in timing-only runs the signals of an
 // instruction are recorded when it issues, with its retirement time, instead of being applied
 // by a completion event. Every time must be what the completion events give: the result and
 // every span of the trace, on every example kernel and generation, with fewer events.
@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/timing_run.h"
+#include "core/timing/timing_run.h"
 #include "kernel_test_util.h"
 #include "kernels/registry.h"
 #include "profile/trace.h"

@@ -1,4 +1,4 @@
-// The DMA engines' symmetry shortcut (core/dma_engines.h): when every DMA of a program spreads
+// The DMA engines' symmetry shortcut (core/dma/dma_engines.h): when every DMA of a program spreads
 // evenly over all engines, one engine is simulated for all. It must give exactly what
 // simulating each engine gives: times, statistics and the trace's DMA spans.
 #include <gtest/gtest.h>
@@ -8,8 +8,8 @@
 #include <tuple>
 #include <vector>
 
-#include "core/timing_program.h"
-#include "core/timing_run.h"
+#include "core/timing/timing_program.h"
+#include "core/timing/timing_run.h"
 #include "kernel/builder.h"
 #include "kernel_test_util.h"
 #include "kernels/registry.h"

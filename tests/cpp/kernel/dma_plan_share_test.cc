@@ -1,13 +1,13 @@
 // TimingProgram plans each DMA shape once and lets the instructions of that shape share the
-// plan (core/dma_plan_cache.h). Every instruction's plan must still be exactly what planning it
+// plan (core/dma/dma_plan_cache.h). Every instruction's plan must still be exactly what planning it
 // on its own gives (core::plan_dma on the instruction), whatever the table's collisions.
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "core/dma_plan_cache.h"
-#include "core/timing_program.h"
+#include "core/dma/dma_plan_cache.h"
+#include "core/timing/timing_program.h"
 #include "kernel_test_util.h"
 #include "kernels/registry.h"
 

@@ -7,7 +7,7 @@
 #include <memory>
 
 #include "arch/arch.h"
-#include "core/functional_runner.h"
+#include "core/exec/functional_runner.h"
 
 namespace trnsim::kernel_test {
 

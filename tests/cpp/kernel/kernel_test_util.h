@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "arch/chip_spec.h"
-#include "core/timing_result.h"
+#include "core/timing/timing_result.h"
 #include "isa/program.h"
 
 namespace trnsim::kernel_test {

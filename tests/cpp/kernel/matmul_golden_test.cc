@@ -6,7 +6,7 @@
 
 #include <functional>
 
-#include "core/race_check.h"
+#include "core/race/race_check.h"
 #include "isa/program.h"
 #include "kernel_test_util.h"
 #include "kernels/kernels.h"

@@ -8,7 +8,7 @@
 #include "arch/arch.h"
 #include "base/error.h"
 #include "chip/spmd_run.h"
-#include "core/timing_run.h"
+#include "core/timing/timing_run.h"
 #include "kernels/kernels.h"
 #include "numerics/convert.h"
 

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <functional>
 
-#include "core/race_check.h"
+#include "core/race/race_check.h"
 #include "kernel/builder.h"
 #include "kernel_test_util.h"
 

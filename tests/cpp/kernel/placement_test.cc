@@ -8,7 +8,7 @@
 #include <map>
 
 #include "base/error.h"
-#include "core/race_check.h"
+#include "core/race/race_check.h"
 #include "kernel/builder.h"
 #include "kernel_test_util.h"
 

@@ -1,12 +1,12 @@
 // The example registry: every kernel is there, builds on every generation from small
-// arguments and is race-free there (core/race_check.h), and bad names or arguments are
+// arguments and is race-free there (core/race/race_check.h), and bad names or arguments are
 // InputErrors.
 #include "kernels/registry.h"
 
 #include <gtest/gtest.h>
 
 #include "base/error.h"
-#include "core/race_check.h"
+#include "core/race/race_check.h"
 #include "kernel_test_util.h"
 
 namespace trnsim::kernel_test {

@@ -1,9 +1,9 @@
 // The dependency rule (kernel/sync_resolver.h) on small programs: which instructions wait and
 // signal, pruning by what a stream already knows, accumulation groups, stationary reuse, and
-// that the independent race check (core/race_check.h) catches a missing wait.
+// that the independent race check (core/race/race_check.h) catches a missing wait.
 #include <gtest/gtest.h>
 
-#include "core/race_check.h"
+#include "core/race/race_check.h"
 #include "kernel/builder.h"
 #include "kernel_test_util.h"
 #include "kernels/kernels.h"

@@ -1,6 +1,6 @@
 // TimingProgram prices an instruction once per run of equal shapes: an instruction with the
 // same opcode, parameters and operands as the last one priced on its engine (offsets aside)
-// takes that one's cost, FLOPs, shared ports and DMA plan (core/timing_program.cc). Every
+// takes that one's cost, FLOPs, shared ports and DMA plan (core/timing/timing_program.cc). Every
 // record must still be exactly what pricing the instruction on its own gives (the DMA plans:
 // dma_plan_share_test.cc).
 #include <gtest/gtest.h>
@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/cost.h"
-#include "core/timing_program.h"
+#include "core/cost/cost.h"
+#include "core/timing/timing_program.h"
 #include "kernel_test_util.h"
 #include "kernels/registry.h"
 

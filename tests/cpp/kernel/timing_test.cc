@@ -1,5 +1,5 @@
-// The examples under the timing model (core/timing_run.h), which runs the five streams and the
-// DMA queues concurrently in simulated time and computes values at each instruction's
+// The examples under the timing model (core/timing/timing_run.h), which runs the five streams and
+// the DMA queues concurrently in simulated time and computes values at each instruction's
 // completion: a different schedule from the functional runner's. A race-free program gives the
 // same bits under both, so this checks the semaphores the kernel API emitted on a schedule it
 // did not choose; every run must also finish without faults (no deadlock).
@@ -13,7 +13,7 @@
 #include <bit>
 #include <functional>
 
-#include "core/timing_run.h"
+#include "core/timing/timing_run.h"
 #include "kernel_test_util.h"
 #include "kernels/kernels.h"
 

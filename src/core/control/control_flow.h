@@ -1,0 +1,23 @@
+// The order in which one stream executes its instructions. Control flow (reg_set, reg_alu,
+// branch) reads only the engine's own scalar registers, never memory or semaphores, so it is
+// fixed before a run: the race checker unrolls loops with it. Semantics:
+// core/control/control_step.h; like the timing sequencer, a control instruction that faults (a bad
+// register or target) falls through to the next one.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "isa/program.h"
+
+namespace trnsim::core {
+
+struct ExecutionOrder {
+  std::vector<int32_t> indices;  // stream indices in execution order
+  bool complete = true;          // false: stopped after `limit` (a long or endless loop)
+};
+
+ExecutionOrder execution_order(const isa::Stream& stream, size_t limit);
+
+}  // namespace trnsim::core

@@ -1,0 +1,104 @@
+#include "core/dma/dma_plan.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "base/error.h"
+#include "core/cost/cost_constants.h"
+
+namespace trnsim::core {
+
+namespace {
+
+int64_t operand_bytes(const isa::AccessPattern& ap) {
+  return ap.elements() * static_cast<int64_t>(ap.dtype.storage_bytes);
+}
+
+// Operand slots of dma_copy / dma_transpose in the op table: dst, src.
+constexpr int kDstSlot = 0;
+constexpr int kSrcSlot = 1;
+
+}  // namespace
+
+DmaShape dma_shape(const isa::Instruction& ins) {
+  DmaShape s;
+  s.transpose = ins.op == isa::Opcode::kDmaTranspose;
+  s.accumulate = ins.p.dma_accumulate;
+  s.queue = ins.p.dma_queue;
+  if (ins.num_operands <= kSrcSlot) return s;
+  const isa::AccessPattern& dst = ins.operands[kDstSlot];
+  const isa::AccessPattern& src = ins.operands[kSrcSlot];
+  s.has_operands = true;
+  s.dst_space = dst.space;
+  s.src_space = src.space;
+  s.dst_start_partition = dst.start_partition;
+  s.dst_partitions = dst.num_partitions;
+  s.src_start_partition = src.start_partition;
+  s.src_partitions = src.num_partitions;
+  s.dst_bytes = operand_bytes(dst);
+  s.src_bytes = operand_bytes(src);
+  return s;
+}
+
+DmaPlan plan_dma(const DmaShape& s, const arch::CoreSpec& spec) {
+  DmaPlan plan;
+  if (!s.has_operands) return plan;
+  const int engines = std::max(spec.dma.engines, 1);
+  const int queues = std::max(spec.dma.queues_per_engine, 1);
+  const int per_engine = std::max(spec.sbuf.partitions / engines, 1);  // 128 / 16 = 8 (DMA-OV)
+  // isa::validate rejects such a queue; a program that skipped validation must not index
+  // outside the queue tables.
+  if (s.queue < 0 || s.queue >= engines * queues)
+    throw InputError("dma", "dma_queue",
+                     fmt::format("queue={} outside the core's {} DMA queues (run `trnsim check` "
+                                 "on the program)",
+                                 s.queue, engines * queues));
+  plan.queue = s.queue % queues;
+  const int rotate = s.queue / queues;
+
+  const bool dst_hbm = s.dst_space == isa::Space::kHbm, src_hbm = s.src_space == isa::Space::kHbm;
+  if (src_hbm) plan.hbm_read_bytes = s.src_bytes;
+  if (dst_hbm) plan.hbm_write_bytes = s.dst_bytes;
+  plan.hbm_sides = int{dst_hbm} + int{src_hbm};
+
+  // Throughput of special transfers (HARDWARE.md s4).
+  if (s.transpose) {
+    plan.throughput_percent = static_cast<int32_t>(src_hbm ? costk::kDmaTransposeHbmPercent
+                                                           : costk::kDmaTransposeSbufPercent);
+  } else if (s.accumulate && !spec.features.near_memory_accumulation) {
+    plan.throughput_percent = static_cast<int32_t>(costk::kDmaAccumulateLegacyPercent);
+  }
+
+  // The SBUF side decides the split (dst when both or neither are in HBM).
+  const bool split_src = dst_hbm && !src_hbm;
+  const isa::Space split_space = split_src ? s.src_space : s.dst_space;
+  const int32_t split_start = split_src ? s.src_start_partition : s.dst_start_partition;
+  const int32_t split_partitions = split_src ? s.src_partitions : s.dst_partitions;
+  plan.rows = std::max<int64_t>(split_partitions, 1);
+  plan.total_bytes = std::max(s.dst_bytes, s.src_bytes);
+  const int64_t first_group = split_space == isa::Space::kHbm ? 0 : split_start / per_engine;
+  // Pieces of `per_engine` rows, at most one per engine (longer HBM row lists share out evenly).
+  const int64_t pieces = std::min<int64_t>(engines, (plan.rows + per_engine - 1) / per_engine);
+  plan.rows_per_piece = (plan.rows + pieces - 1) / pieces;
+  plan.num_pieces =
+      static_cast<int32_t>((plan.rows + plan.rows_per_piece - 1) / plan.rows_per_piece);
+  plan.engines = engines;
+  if (plan.total_bytes % plan.rows == 0) plan.bytes_per_row = plan.total_bytes / plan.rows;
+  plan.first_engine = static_cast<int32_t>((first_group + rotate) % engines);
+  return plan;
+}
+
+DmaPiece DmaPlan::piece(int32_t k) const {
+  const int64_t r0 = k * rows_per_piece, r1 = std::min(rows, r0 + rows_per_piece);
+  DmaPiece p;
+  p.engine = first_engine + k < engines ? first_engine + k : (first_engine + k) % engines;
+  p.rows = static_cast<int32_t>(r1 - r0);
+  // The exact split of the total by rows; no division when the rows split it evenly.
+  p.bytes = bytes_per_row >= 0 ? bytes_per_row * (r1 - r0)
+                               : total_bytes * r1 / rows - total_bytes * r0 / rows;
+  p.hbm_sides = hbm_sides;
+  return p;
+}
+
+}  // namespace trnsim::core

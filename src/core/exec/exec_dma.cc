@@ -1,0 +1,65 @@
+// dma_copy (HARDWARE.md s4). A transfer is a stream of elements: the source's elements in
+// pattern order (row / partition slowest) land on the destination's in its pattern order, so
+// the two patterns need equal element counts, not equal shapes.
+//   - equal dtypes: the bytes are copied (bit-exact);
+//   - different dtypes: cast src -> FP32 -> dst with the instruction's rounding (DMA-OV); not
+//     for MX-only types (fp4_e2m1, e8m0);
+//   - dma_accumulate: dst += src into SBUF, the NC-v4 near-memory read-add-write
+//     (features.near_memory_accumulation; the ISA op table makes it a feature, as earlier
+//     generations only reach it through the collective engines), bf16 or fp32 on both sides,
+//     the sum one FP32 add (dst + src) cast back to dst's dtype.
+#include <fmt/format.h>
+
+#include "core/exec/matmul_common.h"
+#include "core/exec/semantics.h"
+
+namespace trnsim::core {
+
+void exec_dma_copy(ExecContext& ctx) {
+  const int64_t n_dst = ctx.rows(0) * ctx.cols(0), n_src = ctx.rows(1) * ctx.cols(1);
+  if (n_dst != n_src)
+    return static_cast<void>(
+        ctx.fault_at(mem::FaultKind::kShape, 0,
+                     fmt::format("destination has {} elements, source {}", n_dst, n_src)));
+  const num::Format &fd = ctx.dtype(0), &fs = ctx.dtype(1);
+  if (ctx.p.dma_accumulate) {
+    if (!ctx.core().features.near_memory_accumulation)
+      return static_cast<void>(ctx.fault(mem::FaultKind::kUnsupported,
+                                         "DMA accumulate needs near-memory accumulation (NC-v4)"));
+    if (ctx.ap(0).space != isa::Space::kSbuf)
+      return static_cast<void>(
+          ctx.fault_at(mem::FaultKind::kEngineSpace, 0, "DMA accumulate writes sbuf"));
+    const bool ok = fd == fs && (fd.dtype == num::Dtype::kBf16 || fd.dtype == num::Dtype::kFp32);
+    if (!ok)
+      return static_cast<void>(ctx.fault_at(
+          mem::FaultKind::kDtype, 0, "DMA accumulate needs bf16 or fp32, the same on both sides"));
+    mem::Tile& acc = ctx.read(0);
+    const mem::Tile& src = ctx.read(1);  // same element count; flat order matches
+    for (int64_t i = 0; i < acc.size(); ++i) {
+      const auto u = static_cast<size_t>(i);
+      acc.data[u] = acc.data[u] + src.data[u];
+    }
+    ctx.write(0, acc);
+    return;
+  }
+  if (fd == fs) {
+    ctx.write_codes(0, ctx.codes(1, 0).data());
+    return;
+  }
+  if (is_mx_only(fd) || is_mx_only(fs))
+    return static_cast<void>(
+        ctx.fault_at(mem::FaultKind::kDtype, 0, "DMA casts do not take MX types (fp4_e2m1, e8m0)"));
+  mem::Tile& t = ctx.read(1);
+  t.rows = ctx.rows(0);  // the same floats, in the destination's shape
+  t.cols = ctx.cols(0);
+  ctx.write(0, t);
+}
+
+void exec_sendrecv_alone(ExecContext& ctx) {
+  ctx.fault(mem::FaultKind::kPeer,
+            fmt::format("sendrecv to core {} on pipe {} has no peer core: run the kernel on a "
+                        "logical core of 2 (LNC=2)",
+                        ctx.p.send_to, ctx.p.pipe));
+}
+
+}  // namespace trnsim::core

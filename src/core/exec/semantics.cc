@@ -1,0 +1,78 @@
+#include "core/exec/semantics.h"
+
+namespace trnsim::core {
+
+using isa::Opcode;
+
+SemanticsFn semantics_for(Opcode op) {
+  switch (op) {
+    case Opcode::kNop:
+    case Opcode::kSemWait:
+    case Opcode::kSemSignal:
+      return exec_nop;
+    case Opcode::kRegSet:
+    case Opcode::kRegAlu:
+    case Opcode::kBranch:
+      return exec_control;
+    case Opcode::kLoadStationary:
+      return exec_load_stationary;
+    case Opcode::kMultiplyMoving:
+      return exec_multiply_moving;
+    case Opcode::kMatmulMx:
+      return exec_matmul_mx;
+    case Opcode::kTransposePe:
+      return exec_transpose_pe;
+    case Opcode::kActivation:
+    case Opcode::kActivationReduce:
+      return exec_activation;
+    case Opcode::kTensorTensor:
+      return exec_tensor_tensor;
+    case Opcode::kTensorScalar:
+      return exec_tensor_scalar;
+    case Opcode::kScalarTensorTensor:
+      return exec_scalar_tensor_tensor;
+    case Opcode::kTensorReduce:
+      return exec_tensor_reduce;
+    case Opcode::kTensorCopy:
+      return exec_tensor_copy;
+    case Opcode::kTensorTensorScan:
+      return exec_tensor_tensor_scan;
+    case Opcode::kTensorScalarReduce:
+      return exec_tensor_scalar_reduce;
+    case Opcode::kMemset:
+      return exec_memset;
+    case Opcode::kIota:
+      return exec_iota;
+    case Opcode::kSelect:
+      return exec_select;
+    case Opcode::kAffineSelect:
+      return exec_affine_select;
+    case Opcode::kBnStats:
+      return exec_bn_stats;
+    case Opcode::kBnAggr:
+      return exec_bn_aggr;
+    case Opcode::kReciprocal:
+      return exec_reciprocal;
+    case Opcode::kMax8:
+      return exec_max8;
+    case Opcode::kTransposeDve:
+      return exec_transpose_dve;
+    case Opcode::kExponential:
+      return exec_exponential;
+    case Opcode::kQuantizeMx:
+      return exec_quantize_mx;
+    case Opcode::kPartitionReduce:
+      return exec_partition_reduce;
+    case Opcode::kDmaCopy:
+      return exec_dma_copy;
+    case Opcode::kDmaTranspose:
+      return exec_dma_transpose;
+    case Opcode::kCoreBarrier:
+      return exec_nop;  // a group of one core: nothing to wait for (the chip layer pairs cores)
+    case Opcode::kSendRecv:
+      return exec_sendrecv_alone;
+  }
+  return nullptr;
+}
+
+}  // namespace trnsim::core

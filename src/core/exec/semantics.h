@@ -1,0 +1,58 @@
+// One semantics function per op family (STYLE.md practice 5): plain C++ over decoded tiles,
+// bit-accurate, with engine math in FP32 and casts in and out (HARDWARE.md s2.3, s5). Each
+// family lives in one exec_*.cc file; semantics_for() maps every opcode to its function, and a
+// test checks that none is missing. Operand slots: core/exec/operand_roles.h.
+#pragma once
+
+#include "core/exec/exec_context.h"
+#include "isa/opcode.h"
+
+namespace trnsim::core {
+
+using SemanticsFn = void (*)(ExecContext&);
+
+// nullptr only for an opcode nobody registered (a test keeps that from happening).
+SemanticsFn semantics_for(isa::Opcode op);
+
+// exec_control.cc: nop, semaphores (no data semantics: the runner applies waits and
+// signals), scalar registers and branches.
+void exec_nop(ExecContext&);
+void exec_control(ExecContext&);  // reg_set, reg_alu, branch
+// exec_matmul.cc, exec_matmul_mx.cc, exec_transpose.cc
+void exec_load_stationary(ExecContext&);
+void exec_multiply_moving(ExecContext&);
+void exec_matmul_mx(ExecContext&);
+void exec_transpose_pe(ExecContext&);
+void exec_transpose_dve(ExecContext&);
+void exec_dma_transpose(ExecContext&);
+// exec_activation.cc
+void exec_activation(ExecContext&);
+void exec_exponential(ExecContext&);
+// exec_elementwise.cc
+void exec_tensor_tensor(ExecContext&);
+void exec_tensor_scalar(ExecContext&);
+void exec_scalar_tensor_tensor(ExecContext&);
+void exec_tensor_copy(ExecContext&);
+void exec_reciprocal(ExecContext&);
+// exec_reduce.cc
+void exec_tensor_reduce(ExecContext&);
+void exec_tensor_tensor_scan(ExecContext&);
+void exec_tensor_scalar_reduce(ExecContext&);
+void exec_partition_reduce(ExecContext&);
+// exec_fill.cc
+void exec_memset(ExecContext&);
+void exec_iota(ExecContext&);
+void exec_select(ExecContext&);
+void exec_affine_select(ExecContext&);
+// exec_stats.cc
+void exec_bn_stats(ExecContext&);
+void exec_bn_aggr(ExecContext&);
+void exec_max8(ExecContext&);
+// exec_quantize_mx.cc
+void exec_quantize_mx(ExecContext&);
+// exec_dma.cc
+void exec_dma_copy(ExecContext&);
+// sendrecv run by one core: there is no peer (chip/core_group.h moves the data between cores).
+void exec_sendrecv_alone(ExecContext&);
+
+}  // namespace trnsim::core

@@ -1,0 +1,42 @@
+// The instructions a core cannot complete alone (HARDWARE.md s6): core_barrier and sendrecv
+// between the physical cores of a logical core. A sequencer hands them to the CrossCore of its
+// run; the chip layer (chip/core_group.h) implements it over the cores it runs side by side on
+// one simulator. A single-core run has none: core_barrier then completes at once (a group of
+// one) and sendrecv faults (kPeer).
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "base/units.h"
+#include "core/dma/dma_plan.h"
+#include "isa/engine.h"
+#include "isa/instruction.h"
+
+namespace trnsim::core {
+
+class Sequencer;
+
+class CrossCore {
+ public:
+  virtual ~CrossCore() = default;
+  // `seq` of core `core` reached a core_barrier and is ready to pass it at `t` (its issue
+  // cost paid). The group calls seq.release_barrier(t') once every core has reached its
+  // matching barrier.
+  virtual void barrier(int core, Sequencer& seq, Picoseconds t) = 0;
+  // Core `core` issued sendrecv `ins` (its DMA trigger paid) at `t`. The group starts the
+  // transfer when the peer has issued its matching sendrecv, and applies `signals` on this
+  // core when both this core's send and its receive are done.
+  virtual void sendrecv(int core, const isa::Instruction& ins, const DmaPlan& plan,
+                        std::span<const isa::SemSignal> signals, isa::Engine trigger, uint64_t id,
+                        Picoseconds t) = 0;
+};
+
+// Told when a transfer submitted with a listener ends (instead of the executor and signals).
+class DmaListener {
+ public:
+  virtual ~DmaListener() = default;
+  virtual void dma_done(uint64_t tag, Picoseconds now) = 0;
+};
+
+}  // namespace trnsim::core

@@ -1,0 +1,64 @@
+#include "core/timing/result_json.h"
+
+#include "isa/names.h"
+#include "isa/op_table.h"
+
+namespace trnsim::core {
+
+namespace {
+double us(Picoseconds t) { return static_cast<double>(t.v) * 1e-6; }
+}  // namespace
+
+nlohmann::json timing_result_json(const TimingResult& r) {
+  nlohmann::json j;
+  j["total_ps"] = r.total.v;
+  j["total_us"] = us(r.total);
+  j["instructions"] = r.instructions;
+  j["events"] = r.events;
+  nlohmann::json engines = nlohmann::json::object();
+  for (isa::Engine e : isa::kAllEngines) {
+    const EngineStats& s = r.engines[static_cast<size_t>(e)];
+    nlohmann::json ops = nlohmann::json::object();
+    for (int op = 0; op < isa::kNumOpcodes; ++op) {
+      const uint64_t n = s.by_opcode[static_cast<size_t>(op)];
+      if (n != 0) ops[std::string(isa::mnemonic(static_cast<isa::Opcode>(op)))] = n;
+    }
+    engines[std::string(isa::engine_name(e))] = {{"instructions", s.instructions},
+                                                 {"busy_ps", s.busy.v},
+                                                 {"background_busy_ps", s.background_busy.v},
+                                                 {"busy_percent", r.busy_percent(e)},
+                                                 {"finish_ps", s.finish.v},
+                                                 {"by_opcode", ops}};
+  }
+  j["engines"] = engines;
+  j["tensor"] = {{"flops", r.tensor_flops},
+                 {"peak_flops", r.tensor_peak_flops},
+                 {"utilisation", r.tensor_utilisation()}};
+  nlohmann::json busy = nlohmann::json::array();
+  for (Picoseconds t : r.dma.engine_busy) busy.push_back(t.v);
+  j["dma"] = {{"transfers", r.dma.transfers},
+              {"pieces", r.dma.pieces},
+              {"bytes", r.dma.bytes},
+              {"hbm_read_bytes", r.dma.hbm_read_bytes},
+              {"hbm_write_bytes", r.dma.hbm_write_bytes},
+              {"hbm_gbps", r.hbm_gbps()},
+              {"finish_ps", r.dma.finish.v},
+              {"engine_busy_ps", busy}};
+  j["sbuf_high_water_bytes"] = r.sbuf_high_water;
+  j["spill"] = {{"tiles", r.spill.tiles},
+                {"stores", r.spill.stores},
+                {"reloads", r.spill.reloads},
+                {"bytes_spilled", r.spill.bytes_spilled},
+                {"bytes_reloaded", r.spill.bytes_reloaded}};
+  j["psum_high_water_bytes"] = r.psum_high_water;
+  nlohmann::json faults = nlohmann::json::array();
+  for (const mem::Fault& f : r.faults.all())
+    faults.push_back({{"kind", std::string(mem::fault_kind_name(f.kind))},
+                      {"instruction", f.instruction},
+                      {"message", f.message},
+                      {"text", f.to_string()}});
+  j["faults"] = faults;
+  return j;
+}
+
+}  // namespace trnsim::core

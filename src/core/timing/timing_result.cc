@@ -1,0 +1,65 @@
+#include "core/timing/timing_result.h"
+
+#include <fmt/format.h>
+
+#include "isa/op_table.h"
+
+namespace trnsim::core {
+
+namespace {
+double seconds(Picoseconds t) { return static_cast<double>(t.v) * 1e-12; }
+double ns(Picoseconds t) { return static_cast<double>(t.v) * 1e-3; }
+}  // namespace
+
+double TimingResult::busy_percent(isa::Engine e) const {
+  if (total.v <= 0) return 0.0;
+  const auto& s = engines[static_cast<size_t>(e)];
+  return 100.0 * static_cast<double>(s.busy.v) / static_cast<double>(total.v);
+}
+
+double TimingResult::tensor_utilisation() const {
+  if (total.v <= 0 || tensor_peak_flops <= 0) return 0.0;
+  return tensor_flops / (seconds(total) * tensor_peak_flops);
+}
+
+double TimingResult::hbm_gbps() const {
+  if (total.v <= 0) return 0.0;
+  return static_cast<double>(dma.hbm_read_bytes + dma.hbm_write_bytes) / seconds(total) * 1e-9;
+}
+
+std::string TimingResult::summary() const {
+  std::string s = fmt::format("total time: {:.3f} ns ({} ps), {} instructions, {} events\n",
+                              ns(total), total.v, instructions, events);
+  s += fmt::format("{:<6} {:>12} {:>16} {:>8} {:>16}\n", "engine", "instructions", "busy ns",
+                   "busy %", "finish ns");
+  for (isa::Engine e : isa::kAllEngines) {
+    const auto& st = engines[static_cast<size_t>(e)];
+    s += fmt::format("{:<6} {:>12} {:>16.3f} {:>7.2f}% {:>16.3f}\n", isa::engine_name(e),
+                     st.instructions, ns(st.busy), busy_percent(e), ns(st.finish));
+  }
+  s += fmt::format("TensorE: {:.4g} FLOPs, {:.2f}% of the {:.2f} TFLOPS BF16 peak\n", tensor_flops,
+                   100.0 * tensor_utilisation(), tensor_peak_flops * 1e-12);
+  s += fmt::format(
+      "DMA: {} transfers in {} pieces, {} bytes; HBM read {} B, write {} B, {:.2f} GB/s\n",
+      dma.transfers, dma.pieces, dma.bytes, dma.hbm_read_bytes, dma.hbm_write_bytes, hbm_gbps());
+  s += fmt::format("high-water per partition: SBUF {} B, PSUM {} B\n", sbuf_high_water,
+                   psum_high_water);
+  if (spill.stores + spill.reloads > 0)
+    s += fmt::format("SBUF spills: {} tiles, {} stores of {} B to HBM, {} reloads of {} B\n",
+                     spill.tiles, spill.stores, spill.bytes_spilled, spill.reloads,
+                     spill.bytes_reloaded);
+  s += "instructions by engine and opcode:\n";
+  for (isa::Engine e : isa::kAllEngines) {
+    const auto& st = engines[static_cast<size_t>(e)];
+    for (int op = 0; op < isa::kNumOpcodes; ++op) {
+      if (st.by_opcode[static_cast<size_t>(op)] == 0) continue;
+      s += fmt::format("  {:<5} {:<22} {:>12}\n", isa::engine_name(e),
+                       isa::mnemonic(static_cast<isa::Opcode>(op)),
+                       st.by_opcode[static_cast<size_t>(op)]);
+    }
+  }
+  if (!faults.empty()) s += "faults:\n" + faults.to_string();
+  return s;
+}
+
+}  // namespace trnsim::core

@@ -1,0 +1,94 @@
+// One engine's sequencer (HARDWARE.md s2): its own clock, its own in-order instruction stream,
+// scalar registers for loops. At each of its clock edges it issues the next instruction when
+//  - the unit the instruction runs on is free (back-to-back independent instructions are
+//    pipelined at their initiation interval, cost.h), and at most one instruction issues per
+//    cycle;
+//  - every semaphore wait holds (checked at issue; signals apply at completion);
+//  - the shared SBUF/PSUM ports it needs are free (timing_ports.h).
+// Instructions retire in order: an instruction's values (executor) and semaphore signals take
+// effect at its completion or at the previous instruction's retirement, whichever is later.
+// A core_barrier holds the stream until the other cores of the logical core reach theirs
+// (cross_core.h); a sendrecv is handed to the group like a DMA to the DMA engines.
+// The five engines differ only in data (clock, costs, units), so one class serves them all.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "core/control/register_file.h"
+#include "core/timing/timing_clock.h"
+#include "core/timing/timing_context.h"
+#include "sim/clock.h"
+
+namespace trnsim::core {
+
+class Sequencer : public sim::Component {
+ public:
+  Sequencer(TimingContext& ctx, isa::Engine engine, double clock_ghz);
+
+  // Schedules an issue attempt at the first clock edge at or after `t`.
+  void wake(Picoseconds t);
+  void handle(const sim::Event& e) override;
+
+  bool finished() const { return pc_ >= stream_.size() && !at_barrier_; }
+  // Waiting at a core_barrier for the other cores; barrier_index() is its place in the stream.
+  bool at_barrier() const { return at_barrier_; }
+  size_t barrier_index() const { return barrier_index_; }
+  uint64_t barrier_id() const { return barrier_id_; }
+  // The group lets this stream past its core_barrier at `t` (cross_core.h).
+  void release_barrier(Picoseconds t);
+  isa::Engine engine() const { return engine_; }
+  size_t pc() const { return pc_; }
+  const sim::Clock& clock() const { return clock_.clock(); }
+
+ private:
+  enum Kind : uint32_t { kTry = 0, kComplete = 1, kRelease = 2 };
+
+  void try_issue();
+  void issue(const isa::Instruction& ins, const InstrInfo& info, uint64_t cycle);
+  // Resolves a control instruction; returns the next pc (or the current one after a fault).
+  size_t run_control(const isa::Instruction& ins, uint64_t id);
+  void complete(uint64_t payload);
+  void released(Picoseconds now);
+  void schedule_try(Picoseconds t);
+  // The records were written by the preparation pass, long evicted by the time the stream
+  // reaches them: fetch a few instructions ahead (every line a record straddles).
+  void prefetch_ahead() const {
+    constexpr size_t kAhead = 4;
+    if (pc_ + kAhead < info_.size()) {
+      const auto* q = reinterpret_cast<const char*>(&info_[pc_ + kAhead]);
+      for (size_t b = 0; b < sizeof(InstrInfo); b += 64) __builtin_prefetch(q + b);
+      __builtin_prefetch(q + sizeof(InstrInfo) - 1);
+    }
+  }
+
+  TimingContext& ctx_;
+  const isa::Engine engine_;
+  const int index_;
+  const FastClock clock_;
+  const isa::Stream& stream_;
+  const LargeVector<InstrInfo>& info_;
+  EngineStats& stats_;
+
+  size_t pc_ = 0;
+  uint64_t issued_ = 0;                          // issue numbers handed out
+  uint64_t next_issue_cycle_ = 0;                // one issue per cycle
+  std::array<uint64_t, kNumUnits> unit_free_{};  // cycle each unit is free again
+  RegisterFile regs_;
+  Picoseconds last_retire_;  // retirement time of the latest instruction issued
+  // Retirement times of the last kRawWindow instructions issued, by issue number: an
+  // instruction that reads what one of them wrote issues once it has retired (InstrInfo::
+  // raw_back; AG2: a RAW-dependent instruction pays the static overhead, PG: 264 cycles
+  // between dependent 1-element ones).
+  std::array<Picoseconds, kRawWindow> retired_{};
+
+  bool at_barrier_ = false;
+  size_t barrier_index_ = 0;
+  uint64_t barrier_id_ = 0;
+
+  bool try_pending_ = false;
+  Picoseconds try_time_;
+  uint64_t try_gen_ = 0;
+};
+
+}  // namespace trnsim::core
