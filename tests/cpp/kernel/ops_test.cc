@@ -94,6 +94,39 @@ TEST_P(Ops, VectorAndGpSimdCalls) {
                 xv[static_cast<size_t>(b * F + a)]);
 }
 
+TEST_P(Ops, TensorETransposeKeepsFp32BitExactFromNcV3) {
+  // An fp32 transpose into fp32 PSUM takes the bit-exact mode where the PE array has it (2x
+  // the identity-matmul rate for FP32, AG3); a bf16 source into fp32 PSUM cannot.
+  const arch::ChipSpec& spec = chip(GetParam());
+  constexpr int64_t P = 128, F = 96;
+  KernelBuilder kb(spec);
+  auto x = kb.input("x", num::fp32(), {P, F});
+  auto y = kb.output("y", num::fp32(), {F, P});
+  auto xt = kb.sbuf("xt", num::fp32(), {P, F});
+  auto xb = kb.sbuf("xb", num::bf16(), {P, F});
+  auto ps = kb.psum("ps", num::fp32(), {F, P});
+  auto ps2 = kb.psum("ps2", num::fp32(), {F, P});
+  auto out = kb.sbuf("out", num::fp32(), {F, P});
+  kb.dma_copy(xt, x);
+  kb.tensor_copy(xb, xt);
+  kb.transpose(ps, xt);
+  kb.transpose(ps2, xb);
+  kb.tensor_copy(out, ps);
+  kb.dma_copy(y, out);
+  const isa::Program p = kb.build();
+  std::vector<bool> exact;
+  for (const isa::Instruction& in : p.stream(Engine::kTensor))
+    if (in.op == isa::Opcode::kTransposePe) exact.push_back(in.p.transpose);
+  ASSERT_EQ(exact.size(), 2u);
+  EXPECT_EQ(exact[0], spec.core.features.bit_exact_transpose);
+  EXPECT_FALSE(exact[1]);
+  const std::vector<float> xv = sixty_fourths(P * F, 7);
+  auto got = run(spec, p, {{"x", xv}});
+  for (int64_t r = 0; r < P; ++r)
+    for (int64_t c = 0; c < F; ++c)
+      ASSERT_EQ(got["y"][static_cast<size_t>(c * P + r)], xv[static_cast<size_t>(r * F + c)]);
+}
+
 INSTANTIATE_TEST_SUITE_P(Generations, Ops, ::testing::ValuesIn(kGenerations));
 
 }  // namespace
