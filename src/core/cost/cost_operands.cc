@@ -79,6 +79,12 @@ uint64_t streamed_elements(const isa::Instruction& ins) {
   return any_wide_stride(ins) ? n * costk::kWideStridePenalty : n;
 }
 
+bool all_bf16(const isa::Instruction& ins) {
+  for (int i = 0; i < ins.num_operands; ++i)
+    if (ins.operands[i].dtype.dtype != num::Dtype::kBf16) return false;
+  return ins.num_operands > 0;
+}
+
 bool all_bf16_fp16(const isa::Instruction& ins) {
   for (int i = 0; i < ins.num_operands; ++i)
     if (!is_bf16_fp16(ins.operands[i].dtype)) return false;

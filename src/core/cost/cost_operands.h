@@ -29,6 +29,8 @@ bool all_contiguous(const isa::Instruction& ins);
 bool any_wide_stride(const isa::Instruction& ins);
 // Elements per partition as the engine's ports stream them: N, or 2N with a wide stride.
 uint64_t streamed_elements(const isa::Instruction& ins);
+// Whether every operand is BF16 (the NC-v2 table's fast rules name bf16 alone, ISA-OLD).
+bool all_bf16(const isa::Instruction& ins);
 // Whether every operand is BF16 or FP16 (the "16-bit float" class of the perf modes).
 bool all_bf16_fp16(const isa::Instruction& ins);
 // Whether every operand is BF16/FP16, or an FP8 format where the engine lists an FP8 rate.

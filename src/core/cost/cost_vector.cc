@@ -54,18 +54,18 @@ uint64_t elementwise_cycles(const isa::Instruction& ins, const arch::CoreSpec& s
     case Opcode::kTensorTensor: {
       // 2N; N with one input in PSUM, or all-bf16 add/sub/mult in SBUF at unit stride (v2).
       const bool one_pass = any_source_in(ins, isa::Space::kPsum) ||
-                            (all_bf16_fp16(ins) && is_add_sub_mult(ins.p.op0) &&
+                            (all_bf16(ins) && is_add_sub_mult(ins.p.op0) &&
                              all_operands_in(ins, isa::Space::kSbuf) && all_contiguous(ins));
       const uint64_t base = one_pass ? n : costk::kTwoPass * n;
       return floor_ii(ceil_div(base, two_input_perf(ins, spec, eng)));
     }
     case Opcode::kTensorReduce: {
-      const bool half = all_bf16_fp16(ins) && (ins.p.reduce_op == isa::AluOp::kAdd ||
-                                               ins.p.reduce_op == isa::AluOp::kMax);
+      const bool half = all_bf16(ins) && (ins.p.reduce_op == isa::AluOp::kAdd ||
+                                          ins.p.reduce_op == isa::AluOp::kMax);
       return half ? ceil_div(n, costk::kHalfRate) : n;
     }
     case Opcode::kScalarTensorTensor: {
-      const bool fast = all_bf16_fp16(ins) && ins.p.op0 == isa::AluOp::kSubtract &&
+      const bool fast = all_bf16(ins) && ins.p.op0 == isa::AluOp::kSubtract &&
                         ins.p.op1 == isa::AluOp::kMult && n % costk::kTwoPass == 0;
       return fast ? n : costk::kTwoPass * n;
     }
@@ -84,7 +84,7 @@ uint64_t elementwise_cycles(const isa::Instruction& ins, const arch::CoreSpec& s
     case Opcode::kReciprocal:
       return floor_ii(costk::kVectorReciprocal * n);
     case Opcode::kSelect:
-      return sources_in_different_memories(ins) ? floor_ii(n) : costk::kTwoPass * n;
+      return floor_ii(sources_in_different_memories(ins) ? n : costk::kTwoPass * n);
     case Opcode::kMax8:
       return n;
     case Opcode::kExponential: {

@@ -137,6 +137,10 @@ TEST(CostVector, TwoInputOps) {
   EXPECT_EQ(cost(tt(sbuf(128, 1024), sbuf(128, 1024), sbuf(128, 1024)), "trn1").ii, 1024u);
   EXPECT_EQ(cost(tt(sbuf(128, 1024), sbuf(128, 1024), sbuf(128, 1024)), "trn2").ii, 512u);
   EXPECT_EQ(cost(tt(sbuf(128, 8, f32), sbuf(128, 8, f32), sbuf(128, 8, f32))).ii, 64u);
+  // The v2 table's one-pass rule names bf16 alone (ISA-OLD): fp16 streams twice.
+  const auto f16 = num::fp16();
+  EXPECT_EQ(cost(tt(sbuf(128, 1024, f16), sbuf(128, 1024, f16), sbuf(128, 1024, f16)), "trn1").ii,
+            2048u);
 }
 
 TEST(CostVector, TableEntries) {
