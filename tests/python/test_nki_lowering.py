@@ -132,3 +132,32 @@ def test_a_per_partition_column_operand_is_a_tensor_scalar(rng):
     np.testing.assert_allclose(o2, c / a, rtol=1e-6)
     ops = opcodes(run)
     assert ops["dve"].get("tensor_scalar") == 2 and "tensor_tensor" not in ops["dve"]
+
+
+def test_a_broadcast_used_again_is_read_from_an_sbuf_copy(rng):
+    """PSUM holds a broadcast only until its first use: a row reused over a loop is copied to
+    SBUF at its second use, so long-lived broadcasts (LayerNorm's gamma and beta, even 8
+    banks wide) do not fill PSUM."""
+
+    def kernel(cols, iters):
+        @nki.jit
+        def k(a, g, b):
+            out = nl.ndarray((iters, 128, cols), dtype=np.float32, buffer=nl.shared_hbm)
+            g_all = nl.load(g).broadcast_to((128, cols))
+            b_all = nl.load(b).broadcast_to((128, cols))
+            for i in nl.affine_range(iters):
+                x = nl.load(a)
+                nl.store(out[i], value=x * g_all + b_all)
+            return out
+
+        return k
+
+    for cols, psum_reads in ((512, True), (4096, False)):
+        a = rng.standard_normal((128, cols)).astype(np.float32)
+        g, b = rng.standard_normal((2, 1, cols)).astype(np.float32)
+        out, run = nki.run(kernel(cols, 3), a, g, b, chip="trn1")
+        np.testing.assert_allclose(out, np.broadcast_to(a * g + b, (3, 128, cols)), rtol=1e-6)
+        copies = opcodes(run)["dve"].get("tensor_copy", 0)
+        banks = cols // 512
+        # one copy each at the second use, or one per bank when wider than a bank
+        assert copies == (2 if psum_reads else 2 * banks), (cols, copies)

@@ -12,7 +12,7 @@ class NkiError(ValueError):
 
 class Ctx:
     __slots__ = ("kb", "chip", "pids", "grid", "names", "used", "pending", "outputs",
-                 "dialect", "constants", "lnc", "rank", "ones")
+                 "dialect", "constants", "lnc", "rank", "ones", "fresh_broadcasts")
 
     def __init__(self, kb, chip, pids, grid, dialect, lnc=1, rank=0):
         self.kb = TrackedBuilder(kb)  # write counts for common-subexpression elimination
@@ -28,6 +28,7 @@ class Ctx:
         self.constants = {}  # HBM tensor name -> array (nl.shared_constant), written at launch
         self.dialect = dialect
         self.ones = {}  # (partitions, dtype) -> the ones row of partition broadcasts (_ops)
+        self.fresh_broadcasts = 0  # PSUM-resident broadcasts not used yet (_tensor.py)
 
     def name(self, prefix: str) -> str:
         while True:  # skip names already taken (an argument named out1, say)

@@ -570,25 +570,28 @@ def dma_transpose(dst, src, axes=None, dge_mode=None, name=None):
     return dst
 
 
-# VectorE streams at most 4K elements per partition from PSUM (AG2; isa/validate_access.cc).
-PSUM_READ_MAX = 4096
+# A broadcast stays in PSUM when it fits one bank (512 fp32) and few others wait for their
+# first use: each holds a bank until then, and matmuls need the rest.
+PSUM_RESIDENT_MAX_WAITING = 2
 
 
 def partition_broadcast(x, shape):
     """x's single partition in every partition of `shape`, lowered as NKI's compiler lowers a
     partition-dim broadcast (docs/nki.md, "Lowering"): per PSUM bank of columns, one TensorE
     matmul ones[1, P].T @ x[1, cols] (exact: products with 1, FP32 accumulation of one
-    term). An fp32 result VectorE can read from PSUM stays there (PsumBroadcast: no copy);
-    any other (another dtype, more than 4K elements per partition, PSUM full) is copied bank
-    by bank to an SBUF tile of x's dtype."""
+    term). An fp32 result of one bank stays there for its first use (PsumBroadcast); any
+    other (another dtype, more than a bank, several broadcasts waiting for their first use)
+    is copied bank by bank to an SBUF tile of x's dtype."""
     p, free = shape[0], list(shape[1:])
     n = int(np.prod(free))
     flat = x.reshape((1, n)) if len(free) != 1 else x
     ones = _ones_row(p, x.dtype)
-    step = _ctx.ctx().chip.psum_bank_bytes // 4
+    c = _ctx.ctx()
+    step = c.chip.psum_bank_bytes // 4
     resident = None
-    if format_name(x.dtype) == "fp32" and n <= PSUM_READ_MAX:
-        resident = _try_psum([p, n])
+    if format_name(x.dtype) == "fp32" and n <= step and \
+            c.fresh_broadcasts < PSUM_RESIDENT_MAX_WAITING:
+        resident = NkiTensor(c.kb.psum(c.name("bcast"), "fp32", [p, n]))
     out = None
     if resident is None:
         out = alloc(shape, x.dtype)
@@ -601,17 +604,7 @@ def partition_broadcast(x, shape):
             tensor_copy(out_flat[:, c0:c1], ps)
     if resident is None:
         return out
-    b = PsumBroadcast(resident.v if len(free) == 1 else resident.v.reshape(list(shape)))
-    return b
-
-
-def _try_psum(shape):
-    """A PSUM tile of `shape` (fp32), or None when PSUM has no room for it."""
-    c = _ctx.ctx()
-    try:
-        return NkiTensor(c.kb.psum(c.name("bcast"), "fp32", list(shape)))
-    except ValueError:
-        return None
+    return PsumBroadcast(resident.v if len(free) == 1 else resident.v.reshape(list(shape)), c)
 
 
 def _ones_row(p, dtype):

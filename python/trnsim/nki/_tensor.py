@@ -343,19 +343,34 @@ def broadcast_view(v, shape):
 
 class PsumBroadcast(NkiTensor):
     """A partition broadcast where NKI's compiler leaves it: the TensorE result in PSUM (fp32),
-    read there by VectorE and ScalarE (a PSUM operand also makes a VectorE tensor_tensor one
-    pass, HARDWARE.md s8.1). An engine that cannot read PSUM (TensorE operands, GpSimd, DMA)
-    gets an SBUF copy, made when it first needs one (docs/nki.md, "Lowering")."""
+    read there by the VectorE or ScalarE instruction that uses it first (a PSUM operand also
+    makes a VectorE tensor_tensor one pass, HARDWARE.md s8.1). Every later use, and a first
+    use by an engine that cannot read PSUM (TensorE operands, GpSimd, DMA), reads an SBUF
+    copy made then: PSUM is held only from the matmul to the first use, as tiles are placed by
+    live range, so a broadcast kept for a whole loop does not hold PSUM banks (docs/nki.md,
+    "Lowering")."""
 
-    __slots__ = ("_sbuf",)
+    __slots__ = ("_sbuf", "_first", "_ctx")
 
-    def __init__(self, psum_view):
+    def __init__(self, psum_view, ctx):
         super().__init__(psum_view)
         self._sbuf = None
+        self._first = None  # the instruction (builder count) of its first use, read in PSUM
+        self._ctx = ctx
+        ctx.fresh_broadcasts += 1
+
+    def _count(self):
+        kb = self._ctx.kb
+        return getattr(kb, "_kb", kb).num_instructions
 
     def _view(self):
-        self._sbuf = None  # the caller may write the PSUM tile: a later copy must be fresh
-        return self.v
+        n = self._count()
+        if self._first is None and self._sbuf is None:
+            self._first = n
+            self._ctx.fresh_broadcasts -= 1
+        if self._sbuf is None and self._first == n:
+            return self.v  # the first use (traced twice when _cse.py records it)
+        return self.in_sbuf()
 
     @property
     def shape(self):
@@ -366,10 +381,13 @@ class PsumBroadcast(NkiTensor):
         return np_dtype(self.v.dtype)
 
     def in_sbuf(self):
-        """The SBUF copy's View (made once while the PSUM tile is not handed out again)."""
+        """The SBUF copy's View, made at the first use that needs it."""
         if self._sbuf is None:
             from trnsim.nki import _ops
 
+            if self._first is None:
+                self._ctx.fresh_broadcasts -= 1
+            self._first = -1  # PSUM is not read again
             t = _ops.alloc(self.v.shape, self.v.dtype)
             _ops.tensor_copy(t, NkiTensor(self.v))
             self._sbuf = t
