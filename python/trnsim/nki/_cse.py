@@ -54,7 +54,6 @@ class TrackedBuilder:
     def __init__(self, kb):
         self._kb = kb
         self.writes = {}
-        self.epoch = 0
         self.memo = OrderedDict()  # key -> (View of the result, its write count)
 
     def __getattr__(self, name):
@@ -72,7 +71,6 @@ class TrackedBuilder:
                 if v is not None:
                     writes[v.name] = writes.get(v.name, 0) + 1
             if barrier:
-                self.epoch += 1
                 self.memo.clear()
             return r
 
@@ -137,8 +135,7 @@ def emit(ctx, pending, tile_view):
         return tile_view
     name, args, kw = rec.calls[0]
     dst = args[0] if args else kw.get("dst")
-    accumulates = kw.get("accumulate") or (name == "dma_copy" and len(args) > 3 and args[3])
-    if dst is None or _layout(dst) != _layout(tile_view) or accumulates:
+    if dst is None or _layout(dst) != _layout(tile_view):
         getattr(tb, name)(*args, **kw)
         return tile_view
     writes = tb.writes

@@ -350,18 +350,18 @@ class PsumBroadcast(NkiTensor):
     live range, so a broadcast kept for a whole loop does not hold PSUM banks (docs/nki.md,
     "Lowering")."""
 
-    __slots__ = ("_sbuf", "_first", "_ctx")
+    __slots__ = ("_sbuf", "_first", "_ctx", "_kb")
 
     def __init__(self, psum_view, ctx):
         super().__init__(psum_view)
         self._sbuf = None
         self._first = None  # the instruction (builder count) of its first use, read in PSUM
         self._ctx = ctx
+        self._kb = ctx.kb  # the builder itself: _cse.py swaps ctx.kb while it records a call
         ctx.fresh_broadcasts += 1
 
     def _count(self):
-        kb = self._ctx.kb
-        return getattr(kb, "_kb", kb).num_instructions
+        return self._kb.num_instructions
 
     def _view(self):
         n = self._count()
