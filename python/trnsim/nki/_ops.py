@@ -11,7 +11,8 @@ import numpy as np
 from trnsim import _check, _core
 from trnsim.nki import _ctx
 from trnsim.nki._ctx import NkiError, unsupported
-from trnsim.nki._tensor import Lazy, NkiTensor, Pending, PsumBroadcast
+from trnsim.nki._broadcast import PsumBroadcast
+from trnsim.nki._tensor import Lazy, NkiTensor, Pending
 from trnsim.numerics import format_name
 
 AluOp = _core.AluOp
@@ -570,55 +571,6 @@ def dma_transpose(dst, src, axes=None, dge_mode=None, name=None):
     return dst
 
 
-# A broadcast stays in PSUM when it fits one bank (512 fp32) and few others wait for their
-# first use: each holds a bank until then, and matmuls need the rest.
-PSUM_RESIDENT_MAX_WAITING = 2
-
-
-def partition_broadcast(x, shape):
-    """x's single partition in every partition of `shape`, lowered as NKI's compiler lowers a
-    partition-dim broadcast (docs/nki.md, "Lowering"): per PSUM bank of columns, one TensorE
-    matmul ones[1, P].T @ x[1, cols] (exact: products with 1, FP32 accumulation of one
-    term). An fp32 result of one bank stays there for its first use (PsumBroadcast); any
-    other (another dtype, more than a bank, several broadcasts waiting for their first use)
-    is copied bank by bank to an SBUF tile of x's dtype."""
-    p, free = shape[0], list(shape[1:])
-    n = int(np.prod(free))
-    flat = x.reshape((1, n)) if len(free) != 1 else x
-    ones = _ones_row(p, x.dtype)
-    c = _ctx.ctx()
-    step = c.chip.psum_bank_bytes // 4
-    resident = None
-    if format_name(x.dtype) == "fp32" and n <= step and \
-            c.fresh_broadcasts < PSUM_RESIDENT_MAX_WAITING:
-        resident = NkiTensor(c.kb.psum(c.name("bcast"), "fp32", [p, n]))
-    out = None
-    if resident is None:
-        out = alloc(shape, x.dtype)
-        out_flat = out.reshape((p, n)) if len(free) != 1 else out
-    for c0 in range(0, n, step):
-        c1 = c0 + builtins_min(step, n - c0)
-        ps = resident[:, c0:c1] if resident is not None else alloc([p, c1 - c0], "fp32", "psum")
-        nc_matmul(ps, ones, flat[:, c0:c1], accumulate=False)
-        if resident is None:
-            tensor_copy(out_flat[:, c0:c1], ps)
-    if resident is None:
-        return out
-    return PsumBroadcast(resident.v if len(free) == 1 else resident.v.reshape(list(shape)), c)
-
-
-def _ones_row(p, dtype):
-    """The [1, p] ones stationary of partition broadcasts: one per kernel, set once."""
-    c = _ctx.ctx()
-    key = (p, format_name(dtype))
-    t = c.ones.get(key)
-    if t is None:
-        t = alloc([1, p], dtype, name="ones")
-        memset(t, 1.0)
-        c.ones[key] = t
-    return t
-
-
 def sbuf_view(x):
     """view(x) for an engine that reads only SBUF: a PSUM-resident broadcast's SBUF copy."""
     if isinstance(x, PsumBroadcast):
@@ -629,9 +581,6 @@ def sbuf_view(x):
 def engine_view(x, e):
     """view(x) for engine `e`: GpSimd reads no PSUM (HARDWARE.md s2.2)."""
     return sbuf_view(x) if e == Engine.gpsimd else view(x)
-
-
-builtins_min = min
 
 
 # --- small helpers for the language wrappers ---

@@ -114,9 +114,9 @@ class NkiTensor:
         shape = tuple(_opsmod().dims(shape, "broadcast_to: shape"))
         v = self._view()
         if v.space != "hbm" and v.shape[0] == 1 and shape and shape[0] > 1:
-            from trnsim.nki import _ops
+            from trnsim.nki import _broadcast
 
-            return _ops.partition_broadcast(self, shape)
+            return _broadcast.partition_broadcast(self, shape)
         return NkiTensor(broadcast_view(v, shape))
 
     def broadcast(self, dim, size):
@@ -339,59 +339,6 @@ def broadcast_view(v, shape):
         key = tuple(0 if i == d else slice(None) for i in range(len(have)))
         v = v[key].broadcast(d, int(shape[d]))
     return v
-
-
-class PsumBroadcast(NkiTensor):
-    """A partition broadcast where NKI's compiler leaves it: the TensorE result in PSUM (fp32),
-    read there by the VectorE or ScalarE instruction that uses it first (a PSUM operand also
-    makes a VectorE tensor_tensor one pass, HARDWARE.md s8.1). Every later use, and a first
-    use by an engine that cannot read PSUM (TensorE operands, GpSimd, DMA), reads an SBUF
-    copy made then: PSUM is held only from the matmul to the first use, as tiles are placed by
-    live range, so a broadcast kept for a whole loop does not hold PSUM banks (docs/nki.md,
-    "Lowering")."""
-
-    __slots__ = ("_sbuf", "_first", "_ctx", "_kb")
-
-    def __init__(self, psum_view, ctx):
-        super().__init__(psum_view)
-        self._sbuf = None
-        self._first = None  # the instruction (builder count) of its first use, read in PSUM
-        self._ctx = ctx
-        self._kb = ctx.kb  # the builder itself: _cse.py swaps ctx.kb while it records a call
-        ctx.fresh_broadcasts += 1
-
-    def _count(self):
-        return self._kb.num_instructions
-
-    def _view(self):
-        n = self._count()
-        if self._first is None and self._sbuf is None:
-            self._first = n
-            self._ctx.fresh_broadcasts -= 1
-        if self._sbuf is None and self._first == n:
-            return self.v  # the first use (traced twice when _cse.py records it)
-        return self.in_sbuf()
-
-    @property
-    def shape(self):
-        return tuple(self.v.shape)
-
-    @property
-    def dtype(self):
-        return np_dtype(self.v.dtype)
-
-    def in_sbuf(self):
-        """The SBUF copy's View, made at the first use that needs it."""
-        if self._sbuf is None:
-            from trnsim.nki import _ops
-
-            if self._first is None:
-                self._ctx.fresh_broadcasts -= 1
-            self._first = -1  # PSUM is not read again
-            t = _ops.alloc(self.v.shape, self.v.dtype)
-            _ops.tensor_copy(t, NkiTensor(self.v))
-            self._sbuf = t
-        return self._sbuf.v
 
 
 class Pending(NkiTensor):
