@@ -86,6 +86,8 @@ struct DmaSpec {
   double fixed_overhead_ns = 0;
   // All DMA engines of the core together (absent: engines x practical per-engine rate).
   std::optional<double> core_bandwidth_gbps;
+  // The same cap for transfers whose HBM side is one contiguous block (absent: as above).
+  std::optional<double> core_block_bandwidth_gbps;
   int hwdge_per_core = 0;
   std::optional<double> dge_instruction_ns;
   int qos_classes = 0;  // 0 = round-robin across queues
@@ -123,6 +125,12 @@ struct FeatureSpec {
   bool core_to_core = false;  // core_barrier, sendrecv
 };
 
+// A kernel launch (one NEFF execution) around the core's own run: the device's start-up and
+// tear-down, which a profile's device time and a benchmark's latency include.
+struct LaunchSpec {
+  std::optional<double> overhead_ns;  // absent: not modelled (0)
+};
+
 struct CoreSpec {
   std::string name;
   int version = 0;
@@ -133,6 +141,7 @@ struct CoreSpec {
   PsumSpec psum;
   DmaSpec dma;
   CostSpec cost;
+  LaunchSpec launch;
   PortSpec ports;
   FeatureSpec features;
 };

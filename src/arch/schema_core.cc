@@ -118,7 +118,11 @@ void add_dma(S dma) {
   dma.add(TRNSIM_KEY(fixed_overhead_ns), "ns",
           "fixed cost of a DMA from semaphore to data movement");
   dma.add(TRNSIM_KEY(core_bandwidth_gbps), "GB/s",
-          "the core's DMA engines together: a cap on their summed rate (absent: no cap)");
+          "the core's DMA engines together: a cap on their summed rate while they gather rows "
+          "from HBM (absent: no cap)");
+  dma.add(TRNSIM_KEY(core_block_bandwidth_gbps), "GB/s",
+          "the same cap while their HBM side is one contiguous block (absent: "
+          "core_bandwidth_gbps)");
   dma.add(TRNSIM_KEY(hwdge_per_core), "", "hardware descriptor-generation (HWDGE) blocks per core")
       .range(0, 64);
   dma.add(TRNSIM_KEY(dge_instruction_ns), "ns", "time of one hardware-DGE DMA instruction");
@@ -193,6 +197,11 @@ void add_core_keys(Schema& schema) {
   add_memories(core);
   add_dma(core.scope(TRNSIM_KEY(dma)));
   add_cost(core.scope(TRNSIM_KEY(cost)));
+  core.scope(TRNSIM_KEY(launch))
+      .add(TRNSIM_KEY(overhead_ns), "ns",
+           "start-up and tear-down of one kernel launch (NEFF execution) on the device, added "
+           "to a launch's latency (absent: 0)")
+      .range(0, 1e9);
   add_flags(core);
 }
 

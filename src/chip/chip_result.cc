@@ -34,6 +34,11 @@ std::string chip_summary(std::span<const core::TimingResult> cores, Picoseconds 
                         n / static_cast<size_t>(lnc), lnc);
   std::string s = fmt::format("{}: {:.3f} us, {} instructions, {} faults\n", what,
                               static_cast<double>(total.v) * 1e-6, instructions, faults);
+  const Picoseconds launch = n > 0 ? cores[0].launch : Picoseconds(0);
+  if (launch.v > 0)
+    s += fmt::format("kernel launch: {:.3f} us of start-up and tear-down, latency {:.3f} us\n",
+                     static_cast<double>(launch.v) * 1e-6,
+                     static_cast<double>((total + launch).v) * 1e-6);
   for (size_t c = 0; c < n; ++c) s += fmt::format("-- physical core {}\n{}", c, cores[c].summary());
   return s;
 }

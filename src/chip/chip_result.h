@@ -14,7 +14,9 @@ namespace trnsim::chip {
 struct ChipResult {
   // By physical core. Each core's `events` counts the shared simulator's events (the run's).
   std::vector<core::TimingResult> cores;
-  Picoseconds total;          // the slowest core's end
+  Picoseconds total;   // the slowest core's end
+  Picoseconds launch;  // the launch's start-up and tear-down (TimingResult::launch)
+  Picoseconds latency() const { return total + launch; }
   uint64_t instructions = 0;  // all cores
   int lnc = 0;                // physical cores per logical core (0: all of them, one LNC)
   bool ok() const;

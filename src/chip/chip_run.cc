@@ -144,6 +144,7 @@ ChipResult ChipRunner::run(profile::Trace* trace) {
       for (const mem::Fault& f : execs[i]->faults()) r.faults.add(f);
     if (mode_ == core::RunMode::kFunctionalOnly) r = without_time(std::move(r));
     out.total = std::max(out.total, r.total);
+    out.launch = std::max(out.launch, r.launch);
     out.instructions += r.instructions;
     out.cores.push_back(std::move(r));
   }

@@ -317,6 +317,9 @@ std::string format_comparison(const std::vector<RunOutcome>& outcomes) {
   row("time (us)", [](const RunOutcome& o) {
     return fmt::format("{:.3f}", static_cast<double>(o.result.total.v) * 1e-6);
   });
+  row("latency with launch (us)", [](const RunOutcome& o) {
+    return fmt::format("{:.3f}", static_cast<double>(o.result.latency().v) * 1e-6);
+  });
   row("TensorE utilisation (%)", [](const RunOutcome& o) {
     return fmt::format("{:.2f}", 100.0 * o.result.tensor_utilisation());
   });

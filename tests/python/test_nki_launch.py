@@ -127,6 +127,21 @@ def test_timings_differ_by_generation(rng):
     assert len(set(t.values())) > 1
 
 
+def test_latency_is_execution_plus_the_chips_launch_overhead(rng):
+    """trn1's spec has a launch start-up and tear-down (core.launch.overhead_ns); trn2's none.
+    Engine percentages stay over the execution."""
+    x = rng.uniform(-1, 1, (128, 512)).astype(np.float32)
+    for chip, launch_us in (("trn1", 38.0), ("trn2", 0.0)):
+        _, run = nki.run(add_kernel, x, x, chip=chip)
+        assert run.launch_ps == round(launch_us * 1e6), chip
+        assert run.total_ps == run.execution_ps + run.launch_ps
+        assert run.latency_us == pytest.approx(run.total_ps / 1e6)
+        assert run.figures["launch_ps"] == run.launch_ps
+        assert run.figures["latency_ps"] == run.figures["total_ps"] + run.launch_ps
+        dve = run.figures["engines"]["dve"]
+        assert dve["busy_percent"] <= dve["active_percent"] <= 100.0
+
+
 def test_install_alias_lets_kernels_import_nki_and_neuronxcc(monkeypatch, rng):
     for m in [m for m in sys.modules if m == "nki" or m.startswith(("nki.", "neuronxcc"))]:
         monkeypatch.delitem(sys.modules, m)

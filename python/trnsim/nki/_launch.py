@@ -77,9 +77,11 @@ class KernelRun:
 
     Attributes:
         outputs: the kernel's return value as numpy arrays (None if it returns nothing).
-        total_ps: simulated latency in picoseconds: the sum over the launch's groups (the
-            instances of one logical core, run together) of each group's time, that of its
-            slowest core.
+        total_ps: simulated latency in picoseconds: execution_ps plus launch_ps.
+        execution_ps: the sum over the launch's groups (the instances of one logical core,
+            run together) of each group's time, that of its slowest core.
+        launch_ps: the device's start-up and tear-down of the launch (spec
+            core.launch.overhead_ns; 0 where the chip's spec has none).
         instances: per instance (program ids, total_ps of its core, instructions).
         groups: per group (program ids of its instances by core, total_ps).
         figures: the first instance's timed figures (core/timing/result_json.h) as a dict.
@@ -92,6 +94,8 @@ class KernelRun:
     def __init__(self):
         self.outputs = None
         self.total_ps = 0
+        self.execution_ps = 0
+        self.launch_ps = 0
         self.instances = []
         self.groups = []
         self.figures = {}
@@ -344,6 +348,7 @@ def launch(fn, args, kwargs, grid=(), chip=None, dialect="nki", trace=True,
         _check_faults(fn, figs)
         if g == 0:
             run.figures, run.summary = figs[0], summary
+            run.launch_ps = int(figs[0].get("launch_ps", 0))
             run.cores = figs if cores > 1 else []
         for (rank, pids), program, f in zip(group, programs, figs):
             run.instances.append((pids, int(f.get("total_ps", 0)), program.num_instructions))
@@ -355,7 +360,8 @@ def launch(fn, args, kwargs, grid=(), chip=None, dialect="nki", trace=True,
                      for rank, pids in group}
             names.append(label[0] if cores == 1 else {f"core{r}": n for r, n in label.items()})
         start += int(total)
-    run.total_ps = start
+    run.execution_ps = start
+    run.total_ps = start + run.launch_ps
     if traces:
         run.trace = traces[0] if len(traces) == 1 and not sizes else _core.merge_traces(
             traces, offsets, names)

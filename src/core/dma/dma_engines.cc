@@ -28,6 +28,9 @@ DmaEngines::DmaEngines(TimingContext& ctx, HbmPool& pool, bool fold)
       core_rate_(ctx.spec.dma.core_bandwidth_gbps
                      ? bytes_per_second(*ctx.spec.dma.core_bandwidth_gbps)
                      : UINT64_MAX),
+      block_rate_(ctx.spec.dma.core_block_bandwidth_gbps
+                      ? bytes_per_second(*ctx.spec.dma.core_block_bandwidth_gbps)
+                      : core_rate_),
       overhead_(std::llround(ctx.spec.dma.fixed_overhead_ns * kPsPerNs)),
       fold_(fold && ctx.prog.dma_engines_symmetric() ? engines_ : 1),
       queues_by_engine_(static_cast<size_t>(engines_ * queues_)),
@@ -152,8 +155,9 @@ void DmaEngines::start_next(int engine, Picoseconds now) {
     rr = q + 1 == queues_ ? 0 : q + 1;
     const DmaPlan& plan = *transfers_[p.transfer].plan;
     const DmaPiece piece = plan.piece(static_cast<int32_t>(p.piece));
-    a = Active{true, p.transfer, p.piece, piece.hbm_sides, now};
+    a = Active{true, p.transfer, p.piece, piece.hbm_sides, piece.gathered, now};
     busy_ += static_cast<uint64_t>(fold_);
+    if (piece.gathered) gathered_ += static_cast<uint64_t>(fold_);
     hbm_weight_ += static_cast<uint64_t>(piece.hbm_sides) * static_cast<uint64_t>(fold_);
     // Work at full rate = bytes x 100 / percent (a 50% transfer moves its bytes in twice the time).
     const uint128 bytes_work = static_cast<uint128>(piece.bytes) * kPsPerSecond;
@@ -167,9 +171,25 @@ void DmaEngines::start_next(int engine, Picoseconds now) {
   if (earliest.v != INT64_MAX) wake_engine(engine, earliest);
 }
 
+uint64_t DmaEngines::capped_rate() const {
+  if (busy_ == 0) return UINT64_MAX;
+  if (core_rate_ == UINT64_MAX && block_rate_ == UINT64_MAX) return UINT64_MAX;
+  const uint64_t blocks = busy_ - gathered_;
+  if (blocks == 0) return core_rate_ / gathered_;
+  if (gathered_ == 0) return block_rate_ / blocks;
+  if (core_rate_ == UINT64_MAX) return block_rate_ / blocks;  // gathered rows uncapped
+  if (block_rate_ == UINT64_MAX) return core_rate_ / gathered_;
+  // Every engine at rate r: n_g x r / C_g + n_b x r / C_b = 1 (the core's time, shared).
+  const uint128 num = static_cast<uint128>(core_rate_) * block_rate_;
+  const uint128 den =
+      static_cast<uint128>(gathered_) * block_rate_ + static_cast<uint128>(blocks) * core_rate_;
+  return static_cast<uint64_t>(num / den);
+}
+
 void DmaEngines::settle(Picoseconds now) {
-  // The core's cap (spec dma.core_bandwidth_gbps) is shared equally by the busy engines.
-  const uint64_t engine_rate = busy_ ? std::min(engine_rate_, core_rate_ / busy_) : engine_rate_;
+  // The core's caps (spec dma.core_bandwidth_gbps and core_block_bandwidth_gbps) are shared
+  // equally by the busy engines.
+  const uint64_t engine_rate = std::min(engine_rate_, capped_rate());
   if (hbm_weight_ != pool_weight_) {
     const uint64_t before = pool_weight_;
     pool_weight_ = hbm_weight_;
@@ -191,6 +211,7 @@ void DmaEngines::finish_piece(int engine, Picoseconds now) {
   Active& a = active_[static_cast<size_t>(engine)];
   a.busy = false;
   busy_ -= static_cast<uint64_t>(fold_);
+  if (a.gathered) gathered_ -= static_cast<uint64_t>(fold_);
   hbm_weight_ -= static_cast<uint64_t>(a.hbm_sides) * static_cast<uint64_t>(fold_);
   Transfer& t = transfers_[a.transfer];
   const DmaPiece piece = t.plan->piece(static_cast<int32_t>(a.piece));

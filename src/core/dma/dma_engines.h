@@ -10,11 +10,15 @@
 //    transpose, legacy accumulate). Pieces that touch HBM share the bandwidth of the HBM stack
 //    the core sits on (hbm_pool.h: with the other cores of that stack), fairly: each gets
 //    min(engine rate, stack bandwidth / weight) where the weight counts the HBM endpoints of
-//    every running piece on the stack; a per-core cap (dma.core_bandwidth_gbps) is shared
-//    equally by the busy engines. A fluid model: rates are re-divided whenever a piece starts or
-//    ends, with exact integer arithmetic. All pieces of one kind (on-chip only, touching HBM)
-//    stream at the same rate, so each kind is one virtual-time class (dma_rate_class.h): a start or
-//    an end costs O(log pieces), not a reschedule of every running piece.
+//    every running piece on the stack. A per-core cap is shared equally by the busy engines:
+//    dma.core_bandwidth_gbps while they gather rows from HBM, dma.core_block_bandwidth_gbps
+//    while their HBM side is one contiguous block; with both kinds running, each byte takes
+//    its kind's share of the core's time (r = 1 / (n_gathered / C_gathered + n_block /
+//    C_block)): HBM efficiency by access pattern (docs/timing.md "DMA"). A fluid model: rates are
+//    re-divided whenever a piece starts or ends, with exact integer arithmetic. All pieces of one
+//    kind (on-chip only, touching HBM) stream at the same rate, so each kind is one virtual-time
+//    class (dma_rate_class.h): a start or an end costs O(log pieces), not a reschedule of every
+//    running piece.
 //  - Symmetry: when every DMA of the program spreads evenly over all engines
 //    (TimingProgram::dma_engines_symmetric), the engines are exchangeable, so one engine is
 //    simulated standing for all (`fold_`): it counts `fold_` times in the bandwidth shares, and
@@ -83,6 +87,7 @@ class DmaEngines : public sim::Component {
     uint32_t transfer = 0;
     uint32_t piece = 0;
     int32_t hbm_sides = 0;
+    bool gathered = false;
     Picoseconds started;
   };
 
@@ -95,13 +100,16 @@ class DmaEngines : public sim::Component {
   // Re-divides the bandwidth after starts and ends at `now` (telling the pool of a change of
   // this core's HBM weight) and schedules the next completion.
   void settle(Picoseconds now);
+  // The rate of one busy engine under the core's caps (UINT64_MAX: none).
+  uint64_t capped_rate() const;
   uint32_t new_transfer();
 
   TimingContext& ctx_;
   const int engines_, queues_;
   HbmPool& pool_;
   const uint64_t engine_rate_;
-  const uint64_t core_rate_;  // bytes per second, all engines together (UINT64_MAX: no cap)
+  const uint64_t core_rate_;   // bytes per second, all engines together (UINT64_MAX: no cap)
+  const uint64_t block_rate_;  // the same for contiguous-block transfers
   const Picoseconds overhead_;
   const int fold_;  // engines one simulated engine stands for (1: each engine simulated)
 
@@ -120,6 +128,7 @@ class DmaEngines : public sim::Component {
   uint64_t wake_gen_ = 0;
   std::array<DmaRateClass, 2> classes_;  // by RateKind
   uint64_t busy_ = 0, hbm_weight_ = 0;   // running pieces, their HBM endpoints
+  uint64_t gathered_ = 0;                // running pieces that gather HBM rows
   uint64_t pool_weight_ = 0;             // hbm_weight_ as the pool last heard it
   Picoseconds done_at_{INT64_MAX};       // the scheduled completion event (INT64_MAX: none)
   uint64_t done_gen_ = 0;                // completion events of older schedules are stale

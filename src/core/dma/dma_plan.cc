@@ -15,6 +15,18 @@ int64_t operand_bytes(const isa::AccessPattern& ap) {
   return ap.elements() * static_cast<int64_t>(ap.dtype.storage_bytes);
 }
 
+// One contiguous block of device memory: each dim (innermost first, then the rows) steps
+// exactly over the elements inside it. Dims of size 1 go any way.
+bool dense(const isa::AccessPattern& ap) {
+  int64_t expected = 1;
+  for (int i = ap.ndim - 1; i >= 0; --i) {
+    if (ap.dims[i].size == 1) continue;
+    if (ap.dims[i].stride != expected) return false;
+    expected *= ap.dims[i].size;
+  }
+  return ap.num_partitions <= 1 || ap.partition_stride == expected;
+}
+
 // Operand slots of dma_copy / dma_transpose in the op table: dst, src.
 constexpr int kDstSlot = 0;
 constexpr int kSrcSlot = 1;
@@ -38,6 +50,8 @@ DmaShape dma_shape(const isa::Instruction& ins) {
   s.src_partitions = src.num_partitions;
   s.dst_bytes = operand_bytes(dst);
   s.src_bytes = operand_bytes(src);
+  s.hbm_gathered = (dst.space == isa::Space::kHbm && !dense(dst)) ||
+                   (src.space == isa::Space::kHbm && !dense(src));
   return s;
 }
 
@@ -61,6 +75,7 @@ DmaPlan plan_dma(const DmaShape& s, const arch::CoreSpec& spec) {
   if (src_hbm) plan.hbm_read_bytes = s.src_bytes;
   if (dst_hbm) plan.hbm_write_bytes = s.dst_bytes;
   plan.hbm_sides = int{dst_hbm} + int{src_hbm};
+  plan.gathered = s.hbm_gathered;
 
   // Throughput of special transfers (HARDWARE.md s4).
   if (s.transpose) {
@@ -98,6 +113,7 @@ DmaPiece DmaPlan::piece(int32_t k) const {
   p.bytes = bytes_per_row >= 0 ? bytes_per_row * (r1 - r0)
                                : total_bytes * r1 / rows - total_bytes * r0 / rows;
   p.hbm_sides = hbm_sides;
+  p.gathered = gathered;
   return p;
 }
 

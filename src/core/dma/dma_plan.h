@@ -18,6 +18,7 @@ struct DmaPiece {
   int32_t rows = 0;       // partitions (or HBM rows) the piece moves
   int64_t bytes = 0;      // bytes the engine streams: the larger of its read and write sizes
   int32_t hbm_sides = 0;  // endpoints in HBM (0, 1 or 2): its weight in the HBM share
+  bool gathered = false;  // its HBM side is many separate rows, not one block (DmaShape)
 };
 
 struct DmaPlan {
@@ -33,6 +34,7 @@ struct DmaPlan {
   int32_t first_engine = 0;
   int32_t engines = 1;
   int32_t hbm_sides = 0;
+  bool gathered = false;  // DmaShape::hbm_gathered: the core's gathered-rows cap applies
   int64_t rows = 0;
   int64_t rows_per_piece = 1;
   int64_t total_bytes = 0;
@@ -57,6 +59,9 @@ struct DmaShape {
   int32_t dst_start_partition = 0, dst_partitions = 0;
   int32_t src_start_partition = 0, src_partitions = 0;
   int64_t dst_bytes = 0, src_bytes = 0;
+  // An HBM operand is not one contiguous block: rows with gaps between them, a broadcast or a
+  // permuted walk (each row a separate burst of HBM accesses; docs/timing.md "DMA").
+  bool hbm_gathered = false;
 
   bool operator==(const DmaShape&) const = default;
 };

@@ -87,6 +87,7 @@ TimingResult CoreTiming::finish() {
   r.events = ctx_.sim.events_handled();
   r.total = r.dma.finish;
   for (const EngineStats& st : r.engines) r.total = std::max(r.total, st.finish);
+  r.launch = Picoseconds(std::llround(chip_.core.launch.overhead_ns.value_or(0.0) * 1e3));
   r.tensor_peak_flops = arch::derive(chip_).at("core.tflops.bf16") * kFlopsPerTflop;
   return std::move(ctx_.result);
 }

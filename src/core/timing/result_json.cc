@@ -13,6 +13,8 @@ nlohmann::json timing_result_json(const TimingResult& r) {
   nlohmann::json j;
   j["total_ps"] = r.total.v;
   j["total_us"] = us(r.total);
+  j["launch_ps"] = r.launch.v;
+  j["latency_ps"] = r.latency().v;
   j["instructions"] = r.instructions;
   j["events"] = r.events;
   nlohmann::json engines = nlohmann::json::object();
@@ -27,6 +29,8 @@ nlohmann::json timing_result_json(const TimingResult& r) {
                                                  {"busy_ps", s.busy.v},
                                                  {"background_busy_ps", s.background_busy.v},
                                                  {"busy_percent", r.busy_percent(e)},
+                                                 {"active_ps", s.active.v},
+                                                 {"active_percent", r.active_percent(e)},
                                                  {"finish_ps", s.finish.v},
                                                  {"by_opcode", ops}};
   }

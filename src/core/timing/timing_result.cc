@@ -17,6 +17,12 @@ double TimingResult::busy_percent(isa::Engine e) const {
   return 100.0 * static_cast<double>(s.busy.v) / static_cast<double>(total.v);
 }
 
+double TimingResult::active_percent(isa::Engine e) const {
+  if (total.v <= 0) return 0.0;
+  const auto& s = engines[static_cast<size_t>(e)];
+  return 100.0 * static_cast<double>(s.active.v) / static_cast<double>(total.v);
+}
+
 double TimingResult::tensor_utilisation() const {
   if (total.v <= 0 || tensor_peak_flops <= 0) return 0.0;
   return tensor_flops / (seconds(total) * tensor_peak_flops);
@@ -30,12 +36,18 @@ double TimingResult::hbm_gbps() const {
 std::string TimingResult::summary() const {
   std::string s = fmt::format("total time: {:.3f} ns ({} ps), {} instructions, {} events\n",
                               ns(total), total.v, instructions, events);
-  s += fmt::format("{:<6} {:>12} {:>16} {:>8} {:>16}\n", "engine", "instructions", "busy ns",
-                   "busy %", "finish ns");
+  if (launch.v > 0)
+    s += fmt::format(
+        "kernel launch: {:.3f} ns of start-up and tear-down (core.launch.overhead_ns), "
+        "latency {:.3f} ns\n",
+        ns(launch), ns(latency()));
+  s += fmt::format("{:<6} {:>12} {:>16} {:>8} {:>9} {:>16}\n", "engine", "instructions", "busy ns",
+                   "busy %", "active %", "finish ns");
   for (isa::Engine e : isa::kAllEngines) {
     const auto& st = engines[static_cast<size_t>(e)];
-    s += fmt::format("{:<6} {:>12} {:>16.3f} {:>7.2f}% {:>16.3f}\n", isa::engine_name(e),
-                     st.instructions, ns(st.busy), busy_percent(e), ns(st.finish));
+    s += fmt::format("{:<6} {:>12} {:>16.3f} {:>7.2f}% {:>8.2f}% {:>16.3f}\n", isa::engine_name(e),
+                     st.instructions, ns(st.busy), busy_percent(e), active_percent(e),
+                     ns(st.finish));
   }
   s += fmt::format("TensorE: {:.4g} FLOPs, {:.2f}% of the {:.2f} TFLOPS BF16 peak\n", tensor_flops,
                    100.0 * tensor_utilisation(), tensor_peak_flops * 1e-12);

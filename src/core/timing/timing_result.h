@@ -19,7 +19,11 @@ struct EngineStats {
   uint64_t instructions = 0;
   Picoseconds busy;             // sum of datapath occupancy (ii) of its instructions
   Picoseconds background_busy;  // TensorE: LoadStationary on the background unit
-  Picoseconds finish;           // latest completion of its instructions
+  // Time covered by at least one of its instructions, each from its issue to its completion
+  // (what a profiler's timeline shows as the engine active: it counts the pipeline latency
+  // of a dependent instruction, which `busy` leaves out).
+  Picoseconds active;
+  Picoseconds finish;  // latest completion of its instructions
   std::array<uint64_t, isa::kNumOpcodes> by_opcode{};
 };
 
@@ -35,6 +39,10 @@ struct DmaStats {
 
 struct TimingResult {
   Picoseconds total;  // when the last instruction or transfer completed
+  // A kernel launch's start-up and tear-down around the run (spec core.launch.overhead_ns);
+  // not in `total`, which is the execution the engines' percentages are taken over.
+  Picoseconds launch;
+  Picoseconds latency() const { return total + launch; }  // what a launch takes, end to end
   std::array<EngineStats, isa::kNumEngines> engines{};
   DmaStats dma;
   double tensor_flops = 0;       // multiply-accumulate FLOPs done by TensorE (2 per MAC)
@@ -48,6 +56,7 @@ struct TimingResult {
 
   bool ok() const { return faults.empty(); }
   double busy_percent(isa::Engine e) const;
+  double active_percent(isa::Engine e) const;  // EngineStats::active over total
   // FLOPs done / (total time x BF16 peak): the "HW FLOPs utilisation" of VALIDATION.md s2.
   double tensor_utilisation() const;
   // HBM bytes (read + write) / total time, in GB/s.

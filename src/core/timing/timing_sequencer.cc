@@ -129,6 +129,11 @@ void Sequencer::issue(const isa::Instruction& ins, const InstrInfo& info, uint64
   const Picoseconds t_retire = std::max(t_done, last_retire_);
   last_retire_ = t_retire;
   retired_[id % retired_.size()] = t_retire;
+  // Issue times only grow, so the union of [issue, retire] intervals grows at its end.
+  if (t_retire > active_until_) {
+    stats_.active += t_retire - std::max(t0, active_until_);
+    active_until_ = t_retire;
+  }
   stats_.finish = std::max(stats_.finish, t_retire);
   ctx_.result.tensor_flops += info.flops;
   ctx_.result.sbuf_high_water = std::max(ctx_.result.sbuf_high_water, info.sbuf_end);

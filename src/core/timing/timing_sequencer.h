@@ -75,7 +75,8 @@ class Sequencer : public sim::Component {
   uint64_t next_issue_cycle_ = 0;                // one issue per cycle
   std::array<uint64_t, kNumUnits> unit_free_{};  // cycle each unit is free again
   RegisterFile regs_;
-  Picoseconds last_retire_;  // retirement time of the latest instruction issued
+  Picoseconds last_retire_;   // retirement time of the latest instruction issued
+  Picoseconds active_until_;  // end of the engine's active time counted so far
   // Retirement times of the last kRawWindow instructions issued, by issue number: an
   // instruction that reads what one of them wrote issues once it has retired (InstrInfo::
   // raw_back; AG2: a RAW-dependent instruction pays the static overhead, PG: 264 cycles

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/dma/dma_plan.h"
 #include "core/timing/timing_run.h"
 #include "core/timing_test_util.h"
 #include "profile/trace.h"
@@ -57,7 +58,7 @@ TEST(TimingDma, SingleEngineTransferIsOverheadPlusBytesOverBandwidth) {
       r.dma.finish.v / 1e3, trn2.core.dma.fixed_overhead_ns);
 }
 
-// ... or the core's DMA cap (dma.core_bandwidth_gbps, calibrated on Trn1: docs/timing.md).
+// ... or the core's DMA cap for contiguous blocks (dma.core_block_bandwidth_gbps: docs/timing.md).
 TEST(TimingDma, SixteenEnginesAreSixteenTimesFasterUntilTheHbmStackLimits) {
   for (const char* gen : {"trn1", "trn2", "trn3"}) {
     const auto& c = chip(gen);
@@ -75,7 +76,8 @@ TEST(TimingDma, SixteenEnginesAreSixteenTimesFasterUntilTheHbmStackLimits) {
     const double engine = c.core.dma.engine_bandwidth_practical_gbps;
     // The core alone on its HBM stack has the stack's bandwidth (core/dma/hbm_pool.h).
     const double share = c.chip.hbm.bandwidth_gbps / c.chip.hbm.stacks.value_or(c.chip.cores);
-    const double cap = c.core.dma.core_bandwidth_gbps.value_or(16 * engine);
+    const double cap = c.core.dma.core_block_bandwidth_gbps.value_or(
+        c.core.dma.core_bandwidth_gbps.value_or(16 * engine));
     const double expect = std::min({16 * engine, share, cap}) / engine;
     EXPECT_NEAR(d1 / d16, expect, expect * 1e-3) << gen;
     EXPECT_NEAR(r16.hbm_gbps() * r16.total.v, 8.0 * 1024 * 1024 * 1e3, 1e3);
@@ -84,6 +86,99 @@ TEST(TimingDma, SixteenEnginesAreSixteenTimesFasterUntilTheHbmStackLimits) {
         "GB/s)\n",
         gen, d1 / d16, engine, share, cap);
   }
+}
+
+// Rows gathered from HBM (gaps between them) are held to dma.core_bandwidth_gbps, a contiguous
+// block of the same size to dma.core_block_bandwidth_gbps; both kinds at once share the core's
+// time byte by byte (core/dma/dma_engines.h).
+TEST(TimingDma, GatheredRowsAndContiguousBlocksHaveTheirOwnCaps) {
+  const auto& c = chip("trn1");
+  ASSERT_TRUE(c.core.dma.core_bandwidth_gbps && c.core.dma.core_block_bandwidth_gbps);
+  const double gathered = *c.core.dma.core_bandwidth_gbps;
+  const double block = *c.core.dma.core_block_bandwidth_gbps;
+  ASSERT_LT(gathered, block);
+  const int64_t cols = 8192;  // bf16 elements per row: 16 KiB
+  const int64_t bytes = 128 * cols * 2;
+  isa::AccessPattern rows = hbm(128, cols, num::bf16());
+  rows.partition_stride = 2 * cols;  // every other row of a [256, cols] matrix
+  isa::Program g, b, both;
+  g.append(dma_copy(sbuf(128, cols, num::bf16()), rows));
+  b.append(dma_copy(sbuf(128, cols, num::bf16()), hbm(128, cols, num::bf16())));
+  both.append(dma_copy(sbuf(128, cols, num::bf16()), rows));
+  both.append(
+      dma_copy(sbuf(128, cols, num::bf16(), 2 * cols), hbm(128, cols, num::bf16(), 4 * bytes)));
+  const double engines = 16 * c.core.dma.engine_bandwidth_practical_gbps;
+  const auto stream_ns = [&](const TimingResult& r) {
+    return static_cast<double>(r.dma.finish.v - overhead_ps(c)) * 1e-3;
+  };
+  const TimingResult rg = run_timing(c, g), rb = run_timing(c, b), r2 = run_timing(c, both);
+  ASSERT_TRUE(rg.ok() && rb.ok() && r2.ok());
+  EXPECT_NEAR(stream_ns(rg), bytes / std::min(gathered, engines), 1.0);
+  EXPECT_NEAR(stream_ns(rb), bytes / std::min(block, engines), 1.0);
+  // The two transfers take turns on each engine's queue 0 in order: first the gathered one
+  // (16 engines gathering), then the block; the core's time adds up.
+  EXPECT_NEAR(stream_ns(r2), bytes / std::min(gathered, engines) + bytes / std::min(block, engines),
+              2.0);
+}
+
+// Which HBM access patterns count as one contiguous block (DmaShape::hbm_gathered).
+TEST(TimingDma, AContiguousBlockIsRowsThatFollowOneAnother) {
+  const auto gathered = [](const isa::AccessPattern& h) {
+    return dma_shape(dma_copy(sbuf(h.num_partitions, h.free_elements(), h.dtype), h)).hbm_gathered;
+  };
+  isa::AccessPattern block = hbm(128, 512, num::fp32());
+  EXPECT_FALSE(gathered(block));
+  isa::AccessPattern gaps = block;
+  gaps.partition_stride = 1024;  // rows of a wider matrix
+  EXPECT_TRUE(gathered(gaps));
+  isa::AccessPattern bcast = block;
+  bcast.partition_stride = 0;  // every partition reads the same row
+  EXPECT_TRUE(gathered(bcast));
+  isa::AccessPattern one_row = hbm(1, 512, num::fp32());
+  one_row.partition_stride = 0;  // a single row: its stride does not matter
+  EXPECT_FALSE(gathered(one_row));
+  // [rows, 2, 256] walking a [rows, 512] block in order is still the block; a column of it is not.
+  isa::AccessPattern two = block;
+  two.ndim = 2;
+  two.dims[0] = {256, 2};
+  two.dims[1] = {1, 256};
+  EXPECT_FALSE(gathered(two));
+  isa::AccessPattern column = block;
+  column.dims[0] = {512, 1};
+  column.dims[1] = {};
+  column.ndim = 1;
+  column.partition_stride = 1;
+  EXPECT_FALSE(gathered(column));  // one element per row, rows back to back: a [128] vector
+  column.partition_stride = 512;
+  EXPECT_TRUE(gathered(column));  // a column of the [128, 512] matrix
+  // SBUF-to-SBUF: no HBM side.
+  EXPECT_FALSE(dma_shape(dma_copy(sbuf(128, 64), sbuf(128, 64, num::bf16(), 4096))).hbm_gathered);
+}
+
+// A gathered transfer and a block transfer streaming at the same time, on engines 0-7 and 8-15
+// (their SBUF partitions decide), share the core's time: each byte costs 1 / its kind's cap.
+TEST(TimingDma, MixedKindsShareTheCoreTimeByteByByte) {
+  const auto& c = chip("trn1");
+  const double gathered = *c.core.dma.core_bandwidth_gbps;
+  const double block = *c.core.dma.core_block_bandwidth_gbps;
+  const int64_t cols = 4096;  // bf16
+  isa::AccessPattern rows = hbm(64, cols, num::bf16());
+  rows.partition_stride = 2 * cols;
+  isa::AccessPattern upper = sbuf(64, cols, num::bf16());
+  upper.start_partition = 64;
+  isa::Program p;
+  p.append(dma_copy(sbuf(64, cols, num::bf16()), rows));
+  p.append(dma_copy(upper, hbm(64, cols, num::bf16(), 1 << 22)));
+  const TimingResult r = run_timing(c, p);
+  ASSERT_TRUE(r.ok()) << r.faults.to_string();
+  ASSERT_EQ(r.dma.pieces, 16u);
+  // Eight engines of each kind at rate x: 8x / gathered + 8x / block = 1 (GB/s = bytes/ns).
+  const double rate =
+      std::min(c.core.dma.engine_bandwidth_practical_gbps, 1.0 / (8.0 / gathered + 8.0 / block));
+  ASSERT_LT(rate, c.core.dma.engine_bandwidth_practical_gbps);  // the caps bind
+  const double piece = 8.0 * cols * 2;                          // bytes one engine moves
+  // The second starts one Sync cycle after the first; allow a few ns for that.
+  EXPECT_NEAR(static_cast<double>(r.dma.finish.v - overhead_ps(c)) * 1e-3, piece / rate, 5.0);
 }
 
 TEST(TimingDma, PiecesOfOneQueueRunInOrderAndSignalsWaitForTheWholeTransfer) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/timing/timing_run.h"
 #include "core/timing/timing_semaphores.h"
@@ -163,6 +164,43 @@ TEST(TimingSync, LargeDependentOpsPayStaticOverheadNotTheFloor) {
   const TimingResult r = run_timing(chip("trn1"), chain(vec_tt(512), kSteps));
   ASSERT_TRUE(r.ok()) << r.faults.to_string();
   EXPECT_EQ(dve.ps_to_cycles(r.total), kSteps * (2 * 512 + 100));
+}
+
+// Active time (EngineStats::active) is the union of [issue, completion] of an engine's
+// instructions: a dependent chain is active all along (busy leaves out the 100-cycle static
+// latency each step waits for); independent ops overlap their latencies, so active is busy
+// plus the last op's tail.
+TEST(TimingSync, ActiveTimeCoversEachInstructionFromIssueToCompletion) {
+  const auto& c = chip("trn1");
+  const sim::Clock dve = sim::Clock::from_ghz(c.core.vector.clock_ghz);
+  constexpr int kSteps = 10;
+  const auto& vec = [](const TimingResult& r) {
+    return r.engines[static_cast<size_t>(Engine::kVector)];
+  };
+  const TimingResult dep = run_timing(c, chain(vec_tt(512), kSteps, false));
+  ASSERT_TRUE(dep.ok()) << dep.faults.to_string();
+  EXPECT_EQ(dve.ps_to_cycles(vec(dep).busy), kSteps * 2 * 512);
+  EXPECT_EQ(dve.ps_to_cycles(vec(dep).active), kSteps * (2 * 512 + 100));
+  EXPECT_NEAR(dep.active_percent(Engine::kVector), 100.0, 1e-9);
+
+  isa::Instruction other = vec_tt(512);
+  other.operands[1].offset += 1 << 12;  // reads bytes nothing writes: no interlock
+  const TimingResult free = run_timing(c, chain(other, kSteps, false));
+  EXPECT_EQ(dve.ps_to_cycles(vec(free).busy), kSteps * 2 * 512);
+  EXPECT_EQ(dve.ps_to_cycles(vec(free).active), kSteps * 2 * 512 + 100);
+}
+
+// A kernel launch's start-up and tear-down (core.launch.overhead_ns) is reported beside the
+// execution, not in it: engine percentages stay over the execution.
+TEST(TimingSync, LaunchOverheadIsBesideTheExecution) {
+  for (const char* name : {"trn1", "trn2"}) {
+    const auto& c = chip(name);
+    const TimingResult r = run_timing(c, chain(vec_tt(512), 4, false));
+    const int64_t launch = std::llround(c.core.launch.overhead_ns.value_or(0.0) * 1e3);
+    EXPECT_EQ(r.launch.v, launch) << name;
+    EXPECT_EQ(r.latency().v, r.total.v + launch) << name;
+  }
+  EXPECT_GT(chip("trn1").core.launch.overhead_ns.value_or(0.0), 0.0);
 }
 
 TEST(TimingSync, AnEngineWaitsForItsOwnResultWithoutASemaphore) {
