@@ -317,8 +317,11 @@ std::string format_comparison(const std::vector<RunOutcome>& outcomes) {
   row("time (us)", [](const RunOutcome& o) {
     return fmt::format("{:.3f}", static_cast<double>(o.result.total.v) * 1e-6);
   });
+  // "-" where the chip's spec models no launch cost (core.launch.overhead_ns absent).
   row("latency with launch (us)", [](const RunOutcome& o) {
-    return fmt::format("{:.3f}", static_cast<double>(o.result.latency().v) * 1e-6);
+    return o.result.launch.v == 0
+               ? std::string("-")
+               : fmt::format("{:.3f}", static_cast<double>(o.result.latency().v) * 1e-6);
   });
   row("TensorE utilisation (%)", [](const RunOutcome& o) {
     return fmt::format("{:.2f}", 100.0 * o.result.tensor_utilisation());
