@@ -10,6 +10,7 @@ compute return a new tile (placed directly where it is assigned, see _tensor.Pen
 from __future__ import annotations
 
 import builtins
+import contextlib
 
 import ml_dtypes
 import numpy as np
@@ -140,6 +141,14 @@ def affine_range(*args, **kwargs):
 
 
 sequential_range = static_range = affine_range
+
+
+@contextlib.contextmanager
+def no_reorder():
+    """``with nl.no_reorder():`` keeps the block's instructions in program order: trnsim
+    never reorders a kernel's instructions (each engine runs them in traced order), so there
+    is nothing to do."""
+    yield
 
 
 def dynamic_range(*args, **kwargs):
