@@ -230,3 +230,158 @@ def test_trace_subkernel_with_a_grid_inside_a_kernel_is_an_error():
 
     with pytest.raises(nki.NkiError, match="SPMD grid inside another kernel"):
         outer(np.ones((4, 4), np.float32))
+
+
+# --- dtypes: limits, finfo, bool ---
+
+def test_dtype_limits_are_numpys_finfo_and_iinfo():
+    import ml_dtypes
+
+    assert nl.fp32.min == np.finfo(np.float32).min and nl.float32.max == np.finfo(np.float32).max
+    assert nl.bfloat16.min == ml_dtypes.finfo(ml_dtypes.bfloat16).min
+    assert nl.finfo(nl.float16).max == np.finfo(np.float16).max
+    assert nl.finfo(nl.bfloat16).eps == ml_dtypes.finfo(ml_dtypes.bfloat16).eps
+    assert nl.int8.min == -128 and nl.uint16.max == 65535 and nl.bool_.max == 255
+    # Still the dtypes numpy and the rest of trnsim take.
+    assert nl.float32 == np.float32 and np.dtype("float32") == nl.float32
+    assert np.zeros(2, nl.bfloat16).dtype == ml_dtypes.bfloat16 and nl.float32.itemsize == 4
+
+
+def test_fp32_min_fills_a_causal_mask(rng):
+    @legacy.jit
+    def masked(x):
+        out = nl.ndarray(x.shape, x.dtype, buffer=nl.shared_hbm)
+        i_p, i_f = nl.mgrid[0:64, 0:64]
+        t = lisa.affine_select(pred=(i_p - i_f >= 0), on_true_tile=nl.load(x),
+                               on_false_value=nl.fp32.min)
+        nl.store(out, value=t)
+        return out
+
+    x = rng.standard_normal((64, 64)).astype(np.float32)
+    ref = np.where(np.tril(np.ones((64, 64), bool)), x, np.finfo(np.float32).min)
+    np.testing.assert_array_equal(masked(x), ref)
+
+
+def test_bool_arrays_are_kernel_arguments_and_np_bool_a_dtype(rng):
+    @legacy.jit
+    def pick(x, keep, positive):
+        out = nl.ndarray(x.shape, x.dtype, buffer=nl.shared_hbm)
+        t = nl.load(x)
+        nl.store(out, value=nl.where(nl.load(keep), t, 0.0))
+        nl.store(positive, value=nl.greater(t, 0.0, dtype=np.bool_))
+        return out
+
+    x = rng.standard_normal((32, 16)).astype(np.float32)
+    keep = rng.random((32, 16)) < 0.5
+    positive = np.zeros((32, 16), bool)
+    np.testing.assert_array_equal(pick(x, keep, positive), np.where(keep, x, 0))
+    np.testing.assert_array_equal(positive, x > 0)
+
+
+# --- nl.mgrid fields, reshape(shape=), nl.store of a number ---
+
+def test_mgrid_p_and_x_fields_index_like_the_unpacked_ranges(rng):
+    @legacy.jit
+    def shifted(x):
+        out = nl.ndarray((128, 64), x.dtype, buffer=nl.shared_hbm)
+        g = nl.mgrid[0:128, 0:64]
+        nl.store(out[g.p, g.x], value=nl.load(x[g.p, g.x + 64]))
+        return out
+
+    x = rng.standard_normal((128, 128)).astype(np.float32)
+    np.testing.assert_array_equal(shifted(x), x[:, 64:])
+
+
+def test_reshape_takes_the_shape_keyword(rng):
+    @nki.jit
+    def split(x):
+        out = nl.ndarray((128, 4, 8), x.dtype, buffer=nl.shared_hbm)
+        t = nl.ndarray(x.shape, x.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=x)
+        nisa.dma_copy(dst=out, src=t.reshape(shape=(128, 4, 8)))
+        return out
+
+    x = rng.standard_normal((128, 32)).astype(np.float32)
+    np.testing.assert_array_equal(split(x), x.reshape(128, 4, 8))
+    with pytest.raises(nki.NkiError, match="give the shape once"):
+        nki.jit(lambda x: nl.ndarray((4, 8), nl.float32).reshape((8, 4), shape=(8, 4)))(x)
+
+
+@pytest.mark.parametrize("value", [3.5, -2, np.float32(0.25)])
+def test_store_of_a_number_writes_every_element(value):
+    @legacy.jit
+    def fill(out):
+        nl.store(out[0:64, 0:32], value=value)
+
+    out = np.full((128, 32), 7.0, np.float32)
+    fill(out)
+    ref = np.full((128, 32), 7.0, np.float32)
+    ref[:64] = value
+    np.testing.assert_array_equal(out, ref)
+
+
+# --- tensor_copy(dtype=), nl.loop_reduce, nl.tile_size on the host ---
+
+def test_tensor_copy_dtype_names_dsts_dtype(rng):
+    import ml_dtypes
+
+    @nki.jit
+    def to_bf16(x, dtype):
+        out = nl.ndarray(x.shape, nl.bfloat16, buffer=nl.shared_hbm)
+        t = nl.ndarray(x.shape, x.dtype, buffer=nl.sbuf)
+        u = nl.ndarray(x.shape, nl.bfloat16, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=x)
+        nisa.tensor_copy(dst=u, src=t, dtype=dtype)
+        nisa.dma_copy(dst=out, src=u)
+        return out
+
+    x = rng.standard_normal((128, 16)).astype(np.float32)
+    np.testing.assert_array_equal(to_bf16(x, nl.bfloat16), x.astype(ml_dtypes.bfloat16))
+    with pytest.raises(nki.NkiError, match="converts to dst's dtype"):
+        to_bf16(x, nl.float16)
+
+
+@pytest.mark.parametrize("op,ref", [(np.add, np.sum), (np.max, np.max)])
+def test_loop_reduce_accumulates_into_the_assigned_tile(op, ref, rng):
+    @legacy.jit
+    def reduce_blocks(x):
+        out = nl.ndarray((128, 64), nl.float32, buffer=nl.shared_hbm)
+        acc = nl.full((128, 64), 0.0 if op is np.add else nl.fp32.min, nl.float32)
+        for i in nl.affine_range(4):
+            acc[...] = nl.loop_reduce(nl.load(x[i]), op=op, loop_indices=[i], dtype=nl.float32)
+        nl.store(out, value=acc)
+        return out
+
+    x = rng.standard_normal((4, 128, 64)).astype(np.float32)
+    want = ref(x.astype(np.float64), axis=0) if op is np.max else np.float32(0)
+    if op is np.add:  # fp32 additions in loop order, as VectorE does them
+        for i in range(4):
+            want = (x[i] + want).astype(np.float32)
+    np.testing.assert_array_equal(reduce_blocks(x), np.asarray(want, np.float32))
+
+
+def test_loop_reduce_rebound_to_a_name_is_an_error():
+    @legacy.jit
+    def rebound(x):
+        b = nl.zeros((128, 8), nl.float32)
+        b = nl.loop_reduce(nl.load(x), op=np.add, loop_indices=[0])
+        nl.store(x, value=b)
+
+    with pytest.raises(nki.NkiError, match="assign the result into its accumulator"):
+        rebound(np.ones((128, 8), np.float32))
+
+
+def test_tile_size_is_readable_in_host_code(monkeypatch):
+    monkeypatch.delenv(nki.TARGET_ENV, raising=False)
+    assert nl.tile_size.pmax == 128 and nl.tile_size.psum_fmax == 512
+    assert nl.tile_size.gemm_stationary_fmax == 128
+
+    @nki.jit
+    def pmax_inside(out):
+        t = nl.ndarray((nl.tile_size.pmax, 1), nl.float32)
+        nisa.memset(dst=t, value=float(nl.tile_size.psum_fmax))
+        nisa.dma_copy(dst=out, src=t)
+
+    out = np.zeros((nl.tile_size.pmax, 1), np.float32)
+    pmax_inside(out)
+    np.testing.assert_array_equal(out, 512.0)

@@ -13,7 +13,7 @@ from trnsim.nki import _ctx
 from trnsim.nki._ctx import NkiError, unsupported
 from trnsim.nki._broadcast import PsumBroadcast
 from trnsim.nki._tensor import Lazy, NkiTensor, Pending
-from trnsim.numerics import format_name
+from trnsim.nki._dtypes import format_name
 
 AluOp = _core.AluOp
 ActFunc = _core.ActFunc
@@ -441,8 +441,13 @@ def tensor_scalar_reduce(dst, data, op0, operand0, reduce_op, reduce_res, revers
     return dst
 
 
-def tensor_copy(dst, src, engine=None, name=None):
-    """dst = src (with the dtype conversion), on Vector, Scalar or GpSimd."""
+def tensor_copy(dst, src, engine=None, name=None, dtype=None):
+    """dst = src (with the dtype conversion), on Vector, Scalar or GpSimd. ``dtype=`` (the
+    NKI 0.2 form, where the result was a new tile) may only name dst's dtype, which is what
+    the copy converts to."""
+    if dtype is not None and format_name(dtype, "nisa.tensor_copy: dtype") != view(dst).dtype:
+        raise NkiError(f"nisa.tensor_copy: dtype={dtype} differs from dst's {view(dst).dtype}: "
+                       "the copy converts to dst's dtype (declare dst with the dtype wanted)")
     e = globals()["engine"](engine)
     kb().tensor_copy(view(dst), engine_view(src, e), e)
     return dst
