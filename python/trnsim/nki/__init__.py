@@ -182,7 +182,8 @@ def set_dma_policy(load_triggers=("sync",), store_trigger="gpsimd"):
 #: Module names NKI kernels import -> trnsim's module (install_alias). The legacy dialect
 #: shares the modules that do not differ between dialects.
 _CURRENT = {"": "trnsim.nki", ".isa": "trnsim.nki.isa",
-            ".isa.constants": "trnsim.nki.isa.constants", ".language": "trnsim.nki.language", ".typing": "trnsim.nki.typing",
+            ".isa.constants": "trnsim.nki.isa.constants", ".language": "trnsim.nki.language",
+            ".typing": "trnsim.nki.typing",
             ".compiler": "trnsim.nki.compiler",
             ".compiler.backends": "trnsim.nki.compiler.backends",
             ".compiler.backends.neuron": "trnsim.nki.compiler.backends.neuron",
