@@ -67,6 +67,10 @@ class Kernel:
 
     def __call__(self, *args, **kwargs):
         if _ctx._current is not None:  # a kernel calling another: trace it inline
+            if self.grid:
+                raise NkiError(f"{self.fn.__name__}[{', '.join(map(repr, self.grid))}]: "
+                               "calling a kernel with an SPMD grid inside another kernel is "
+                               "not supported (NKI: err_nested_kernel_with_spmd_grid)")
             return self.fn(*args, **kwargs)
         out, run = launch(self.fn, args, kwargs, self.grid, self.chip, self.dialect,
                           policy=self.options.get("dma_policy"))
@@ -128,6 +132,14 @@ def jit(func=None, mode="auto", chip=None, platform_target=None, **options):
     return lambda f: Kernel(f, "nki", chip, options=options)
 
 
+def trace(func=None, **options):
+    """Marks a function a kernel calls (a sub-kernel): called inside a kernel it is traced
+    inline, as NKI traces it; called from host code it runs as a kernel of its own."""
+    if func is not None:
+        return Kernel(func, "nki", options=options)
+    return lambda f: Kernel(f, "nki", options=options)
+
+
 baremetal = _decorator("run")
 benchmark = _decorator("benchmark")
 profile = _decorator("profile")
@@ -167,21 +179,32 @@ def set_dma_policy(load_triggers=("sync",), store_trigger="gpsimd"):
     c.kb.set_dma_policy([_ops.engine(e) for e in load_triggers], _ops.engine(store_trigger))
 
 
+#: Module names NKI kernels import -> trnsim's module (install_alias). The legacy dialect
+#: shares the modules that do not differ between dialects.
+_CURRENT = {"": "trnsim.nki", ".isa": "trnsim.nki.isa",
+            ".isa.constants": "trnsim.nki.isa.constants", ".language": "trnsim.nki.language",
+            ".typing": "trnsim.nki.typing",
+            ".compiler": "trnsim.nki.compiler",
+            ".compiler.backends": "trnsim.nki.compiler.backends",
+            ".compiler.backends.neuron": "trnsim.nki.compiler.backends.neuron",
+            ".compiler.backends.neuron.dimensions":
+                "trnsim.nki.compiler.backends.neuron.dimensions"}
+_LEGACY = {**_CURRENT, "": "trnsim.nki.legacy", ".isa": "trnsim.nki.legacy.isa",
+           ".language": "trnsim.nki.legacy.language", ".typing": "trnsim.nki.legacy.typing"}
+
+
 def install_alias(legacy=True, current=True):
     """Makes ``import nki`` (current dialect) and ``import neuronxcc.nki`` / ``from neuronxcc
     import nki`` (legacy dialect) import trnsim's modules, so kernels written for NKI run
     unchanged. Replaces modules of those names already imported."""
+    import importlib
     import types
 
-    from trnsim import nki as cur
-    from trnsim.nki import isa, language, legacy as leg
-    from trnsim.nki.legacy import isa as lisa, language as llang
-
+    # Every submodule by its own name too: Python would otherwise load a second copy of a
+    # trnsim package's file under the alias (nki.isa.constants), with enums of its own.
     if current:
-        sys.modules["nki"] = cur
-        sys.modules["nki.isa"] = isa
-        sys.modules["nki.language"] = language
-        sys.modules["nki.typing"] = _typing_module()
+        for suffix, target in _CURRENT.items():
+            sys.modules["nki" + suffix] = importlib.import_module(target)
     if legacy:
         pkg = sys.modules.get("neuronxcc")
         if pkg is None or not getattr(pkg, "_trnsim_alias", False):
@@ -189,34 +212,13 @@ def install_alias(legacy=True, current=True):
             pkg.__path__ = []
             pkg._trnsim_alias = True
             sys.modules["neuronxcc"] = pkg
-        pkg.nki = leg
-        sys.modules["neuronxcc.nki"] = leg
-        sys.modules["neuronxcc.nki.isa"] = lisa
-        sys.modules["neuronxcc.nki.language"] = llang
-        sys.modules["neuronxcc.nki.typing"] = _typing_module()
+        for suffix, target in _LEGACY.items():
+            sys.modules["neuronxcc.nki" + suffix] = importlib.import_module(target)
+        pkg.nki = sys.modules["neuronxcc.nki"]
 
 
-def _typing_module():
-    import types
-
-    m = sys.modules.get("trnsim.nki.typing")
-    if m is None:
-        m = types.ModuleType("trnsim.nki.typing")
-
-        class _T:
-            def __getitem__(self, key):
-                return self
-
-        m.tensor = _T()
-        m.mutable_tensor = _T()
-        sys.modules["trnsim.nki.typing"] = m
-    return m
-
-
-typing = _typing_module()
-
-from trnsim.nki import isa, language  # noqa: E402
+from trnsim.nki import compiler, isa, language, typing  # noqa: E402
 
 __all__ = ["jit", "simulate", "simulate_kernel", "baremetal", "benchmark", "profile", "run",
            "install_alias", "last_run", "set_dma_policy", "Kernel", "KernelRun", "NkiError",
-           "TARGET_ENV", "target", "isa", "language"]
+           "TARGET_ENV", "target", "trace", "isa", "language", "compiler", "typing"]

@@ -13,7 +13,7 @@ from trnsim.nki import _ctx
 from trnsim.nki._ctx import NkiError, unsupported
 from trnsim.nki._broadcast import PsumBroadcast
 from trnsim.nki._tensor import Lazy, NkiTensor, Pending
-from trnsim.numerics import format_name
+from trnsim.nki._dtypes import format_name
 
 AluOp = _core.AluOp
 ActFunc = _core.ActFunc
@@ -335,12 +335,29 @@ def nc_transpose(dst, data, engine=None, name=None):
     return dst
 
 
+def check_reduce_cmd(cmd, reduce_res, call):
+    """An instruction's reduce_cmd: the reduce registers are modelled for one instruction at a
+    time (its reduce_res is its own reduction, idle / reset_reduce). A sum carried over from
+    earlier instructions (reduce, load_reduce), or reset with a reduce_res to fill, raises:
+    dropping the earlier part would be a silent wrong result."""
+    name = getattr(cmd, "name", cmd)
+    if name in (None, "idle", "reset_reduce") or (name == "reset" and reduce_res is None):
+        return
+    if name in ("reset", "reduce", "load_reduce"):
+        unsupported(f"{call}(reduce_cmd=reduce_cmd.{name})",
+                    "the engine's reduce registers are not kept across instructions; reduce "
+                    "each instruction into its own reduce_res and add them (nl.add)")
+    raise NkiError(f"{call}: reduce_cmd={cmd!r}: use nisa.reduce_cmd.idle, reset, reduce, "
+                   "reset_reduce or load_reduce")
+
+
 # --- ScalarE ---
 
 def activation(dst, op, data, bias=None, scale=1.0, reduce_op=None, reduce_res=None,
                reduce_cmd=None, name=None, engine=None):
     """dst = op(data * scale + bias); with reduce_res, reduce_res[P, 1] = sum over the
     free dims of the result."""
+    check_reduce_cmd(reduce_cmd, reduce_res, "nisa.activation")
     b = kb()
     f = act(op)
     bias = 0.0 if bias is None else scalar(bias)
@@ -416,15 +433,21 @@ def tensor_tensor_scan(dst, data0, data1, initial, op0, op1, reverse0=False, rev
 
 
 def tensor_scalar_reduce(dst, data, op0, operand0, reduce_op, reduce_res, reverse0=False,
-                         name=None):
+                         reduce_cmd=None, name=None):
     """dst = data op0 operand0; reduce_res[P, 1] = reduce_op over the free dims of dst."""
+    check_reduce_cmd(reduce_cmd, reduce_res, "nisa.tensor_scalar_reduce")
     kb().tensor_scalar_reduce(view(dst), view(reduce_res), view(data), alu(op0),
                               scalar(operand0), bool(reverse0), alu(reduce_op))
     return dst
 
 
-def tensor_copy(dst, src, engine=None, name=None):
-    """dst = src (with the dtype conversion), on Vector, Scalar or GpSimd."""
+def tensor_copy(dst, src, engine=None, name=None, dtype=None):
+    """dst = src (with the dtype conversion), on Vector, Scalar or GpSimd. ``dtype=`` (the
+    NKI 0.2 form, where the result was a new tile) may only name dst's dtype, which is what
+    the copy converts to."""
+    if dtype is not None and format_name(dtype, "nisa.tensor_copy: dtype") != view(dst).dtype:
+        raise NkiError(f"nisa.tensor_copy: dtype={dtype} differs from dst's {view(dst).dtype}: "
+                       "the copy converts to dst's dtype (declare dst with the dtype wanted)")
     e = globals()["engine"](engine)
     kb().tensor_copy(view(dst), engine_view(src, e), e)
     return dst
@@ -435,6 +458,7 @@ def exponential(dst, src, max_value=0.0, reduce_res=None, reduce_cmd=None, reduc
     """NC-v4: dst = exp(src - max_value) on VectorE; with reduce_res, its row sums follow
     in a VectorE tensor_reduce (the engine's own accumulator registers are not modelled as
     readable)."""
+    check_reduce_cmd(reduce_cmd, reduce_res, "nisa.exponential")
     kb().exponential(view(dst), view(src), scalar(max_value))
     if reduce_res is not None:
         if reduce_init:

@@ -17,7 +17,8 @@ import numpy as np
 from trnsim.nki import _ctx, _cse
 from trnsim.nki._ctx import NkiError
 from trnsim.nki._index import abs_pattern, has_expr, resolve_index
-from trnsim.numerics import format_name, numpy_dtype
+from trnsim.nki._dtypes import format_name
+from trnsim.numerics import numpy_dtype
 
 _BUFFER_OF_SPACE = {"sbuf": "sbuf", "psum": "psum", "hbm": "hbm"}
 
@@ -101,8 +102,16 @@ class NkiTensor:
 
         _ops.assign(dst, value)
 
-    def reshape(self, *shape):
-        """The same elements with another shape (the partition dim stays)."""
+    def reshape(self, *shape, **kwargs):
+        """The same elements with another shape (the partition dim stays): ``t.reshape(4, 8)``,
+        ``t.reshape((4, 8))`` or ``t.reshape(shape=(4, 8))``."""
+        if "shape" in kwargs:
+            if shape:
+                raise NkiError("NkiTensor.reshape: give the shape once (positionally or as "
+                               "shape=)")
+            shape = (kwargs.pop("shape"),)
+        if kwargs:
+            raise NkiError(f"NkiTensor.reshape: unexpected arguments {sorted(kwargs)}")
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = shape[0]
         return NkiTensor(self._view().reshape(_opsmod().dims(shape, "NkiTensor.reshape: shape")))

@@ -10,6 +10,7 @@ compute return a new tile (placed directly where it is assigned, see _tensor.Pen
 from __future__ import annotations
 
 import builtins
+import contextlib
 
 import ml_dtypes
 import numpy as np
@@ -19,18 +20,18 @@ from trnsim.nki._ctx import NkiError, stub, unsupported
 from trnsim.nki._index import Expr, Range
 from trnsim.nki._masking import Masking
 from trnsim.nki._tensor import Blocked, NkiTensor, Pending
-from trnsim.numerics import format_name
+from trnsim.nki._dtypes import NkiDType, finfo, format_name  # noqa: F401 - nl.finfo
 
-# --- data types (numpy / ml_dtypes dtypes, as NKI accepts them) ---
-bool_ = np.dtype(np.uint8)
-int8, int16, int32 = np.dtype(np.int8), np.dtype(np.int16), np.dtype(np.int32)
-uint8, uint16, uint32 = np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.uint32)
-float16, float32 = np.dtype(np.float16), np.dtype(np.float32)
-bfloat16 = np.dtype(ml_dtypes.bfloat16)
+# --- data types (numpy / ml_dtypes dtypes with their limits, nl.fp32.min: _dtypes.py) ---
+bool_ = NkiDType(np.uint8)
+int8, int16, int32 = NkiDType(np.int8), NkiDType(np.int16), NkiDType(np.int32)
+uint8, uint16, uint32 = NkiDType(np.uint8), NkiDType(np.uint16), NkiDType(np.uint32)
+float16, float32 = NkiDType(np.float16), NkiDType(np.float32)
+bfloat16 = NkiDType(ml_dtypes.bfloat16)
 tfloat32 = "tf32"
-float8_e4m3 = np.dtype(ml_dtypes.float8_e4m3)
-float8_e4m3fn = np.dtype(ml_dtypes.float8_e4m3fn)
-float8_e5m2 = np.dtype(ml_dtypes.float8_e5m2)
+float8_e4m3 = NkiDType(ml_dtypes.float8_e4m3)
+float8_e4m3fn = NkiDType(ml_dtypes.float8_e4m3fn)
+float8_e5m2 = NkiDType(ml_dtypes.float8_e5m2)
 fp32 = float32
 float8_e5m2_x4 = "float8_e5m2_x4"  # packed MX types: not supported (docs/nki.md)
 float8_e4m3fn_x4 = "float8_e4m3fn_x4"
@@ -72,7 +73,14 @@ class _TileSize:
     """nl.tile_size: the generation's limits (pmax partitions, PSUM bank and matmul sizes)."""
 
     def _chip(self):
-        return _ctx.ctx().chip
+        # Host code reads it too (to size a kernel's arguments): outside a kernel, the target
+        # a launch would take ($NEURON_PLATFORM_TARGET_OVERRIDE, else trn2).
+        if _ctx._current is not None:
+            return _ctx._current.chip
+        from trnsim.kernel import load_chip
+        from trnsim.nki._launch import target
+
+        return load_chip(target())
 
     pmax = property(lambda self: self._chip().sbuf_partitions)
     psum_fmax = property(lambda self: self._chip().psum_bank_bytes // 4)
@@ -112,6 +120,19 @@ def arange(*args):
     return Expr(0, ((Range(stop - start, None, start), 1),))
 
 
+class _Grid(tuple):
+    """The ranges of an nl.mgrid: unpacked (``i_p, i_f = nl.mgrid[...]``) or by field, ``.p``
+    the partition range (axis 0) and ``.x`` the first free one (axis 1), as NKI names them."""
+
+    @property
+    def p(self):
+        return self[0]
+
+    @property
+    def x(self):
+        return self[1]
+
+
 class _MGrid:
     def __getitem__(self, key):
         key = key if isinstance(key, tuple) else (key,)
@@ -125,7 +146,7 @@ class _MGrid:
             if stop <= start:
                 raise NkiError(f"nl.mgrid: axis {axis} ({start}:{stop}) is empty")
             out.append(Expr(0, ((Range(stop - start, axis, start), 1),)))
-        return tuple(out) if len(out) > 1 else out[0]
+        return _Grid(out) if len(out) > 1 else out[0]
 
 
 mgrid = _MGrid()
@@ -140,6 +161,14 @@ def affine_range(*args, **kwargs):
 
 
 sequential_range = static_range = affine_range
+
+
+@contextlib.contextmanager
+def no_reorder():
+    """``with nl.no_reorder():`` keeps the block's instructions in program order: trnsim
+    never reorders a kernel's instructions (each engine runs them in traced order), so there
+    is nothing to do."""
+    yield
 
 
 def dynamic_range(*args, **kwargs):
@@ -324,7 +353,19 @@ def load(src, dtype=None, mask=None, **kwargs):
 
 
 def store(dst, value, mask=None, **kwargs):
-    """dst (HBM) = value (one DMA; a PSUM value is first copied to SBUF)."""
+    """dst (HBM) = value (one DMA; a PSUM value is first copied to SBUF). A number is stored
+    to every element: a memset of an SBUF tile of dst's shape, then the DMA."""
+    if not isinstance(value, NkiTensor) and isinstance(value, (int, float, np.number)):
+        _tiles("nl.store", dst=dst)
+        number = _ops.number(value, "nl.store: value")
+        m, dst = _masked(mask, dst)
+        value = _ops.alloc(dst.shape, dst.dtype)
+        _ops.memset(value, number)
+        if _ops.view(dst).space != "hbm":
+            _ops.tensor_copy(dst, value)
+        else:
+            _ops.dma_copy(dst, value)
+        return
     _tiles("nl.store", dst=dst, value=value)
     if isinstance(value, Pending) and value.v is None:
         value.materialize()
@@ -519,6 +560,33 @@ _ops.ALU_OF[min] = _ops.AluOp.min
 _ops.ALU_OF[prod] = _ops.AluOp.mult
 all = stub("nl.all")  # noqa: A001
 any = stub("nl.any")  # noqa: A001
+
+
+class _LoopReduce(Pending):
+    """nl.loop_reduce's result: ``acc[...] = nl.loop_reduce(x, ...)`` emits acc = x op acc.
+    Placed anywhere else it has no accumulator to read: an error, not a NaN tile."""
+
+    __slots__ = ()
+
+    def materialize(self):
+        if self.v is None:
+            self.take()
+            raise NkiError("nl.loop_reduce: assign the result into its accumulator tile "
+                           "(acc[...] = nl.loop_reduce(x, op=..., loop_indices=[i])): the "
+                           "accumulator is also the reduction's other operand")
+        return self.v
+
+
+def loop_reduce(x, op, loop_indices, dtype=None, mask=None, **kwargs):
+    """Reduction over loop iterations into the tile it is assigned to: ``acc[...] =
+    nl.loop_reduce(x, op=np.add, loop_indices=[i])`` is acc = x op acc, one tensor_tensor per
+    iteration (NKI: "the destination tile is also the rhs input to op"). loop_indices only
+    tell NKI's compiler which loops it may optimise across; trnsim unrolls every loop."""
+    _tiles("nl.loop_reduce", x=x)
+    op = _ops.alu(op)
+    m, x = _masked(mask, x)
+    return m.result(_LoopReduce(lambda d: _ops.tensor_tensor(NkiTensor(d), x, NkiTensor(d), op),
+                                x.shape, dtype or x.dtype))
 
 
 def mean(x, axis, dtype=None, mask=None, keepdims=False, **kwargs):

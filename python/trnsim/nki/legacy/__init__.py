@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from trnsim import nki as _cur
 from trnsim.nki import Kernel, KernelRun, NkiError, last_run, run, set_dma_policy
-from trnsim.nki.legacy import isa, language
-
-typing = _cur.typing
+from trnsim.nki import compiler
+from trnsim.nki.legacy import isa, language, typing
 
 
 def jit(func=None, mode="auto", chip=None, platform_target=None, **options):
@@ -19,6 +18,14 @@ def jit(func=None, mode="auto", chip=None, platform_target=None, **options):
     if func is not None:  # not callable: Kernel says so
         return Kernel(func, "legacy", chip, options=options)
     return lambda f: Kernel(f, "legacy", chip, options=options)
+
+
+def trace(func=None, **options):
+    """A function a legacy kernel calls (a sub-kernel): traced inline inside a kernel, run
+    as a kernel of its own from host code."""
+    if func is not None:
+        return Kernel(func, "legacy", options=options)
+    return lambda f: Kernel(f, "legacy", options=options)
 
 
 baremetal = _cur._decorator("baremetal", "legacy")
@@ -35,4 +42,5 @@ def simulate_kernel(kernel, *args, **kwargs):
 simulate = _cur.simulate
 
 __all__ = ["jit", "simulate_kernel", "simulate", "baremetal", "benchmark", "profile", "run",
-           "last_run", "set_dma_policy", "isa", "language", "Kernel", "KernelRun", "NkiError"]
+           "last_run", "set_dma_policy", "trace", "isa", "language", "typing", "compiler", "Kernel",
+           "KernelRun", "NkiError"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from trnsim.nki import _ops
 from trnsim.nki import isa as _new
+from trnsim.nki.isa import constants  # noqa: F401 - neuronxcc.nki.isa.constants
 from trnsim.nki._ctx import NkiError, unsupported
 from trnsim.nki._index import Cond, Expr
 from trnsim.nki._masking import Masking
@@ -73,6 +74,7 @@ def nc_transpose(data, mask=None, dtype=None, engine=None, **kwargs):
 def activation(op, data, bias=None, scale=1.0, reduce_op=None, reduce_res=None,
                reduce_cmd=None, mask=None, dtype=None, **kwargs):
     _ops.tile(data, "nisa.activation: data")
+    _ops.check_reduce_cmd(reduce_cmd, reduce_res, "nisa.activation")
     x, b, s = _m(mask, data, bias, scale)
     return _out(lambda d: _ops.activation(d, op, x, b, s, reduce_op, reduce_res), x.shape,
                 _dt(dtype, x))
@@ -135,7 +137,8 @@ def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, 
 
 
 def tensor_scalar_reduce(data, op0, operand0, reduce_op, reduce_res, reverse0=False, dtype=None,
-                         mask=None, **kwargs):
+                         mask=None, reduce_cmd=None, **kwargs):
+    _ops.check_reduce_cmd(reduce_cmd, reduce_res, "nisa.tensor_scalar_reduce")
     _ops.tile(data, "nisa.tensor_scalar_reduce: data")
     x, o0, r = _m(mask, data, operand0, reduce_res)
     return _out(lambda d: _ops.tensor_scalar_reduce(d, x, op0, o0, reduce_op, r, reverse0),
@@ -161,7 +164,9 @@ def memset(shape, value, dtype, mask=None, engine=None, **kwargs):
     return _out(lambda d: _ops.memset(d, value, engine), shape, dtype)
 
 
-def exponential(src, max_value=0.0, reduce_res=None, mask=None, dtype=None, **kwargs):
+def exponential(src, max_value=0.0, reduce_res=None, mask=None, dtype=None, reduce_cmd=None,
+                **kwargs):
+    _ops.check_reduce_cmd(reduce_cmd, reduce_res, "nisa.exponential")
     _ops.tile(src, "nisa.exponential: src")
     x, m = _m(mask, src, max_value)
     return _out(lambda d: _ops.exponential(d, x, m, reduce_res), x.shape, _dt(dtype, x))

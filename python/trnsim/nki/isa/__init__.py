@@ -5,67 +5,12 @@ NotImplementedError naming them."""
 
 from __future__ import annotations
 
-import enum
-
 from trnsim import _check
 from trnsim.nki import _ctx, _ops
 from trnsim.nki._ctx import NkiError, stub, unsupported
-
-
-class engine(enum.Enum):
-    """Which engine runs an instruction (unknown: the instruction's default)."""
-
-    unknown = "unknown"
-    tensor = "tensor"
-    vector = "vector"
-    scalar = "scalar"
-    activation = "activation"
-    gpsimd = "gpsimd"
-    sync = "sync"
-
-
-tensor_engine, vector_engine = engine.tensor, engine.vector
-scalar_engine, gpsimd_engine, sync_engine = engine.scalar, engine.gpsimd, engine.sync
-unknown_engine = engine.unknown
-
-
-class reduce_cmd(enum.Enum):
-    idle = 0
-    reset = 1
-    reduce = 2
-    reset_reduce = 3
-
-
-class dge_mode(enum.Enum):
-    unknown = 0
-    swdge = 1
-    hwdge = 2
-    none = 3
-
-
-class oob_mode(enum.Enum):
-    error = 0
-    skip = 1
-
-
-class matmul_perf_mode(enum.Enum):
-    none = "none"
-    double_row = "double_row"
-    double_row_gen3 = "double_row"
-
-
-class dma_engine(enum.Enum):
-    """Which DMA mechanism sendrecv uses (only ``dma``, the standard DMA queues, is
-    modelled)."""
-
-    dma = "dma"
-    gpsimd_dma = "gpsimd_dma"
-
-
-class nc_version(enum.IntEnum):
-    gen2 = 2
-    gen3 = 3
-    gen4 = 4
+from trnsim.nki.isa.constants import (  # noqa: F401 - nisa.<enum> as in NKI
+    dge_mode, dma_engine, engine, gpsimd_engine, matmul_perf_mode, nc_version, oob_mode,
+    reduce_cmd, scalar_engine, sync_engine, tensor_engine, unknown_engine, vector_engine)
 
 
 def get_nc_version():

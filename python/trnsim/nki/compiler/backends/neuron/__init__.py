@@ -1,0 +1,1 @@
+"""neuronxcc.nki.compiler.backends.neuron: see trnsim.nki.compiler.backends."""
