@@ -594,6 +594,7 @@ def binary(a, b, op, dtype=None):
             raise NkiError(f"shapes {tuple(a.shape)} and {tuple(b.shape)}: an elementwise op "
                            "needs tiles of the same rank")
         dt = out_dtype(a, b, dtype=dtype)
+        a, b = _one_per_partition(a, shape), _one_per_partition(b, shape)
         # A [P, 1] column operand is a per-partition scalar: the compiler makes the op a
         # tensor_scalar, N cycles on one input, not a 2N tensor_tensor (HARDWARE.md s8.1).
         if tuple(a.shape) == shape and _column(b, shape):
@@ -615,6 +616,15 @@ def binary(a, b, op, dtype=None):
         return Pending(lambda d: tensor_scalar(NkiTensor(d), b, op, a, reverse0=True), b.shape,
                        out_dtype(b, dtype=dtype))
     raise NkiError(f"an elementwise op needs at least one tile, got {_got(a)} and {_got(b)}")
+
+
+def _one_per_partition(t, shape):
+    """A single value ([1, 1, ...] on chip) against a [P, F...] result: repeated over the P
+    partitions only, so that it is a per-partition scalar operand (a column) below."""
+    if (t.shape[0] == 1 and shape[0] > 1 and all(d == 1 for d in t.shape[1:])
+            and any(d > 1 for d in shape[1:]) and view(t).space != "hbm"):
+        return t.broadcast_to((shape[0], *t.shape[1:]))
+    return t
 
 
 def _column(t, shape):
