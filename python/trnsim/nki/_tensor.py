@@ -84,6 +84,12 @@ class NkiTensor:
 
     # --- views ---
     def __getitem__(self, key):
+        if _has_tile(key):
+            _ctx.unsupported(
+                f"a tensor-indexed (indirect) access {self._view().name}[tile, ...]",
+                "the rows come from a tile's values at run time, an indirect DMA (a vector "
+                "offset); the kernel builder and the simulated ISA have no DMA with offsets "
+                "read from memory yet (C++)")
         if has_expr(key):
             return Lazy(self, key)
         try:
@@ -309,6 +315,16 @@ class NkiTensor:
 
     def __bool__(self):
         raise NkiError("a tile has no truth value at trace time (use nl.where / nisa.select)")
+
+
+def _has_tile(key):
+    """Whether an index holds a tile (nl.load(t[idx_tile, ...]): an indirect DMA)."""
+    if type(key) is tuple:
+        for k in key:
+            if isinstance(k, NkiTensor):
+                return True
+        return False
+    return isinstance(key, NkiTensor)
 
 
 def _opsmod():
