@@ -1,14 +1,16 @@
 """Partition broadcasts as NKI's compiler lowers them (docs/nki.md, "Lowering"): a [1, n] row
 repeated over P partitions is a TensorE matmul of a ones row, per PSUM bank of columns; the
 result is read in PSUM by its first user when it fits one bank (PsumBroadcast), else copied to
-SBUF bank by bank."""
+SBUF bank by bank. Integer rows, which TensorE does not take, go through DMA (an HBM scratch
+row read back with a partition step of 0). Size-1 free dims of the row are broadcast after
+that as a stride-0 view: the row is repeated over partitions as it is, never widened first."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from trnsim.nki import _ctx
-from trnsim.nki._tensor import NkiTensor, np_dtype
+from trnsim.nki._tensor import NkiTensor, broadcast_view, np_dtype
 from trnsim.numerics import format_name
 
 # A broadcast stays in PSUM when it fits one bank (512 fp32) and few others wait for their
@@ -25,10 +27,13 @@ class PsumBroadcast(NkiTensor):
     live range, so a broadcast kept for a whole loop does not hold PSUM banks (docs/nki.md,
     "Lowering")."""
 
-    __slots__ = ("_sbuf", "_first", "_ctx", "_kb")
+    __slots__ = ("_sbuf", "_first", "_ctx", "_kb", "_rows")
 
-    def __init__(self, psum_view, ctx):
-        super().__init__(psum_view)
+    def __init__(self, psum_view, ctx, shape=None):
+        # psum_view: [P, own free dims]; shape: the broadcast's shape when size-1 free dims
+        # are repeated too (a stride-0 view of the PSUM rows, and later of their SBUF copy).
+        self._rows = psum_view
+        super().__init__(psum_view if shape is None else broadcast_view(psum_view, shape))
         self._sbuf = None
         self._first = None  # the instruction (builder count) of its first use, read in PSUM
         self._ctx = ctx
@@ -63,18 +68,57 @@ class PsumBroadcast(NkiTensor):
             if self._first is None:
                 self._ctx.fresh_broadcasts -= 1
             self._first = -1  # PSUM is not read again
-            t = _ops.alloc(self.v.shape, self.v.dtype)
-            _ops.tensor_copy(t, NkiTensor(self.v))
-            self._sbuf = t
-        return self._sbuf.v
+            t = _ops.alloc(self._rows.shape, self._rows.dtype)
+            _ops.tensor_copy(t, NkiTensor(self._rows))
+            self._sbuf = t.v if tuple(self.v.shape) == tuple(self._rows.shape) else \
+                broadcast_view(t.v, tuple(self.v.shape))
+        return self._sbuf
 
 
-def partition_broadcast(x, shape):
+def broadcast(x, shape):
+    """x [1, ...] on chip repeated to `shape` ([P, ...]): its partition to P (TensorE, or DMA for
+    integers), then its size-1 free dims as a stride-0 view. Any shape numpy would broadcast to
+    is right: a [1, 1] row used to be widened over the partition matmul's columns and left
+    them unwritten (NaN) or was refused."""
+    have = tuple(x.shape)
+    broadcast_view(x._view(), shape, check_only=True)  # rank and size-1 dims, NKI's message
+    rows = (shape[0], *have[1:])
+    if is_integer(x.dtype):
+        out = _dma_broadcast(x, rows)
+    else:
+        out = partition_broadcast(x, rows, shape)
+    if isinstance(out, PsumBroadcast) or tuple(out.shape) == tuple(shape):
+        return out
+    return NkiTensor(broadcast_view(out.v, shape))
+
+
+def is_integer(dtype):
+    return np.dtype(dtype).kind in "iub"
+
+
+def _dma_broadcast(x, rows):
+    """An integer row in every partition, bit-exact: TensorE takes float inputs only, so the
+    row goes to an HBM scratch tensor (one DMA) and comes back with a partition step of 0
+    (one DMA): DMA reads any HBM pattern, while an SBUF partition cannot be read twice in one
+    access pattern."""
+    from trnsim.nki import _ops
+
+    c = _ctx.ctx()
+    fmt = format_name(x.dtype)
+    scratch = NkiTensor(c.kb.scratch(c.name("bcast_row"), fmt, [1, *rows[1:]]))
+    _ops.dma_copy(scratch, x)
+    out = _ops.alloc(rows, fmt)
+    _ops.dma_copy(out, NkiTensor(broadcast_view(scratch.v, list(rows))))
+    return out
+
+
+def partition_broadcast(x, shape, final=None):
     """x's single partition in every partition of `shape`: one TensorE matmul ones[1, P].T @
     x[1, cols] per PSUM bank of columns (exact: products with 1, FP32 accumulation of one
-    term). An fp32 result of one bank stays there for its first use (PsumBroadcast); any other
-    (another dtype, more than a bank, several broadcasts waiting for their first use) is
-    copied bank by bank to an SBUF tile of x's dtype."""
+    term). An fp32 result of one bank stays there for its first use (PsumBroadcast, seen with
+    the `final` shape); any other (another dtype, more than a bank, several broadcasts waiting
+    for their first use) is copied bank by bank to an SBUF tile of x's dtype. `shape` keeps
+    x's own free dims."""
     from trnsim.nki import _ops
 
     p, free = shape[0], list(shape[1:])
@@ -87,7 +131,9 @@ def partition_broadcast(x, shape):
             c.fresh_broadcasts < PSUM_RESIDENT_MAX_WAITING:
         ps = NkiTensor(c.kb.psum(c.name("bcast"), "fp32", [p, n]))
         _ops.nc_matmul(ps, ones, flat, accumulate=False)
-        return PsumBroadcast(ps.v if len(free) == 1 else ps.v.reshape(list(shape)), c)
+        rows = ps.v if len(free) == 1 else ps.v.reshape(list(shape))
+        return PsumBroadcast(rows, c, None if final is None or tuple(final) == tuple(shape)
+                             else tuple(final))
     out = _ops.alloc(shape, x.dtype)
     out_flat = out.reshape((p, n)) if len(free) != 1 else out
     for c0 in range(0, n, step):

@@ -128,14 +128,18 @@ def resolve_index(v, key, extents, shape_only=False):
     strides, offset = abs_pattern(v)
     if len(key) > len(shape):
         raise NkiError(f"{len(key)} indices for a {len(shape)}-dim tensor")
-    # (index position, order, size, stride): dims follow the index positions (the partition
-    # index first); several ranges in one position split it, the largest step outermost.
+    # (grid axis, index position, order, size, stride). When every range has its grid axis
+    # ([:, None] / [None, :] tags, nl.mgrid), dims follow the grid axes, as NKI's index grid
+    # does: out[i_f, i_p] = t writes t transposed, and x[i_p, i_f1 * 8 + i_f0] reads a free-dim
+    # transpose. Else (a bare nl.arange) dims follow the index positions, several ranges in
+    # one position the largest step outermost. Slices keep their position.
+    by_axis = all(r.axis is not None for k in key if isinstance(k, Expr) for r, _ in k.terms)
     dims = []
     for d in range(len(shape)):
         k = key[d] if d < len(key) else slice(None)
         if isinstance(k, slice):
             b, e, s = k.indices(shape[d])
-            dims.append((d, 0, len(range(b, e, s)), strides[d] * s))
+            dims.append((d, d, 0, len(range(b, e, s)), strides[d] * s))
             offset += b * strides[d]
         elif isinstance(k, Expr):
             offset += k.const * strides[d]
@@ -144,15 +148,19 @@ def resolve_index(v, key, extents, shape_only=False):
                 if n < 1:
                     raise NkiError("mask= leaves no element of an nl.arange")
                 offset += c * r.start * strides[d]
-                dims.append((d, -abs(c), n, c * strides[d]))
+                dims.append((r.axis if by_axis else d, d, -abs(c), n, c * strides[d]))
         else:
             offset += int(k) * strides[d]
             if d == 0 and on_chip:
-                dims.append((0, 0, 1, strides[0]))
-    dims.sort(key=lambda t: (t[0], t[1]))  # stable: equal keys keep the index order
+                dims.append((-1, 0, 0, 1, strides[0]))  # an int partition: still the first dim
+    dims.sort(key=lambda t: t[:3])  # stable: equal keys keep the index order
     if shape_only:
-        return tuple(n for _, _, n, _ in dims)
-    pattern = [(st, n) for _, _, n, st in dims]
-    if on_chip and (not dims or dims[0][0] != 0):
+        return tuple(n for *_, n, _ in dims)
+    pattern = [(st, n) for *_, n, st in dims]
+    if on_chip and (not dims or dims[0][1] != 0):
+        if any(t[1] == 0 for t in dims):
+            raise NkiError("an on-chip tile indexed with its partition index on a later grid "
+                           "axis (t[i_f, i_p]): a partition / free transpose is an instruction "
+                           "(nisa.nc_transpose, nl.transpose), not an index")
         raise NkiError("the partition dim of an on-chip tile must be indexed first")
     return v.pattern(pattern, offset)

@@ -301,10 +301,9 @@ def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_on
               perf_mode=None, name=None):
     """dst[M, N] (PSUM) = stationary[K, M].T @ moving[K, N]; accumulate=None continues an
     open accumulation group at dst (first write overwrites), False starts a new one."""
+    if is_transpose:  # the same instruction as nc_transpose on TensorE, dtype rules included
+        return nc_transpose(dst, moving, Engine.tensor)
     b = kb()
-    if is_transpose:
-        b.transpose(view(dst), sbuf_view(moving), Engine.tensor)
-        return dst
     double = getattr(perf_mode, "name", perf_mode) in ("double_row", "double_row_gen3")
     pos = _pair(tile_position, "nisa.nc_matmul: tile_position")
     size = _pair(tile_size, "nisa.nc_matmul: tile_size")
@@ -327,11 +326,30 @@ def _pair(x, what):
 
 
 def nc_transpose(dst, data, engine=None, name=None):
-    """dst[F, P] = data[P, F] on TensorE (dst in PSUM) or VectorE (<= 32 x 32)."""
+    """dst[F, P] = data[P, F] on TensorE (dst in PSUM) or VectorE (<= 32 x 32). NKI keeps the
+    input dtype; where TensorE cannot write dst itself (dst in SBUF, or a dtype the PE array
+    does not write on this generation) it writes a PSUM tile it can, copied to dst (VectorE)."""
     e = globals()["engine"](engine, None)
+    d = view(dst)
     if e is None:
-        e = Engine.tensor if view(dst).space == "psum" else Engine.vector
-    kb().transpose(view(dst), sbuf_view(data) if e == Engine.tensor else view(data), e)
+        e = Engine.tensor if d.space == "psum" else Engine.vector
+    if e != Engine.tensor:
+        kb().transpose(d, view(data), e)
+        return dst
+    src = sbuf_view(data)
+    fmt = _pe_transpose_format(src.dtype, d.dtype)
+    if d.space == "psum" and fmt == d.dtype:
+        kb().transpose(d, src, e)
+        return dst
+    tmp = alloc(d.shape, fmt, "psum")
+    kb().transpose(tmp.v, src, e)
+    if fmt == "bf16" and _is_fp8(d.dtype) and _is_fp8(src.dtype):
+        # The 16-bit slots hold the FP8 bytes unchanged (low byte, little-endian): copy those
+        # bytes, bit-exact, rather than read them as bf16 values.
+        tensor_copy(NkiTensor(d.bitcast("uint8")), NkiTensor(tmp.v.bitcast("uint8")[
+            (Ellipsis, slice(0, None, 2))]))
+    else:
+        tensor_copy(dst, tmp)
     return dst
 
 
@@ -349,6 +367,26 @@ def check_reduce_cmd(cmd, reduce_res, call):
                     "each instruction into its own reduce_res and add them (nl.add)")
     raise NkiError(f"{call}: reduce_cmd={cmd!r}: use nisa.reduce_cmd.idle, reset, reduce, "
                    "reset_reduce or load_reduce")
+
+
+def _is_fp8(fmt):
+    return fmt.startswith("fp8") or fmt == "cfp8"
+
+
+def _pe_transpose_format(src, dst):
+    """The PSUM format a TensorE transpose from `src` writes for a `dst` result: NC-v2 writes
+    fp32 (a matmul with the identity: exact for every float input, NaN / Inf aside, which
+    the simulator propagates as NC-v2 does); from NC-v3 the transpose is bit-exact and keeps
+    the width: FP8 bytes land in 16-bit elements (a bf16 tile, nc_transpose copies the bytes
+    out). A dtype conversion goes through fp32 values, which the copy converts."""
+    from trnsim.nki.isa import get_nc_version, nc_version
+
+    if get_nc_version() < nc_version.gen3:
+        # An integer input has no exact fp32 route: dst as asked, which the ISA check refuses.
+        return dst if src.startswith(("int", "uint")) else "fp32"
+    if src == dst:
+        return "bf16" if _is_fp8(src) else src
+    return "fp32"
 
 
 # --- ScalarE ---
@@ -618,6 +656,7 @@ def binary(a, b, op, dtype=None):
             raise NkiError(f"shapes {tuple(a.shape)} and {tuple(b.shape)}: an elementwise op "
                            "needs tiles of the same rank")
         dt = out_dtype(a, b, dtype=dtype)
+        a, b = _one_per_partition(a, shape), _one_per_partition(b, shape)
         # A [P, 1] column operand is a per-partition scalar: the compiler makes the op a
         # tensor_scalar, N cycles on one input, not a 2N tensor_tensor (HARDWARE.md s8.1).
         if tuple(a.shape) == shape and _column(b, shape):
@@ -639,6 +678,15 @@ def binary(a, b, op, dtype=None):
         return Pending(lambda d: tensor_scalar(NkiTensor(d), b, op, a, reverse0=True), b.shape,
                        out_dtype(b, dtype=dtype))
     raise NkiError(f"an elementwise op needs at least one tile, got {_got(a)} and {_got(b)}")
+
+
+def _one_per_partition(t, shape):
+    """A single value ([1, 1, ...] on chip) against a [P, F...] result: repeated over the P
+    partitions only, so that it is a per-partition scalar operand (a column) below."""
+    if (t.shape[0] == 1 and shape[0] > 1 and all(d == 1 for d in t.shape[1:])
+            and any(d > 1 for d in shape[1:]) and view(t).space != "hbm"):
+        return t.broadcast_to((shape[0], *t.shape[1:]))
+    return t
 
 
 def _column(t, shape):

@@ -85,6 +85,12 @@ class NkiTensor:
 
     # --- views ---
     def __getitem__(self, key):
+        if _has_tile(key):
+            _ctx.unsupported(
+                f"a tensor-indexed (indirect) access {self._view().name}[tile, ...]",
+                "the rows come from a tile's values at run time, an indirect DMA (a vector "
+                "offset); the kernel builder and the simulated ISA have no DMA with offsets "
+                "read from memory yet (C++)")
         if has_expr(key):
             return Lazy(self, key)
         try:
@@ -118,14 +124,14 @@ class NkiTensor:
 
     def broadcast_to(self, shape):
         """Size-1 dims repeated to ``shape``: free dims as a view (stride 0); a 1-partition
-        tile to more partitions through TensorE (a ones column times the row, into a new
-        tile), since partitions are separate memories."""
+        tile to more partitions into a new tile (TensorE, or DMA for integers: _broadcast.py),
+        since partitions are separate memories."""
         shape = tuple(_opsmod().dims(shape, "broadcast_to: shape"))
         v = self._view()
         if v.space != "hbm" and v.shape[0] == 1 and shape and shape[0] > 1:
             from trnsim.nki import _broadcast
 
-            return _broadcast.partition_broadcast(self, shape)
+            return _broadcast.broadcast(self, shape)
         return NkiTensor(broadcast_view(v, shape))
 
     def broadcast(self, dim, size):
@@ -320,6 +326,16 @@ class NkiTensor:
         raise NkiError("a tile has no truth value at trace time (use nl.where / nisa.select)")
 
 
+def _has_tile(key):
+    """Whether an index holds a tile (nl.load(t[idx_tile, ...]): an indirect DMA)."""
+    if type(key) is tuple:
+        for k in key:
+            if isinstance(k, NkiTensor):
+                return True
+        return False
+    return isinstance(key, NkiTensor)
+
+
 def _opsmod():
     from trnsim.nki import _ops as ops  # a cycle at import time: _ops imports this module
 
@@ -331,8 +347,11 @@ def same_view(a, b):
             and a.offset == b.offset and a.start_partition == b.start_partition)
 
 
-def broadcast_view(v, shape):
+def broadcast_view(v, shape, check_only=False):
+    """v with its size-1 dims repeated to `shape` (stride 0); check_only: only the checks, the
+    partition dim of an on-chip tile allowed (_broadcast.py copies it)."""
     have = list(v.shape)
+    shape = tuple(shape)
     if len(shape) != len(have):
         raise NkiError(f"broadcast_to: shape {tuple(have)} to {shape}: ranks differ")
     on_chip = v.space != "hbm"
@@ -341,6 +360,8 @@ def broadcast_view(v, shape):
             continue
         if have[d] != 1:
             raise NkiError(f"broadcast_to: dim {d} of {tuple(have)} is {have[d]}, not 1")
+        if check_only:
+            continue
         if d == 0 and on_chip:
             raise NkiError("broadcast_to: the partition dim cannot be broadcast on chip "
                            "(partitions are separate memories); load the data into each "

@@ -17,7 +17,7 @@ import numpy as np
 
 from trnsim.nki import _ctx, _ops
 from trnsim.nki._ctx import NkiError, stub, unsupported
-from trnsim.nki._index import Expr, Range
+from trnsim.nki._index import Expr, Range, abs_pattern
 from trnsim.nki._masking import Masking
 from trnsim.nki._tensor import Blocked, NkiTensor, Pending
 from trnsim.nki._dtypes import NkiDType, finfo, format_name  # noqa: F401 - nl.finfo
@@ -376,11 +376,29 @@ def store(dst, value, mask=None, **kwargs):
 
 
 def load_transpose2d(src, dtype=None, mask=None, **kwargs):
-    """A new SBUF tile holding src.T (a transposing DMA, NC-v3 and later)."""
+    """A new SBUF tile holding src.T, converted to `dtype` if given (_load_transposed)."""
     _tiles("nl.load_transpose2d", src=src)
     _, src = _masked(mask, src)
     shape = tuple(reversed(src.shape))
-    return Pending(lambda d: _ops.dma_transpose(NkiTensor(d), src), shape, dtype or src.dtype)
+    return Pending(lambda d: _load_transposed(NkiTensor(d), src), shape, dtype or src.dtype)
+
+
+def _load_transposed(dst, src):
+    """dst = src.T: one transposing DMA (NC-v3 and later). It moves elements unchanged, so a
+    dtype conversion is a VectorE copy after it. NC-v2 has no DMA transpose (the legacy
+    docs list Trn1 for load_transpose2d): a DMA whose HBM side walks src transposed."""
+    from trnsim.nki.isa import get_nc_version, nc_version
+
+    s = _ops.view(src)
+    if get_nc_version() < nc_version.gen3 and s.space == "hbm" and len(s.shape) == 2:
+        (sp, sf), off = abs_pattern(s)
+        _ops.dma_copy(dst, NkiTensor(s.pattern([(sf, s.shape[1]), (sp, s.shape[0])], off)))
+        return dst
+    if format_name(dst.dtype) == s.dtype:
+        return _ops.dma_transpose(dst, src)
+    t = _ops.alloc(dst.shape, s.dtype)
+    _ops.dma_transpose(t, src)
+    return _ops.tensor_copy(dst, t)
 
 
 def copy(x, dtype=None, mask=None, **kwargs):
@@ -399,9 +417,9 @@ def matmul(x, y, transpose_x=False, mask=None, **kwargs):
         if len(t.shape) != 2:
             raise NkiError(f"nl.matmul: {what} must be a 2-dim tile, got shape {tuple(t.shape)}")
     _, x, y = _masked(mask, x, y)
-    if not transpose_x:
-        xt = transpose(x)
-        x = _ops.new_like(xt, dtype=x.dtype, copy=True)
+    if not transpose_x:  # x.T into SBUF: a TensorE transpose to PSUM, copied (_ops.nc_transpose)
+        xt = _ops.alloc(tuple(reversed(x.shape)), x.dtype)
+        x = _ops.nc_transpose(xt, x, "tensor")
     m, n = x.shape[1], y.shape[1]
     return Pending(lambda d, acc=False: _ops.nc_matmul(NkiTensor(d), x, y,
                                                        accumulate=None if acc else False),
