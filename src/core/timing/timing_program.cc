@@ -85,6 +85,9 @@ int64_t bytes_below(const isa::AccessPattern& ap) {
 // The in-engine read-after-write scan of one stream (InstrInfo::raw_back): the on-chip writes
 // of its last instructions, newest first, so that the first overlap found is the nearest
 // producer and the scan stops at the first write out of the window.
+// Shapes remembered per opcode (the memo of priced shapes).
+constexpr uint32_t kShapeWays = 4;
+
 class RawWindow {
  public:
   // raw_back of instruction `i`, then records its writes. `extent` and `below` are its
@@ -96,6 +99,8 @@ class RawWindow {
       for (int k = 0; k < ins.num_operands && back != 1; ++k) {
         const isa::AccessPattern& ap = ins.operands[k];
         if ((write_mask >> k) & 1u || ap.space == isa::Space::kHbm) continue;
+        // Nothing of the window wrote this memory (TensorE reads SBUF and writes only PSUM).
+        if (i - last_write_[space_slot(ap.space)] > kRawWindow) continue;
         const Span r = span(ap, extent[k], below[k]);
         for (size_t n = 0; n < count_; ++n) {
           const Write& w = writes_[(head_ + kSlots - n) % kSlots];
@@ -113,6 +118,7 @@ class RawWindow {
       if (!((write_mask >> k) & 1u) || ap.space == isa::Space::kHbm) continue;
       head_ = (head_ + 1) % kSlots;
       writes_[head_] = {i, span(ap, extent[k], below[k])};
+      last_write_[space_slot(ap.space)] = i;
       count_ = std::min(count_ + 1, kSlots);
     }
     return back;
@@ -136,7 +142,11 @@ class RawWindow {
             ap.offset + extent};
   }
   static constexpr size_t kSlots = 2 * kRawWindow;  // an instruction writes at most two operands
+  static size_t space_slot(isa::Space s) { return s == isa::Space::kPsum ? 1 : 0; }
   std::array<Write, kSlots> writes_{};
+  // The latest instruction that wrote SBUF (0) and PSUM (1); far back at first.
+  std::array<size_t, 2> last_write_{kNever, kNever};
+  static constexpr size_t kNever = ~size_t{0} / 2;
   size_t head_ = 0, count_ = 0;
 };
 
@@ -159,7 +169,14 @@ TimingProgram::TimingProgram(const isa::Program& program, const arch::CoreSpec& 
       std::array<int64_t, isa::kMaxOperands> below{};  // bytes below the offset (negative steps)
       uint8_t write_mask = 0;
     };
-    std::array<Priced, isa::kNumOpcodes> last{};
+    // A few shapes per opcode: a loop body often alternates two or three shapes of one opcode
+    // (an attention kernel's tensor_tensor ops), which would evict each other from one slot.
+    struct Ways {
+      std::array<Priced, kShapeWays> way{};
+      uint32_t next = 0;  // the slot a new shape takes (round robin)
+      uint32_t mru = 0;   // the slot that matched last: tried first (runs of one shape)
+    };
+    std::array<Ways, isa::kNumOpcodes> last{};
     RawWindow raw;
     int max_reg = -1;
     for (size_t i = 0; i < stream.size(); ++i) {
@@ -167,12 +184,26 @@ TimingProgram::TimingProgram(const isa::Program& program, const arch::CoreSpec& 
       const isa::Instruction& ins = stream[i];
       InstrInfo& x = info.emplace_back();
       // An opcode outside the table (a malformed program) is priced, and fails, every time.
-      Priced& rep = last[std::min(static_cast<size_t>(ins.op), last.size() - 1)];
-      if (rep.ins != nullptr && same_timing_shape(*rep.ins, ins)) {
+      Ways& ways = last[std::min(static_cast<size_t>(ins.op), last.size() - 1)];
+      Priced* hit = nullptr;
+      for (uint32_t t = 0; t < kShapeWays; ++t) {
+        const uint32_t w = t == 0 ? ways.mru : (t <= ways.mru ? t - 1 : t);
+        Priced& way = ways.way[w];
+        if (way.ins == nullptr) break;  // slots fill in order
+        if (same_timing_shape(*way.ins, ins)) {
+          hit = &way;
+          ways.mru = w;
+          break;
+        }
+      }
+      Priced& rep = hit != nullptr ? *hit : ways.way[ways.next];
+      if (hit != nullptr) {
         // Its priced fields; the per-instruction ones (waits, signals, footprint) follow.
         x = info[rep.info];
         x.sbuf_end = x.psum_end = 0;
       } else {
+        ways.mru = ways.next;
+        ways.next = (ways.next + 1) % kShapeWays;
         rep.ins = &ins;
         rep.info = i;
         for (int k = 0; k < ins.num_operands; ++k)
