@@ -442,12 +442,18 @@ def scalar_tensor_tensor(dst, data, op0, operand0, op1, operand1, reverse0=False
 
 
 def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, name=None):
-    """dst = op over the free axes `axis` of data (they must be the innermost ones)."""
+    """dst = op over the free axes `axis` of data. Axes that are not the innermost are
+    reduced by the same one instruction reading data through a permuted access pattern (the
+    kept dims first, the reduced ones innermost), as the engines walk any pattern."""
     rank = len(tile(data, "nisa.tensor_reduce: data").shape)
     axes = sorted(axes_of(axis, rank, "nisa.tensor_reduce"))
-    if axes != list(range(rank - len(axes), rank)) or 0 in axes:
-        unsupported(f"tensor_reduce over axes {tuple(axes)} of a {rank}-dim tile",
-                    "reduce the innermost free axes (reshape or .ap() first)")
+    if 0 in axes:
+        unsupported(f"tensor_reduce over the partition dim (axes {tuple(axes)})",
+                    "reduce across partitions with nisa.tensor_partition_reduce (GpSimd) or a "
+                    "TensorE transpose first")
+    if axes != list(range(rank - len(axes), rank)):
+        kept = [d for d in range(1, rank) if d not in axes]
+        data = data.permute([0, *kept, *axes])
     kb().tensor_reduce(view(dst), view(data), alu(op), len(axes))
     if negate:
         tensor_scalar(dst, dst, "mult", -1.0)
