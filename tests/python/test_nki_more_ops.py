@@ -138,3 +138,88 @@ def test_a_reduction_over_the_partition_dim_still_refuses():
 
     with pytest.raises(NotImplementedError, match="partition dim"):
         kernel(np.zeros((8, 4), np.float32))
+
+
+# --- predicated copy and select_reduce (one VectorE select; the reduce follows it) ---
+
+@pytest.mark.parametrize("chip", CHIPS)
+def test_tensor_copy_predicated_against_numpy(chip, rng):
+    src = rng.standard_normal((32, 48)).astype(np.float32)
+    old = rng.standard_normal((32, 48)).astype(np.float32)
+    pred = rng.integers(0, 3, (32, 48)).astype(np.uint8)  # 2 is true too
+
+    @nki.jit(chip=chip)
+    def kernel(src, old, pred):
+        outs = []
+        for rev, value in ((False, None), (True, None), (False, 7.5)):
+            d = nl.load(old)
+            p = nl.load(pred)
+            s = nl.load(src) if value is None else value
+            nisa.tensor_copy_predicated(dst=d, src=s, predicate=p, reverse_pred=rev)
+            o = nl.ndarray(old.shape, nl.float32, buffer=nl.shared_hbm)
+            nl.store(o, d)
+            outs.append(o)
+        return outs
+
+    a, b, c = kernel(src, old, pred)
+    np.testing.assert_array_equal(a, np.where(pred != 0, src, old))
+    np.testing.assert_array_equal(b, np.where(pred == 0, src, old))
+    np.testing.assert_array_equal(c, np.where(pred != 0, np.float32(7.5), old))
+
+
+def test_legacy_tensor_copy_predicated_writes_dst_in_place(rng):
+    src = rng.standard_normal((16, 8)).astype(np.float32)
+    pred = rng.integers(0, 2, (16, 8)).astype(np.uint16)
+
+    @legacy.jit
+    def kernel(src, pred, out):
+        d = nl.zeros((16, 8), nl.float32)
+        lisa.tensor_copy_predicated(src=nl.load(src), dst=d, predicate=nl.load(pred))
+        nl.store(out, d)
+
+    out = np.ones((16, 8), np.float32)
+    kernel(src, pred, out)
+    np.testing.assert_array_equal(out, np.where(pred != 0, src, 0))
+
+
+def test_tensor_copy_predicated_checks_the_documented_dtypes():
+    @nki.jit
+    def kernel(x):
+        t = nl.load(x)
+        nisa.tensor_copy_predicated(dst=t, src=t, predicate=t)
+
+    with pytest.raises(nki.NkiError, match="uint8, uint16 or uint32 predicate"):
+        kernel(np.zeros((4, 4), np.float32))
+
+
+@pytest.mark.parametrize("chip", CHIPS)
+@pytest.mark.parametrize("dialect", ["current", "legacy"])
+def test_select_reduce_against_numpy(chip, dialect, rng):
+    x = rng.standard_normal((32, 40)).astype(np.float32)
+    pred = rng.integers(0, 2, (32, 40)).astype(np.uint8)
+    col = rng.standard_normal((32, 1)).astype(np.float32)
+    call = lisa.select_reduce if dialect == "legacy" else nisa.select_reduce
+    jit = legacy.jit if dialect == "legacy" else nki.jit
+
+    def kernel(x, pred, col):
+        res = []
+        for on_false, rev in ((-3.0, False), ("col", True)):
+            d = nl.ndarray(x.shape, nl.float32)
+            m = nl.ndarray((x.shape[0], 1), nl.float32)
+            f = nl.load(col) if on_false == "col" else on_false
+            call(dst=d, predicate=nl.load(pred), on_true=nl.load(x), on_false=f,
+                 reduce_res=m, reduce_op=nl.maximum, reverse_pred=rev)
+            o = nl.ndarray(x.shape, nl.float32, buffer=nl.shared_hbm)
+            om = nl.ndarray((x.shape[0], 1), nl.float32, buffer=nl.shared_hbm)
+            nl.store(o, d)
+            nl.store(om, m)
+            res += [o, om]
+        return res
+
+    a, am, b, bm = jit(kernel, chip=chip)(x, pred, col)
+    ra = np.where(pred != 0, x, np.float32(-3.0))
+    rb = np.where(pred == 0, x, np.broadcast_to(col, x.shape))
+    np.testing.assert_array_equal(a, ra)
+    np.testing.assert_array_equal(am[:, 0], ra.max(1))
+    np.testing.assert_array_equal(b, rb)
+    np.testing.assert_array_equal(bm[:, 0], rb.max(1))

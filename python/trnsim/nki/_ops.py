@@ -537,6 +537,67 @@ def select(dst, predicate, on_true, on_false):
     return dst
 
 
+def _filled(like, value, what):
+    """A tile of like's shape and dtype holding `value` (one memset): the select reads its
+    three operands as tiles."""
+    t = alloc(like.shape, like.dtype)
+    memset(t, number(value, what))
+    return t
+
+
+def _unsigned_predicate(predicate, call):
+    fmt = view(tile(predicate, f"{call}: predicate")).dtype
+    if fmt not in ("uint8", "uint16", "uint32"):
+        raise NkiError(f"{call}: predicate is {fmt}; NKI takes a uint8, uint16 or uint32 "
+                       "predicate")
+
+
+def tensor_copy_predicated(dst, src, predicate, reverse_pred=False, name=None):
+    """dst = src where predicate != 0 (== 0 with reverse_pred), dst unchanged elsewhere: one
+    VectorE select whose other operand is dst itself, which is what the hardware's
+    predicated copy computes (and costs: max(MIN_II, 2N), N with one operand in PSUM)."""
+    call = "nisa.tensor_copy_predicated"
+    tile(dst, f"{call}: dst")
+    _unsigned_predicate(predicate, call)
+    if is_tile(src):
+        if view(src).dtype != view(dst).dtype:
+            raise NkiError(f"{call}: src is {view(src).dtype} and dst {view(dst).dtype}; they "
+                           "must share the dtype")
+    else:
+        src = _filled(dst, src, f"{call}: src")
+    on_true, on_false = (dst, src) if reverse_pred else (src, dst)
+    kb().select(view(dst), view(predicate), view(on_true), view(on_false))
+    return dst
+
+
+def select_reduce(dst, predicate, on_true, on_false, reduce_res=None, reduce_cmd=None,
+                  reduce_op=None, reverse_pred=False, name=None):
+    """dst = predicate != 0 ? on_true : on_false (swapped with reverse_pred), on_false a
+    number or one value per partition ([P, 1]); reduce_res[P, 1] = max of dst over its free
+    dims, by a VectorE tensor_reduce after the select (the engine's fused reduction is not an
+    instruction of the core, as for nisa.exponential)."""
+    call = "nisa.select_reduce"
+    check_reduce_cmd(reduce_cmd, reduce_res, call)
+    tile(dst, f"{call}: dst")
+    tile(on_true, f"{call}: on_true")
+    if reduce_op is not None and alu(reduce_op) != AluOp.max:
+        raise NkiError(f"{call}: reduce_op must be nl.maximum (the only reduction NKI offers)")
+    if not is_tile(on_false):
+        on_false = _filled(dst, on_false, f"{call}: on_false")
+    elif tuple(on_false.shape) != tuple(dst.shape):
+        if on_false.shape[0] != dst.shape[0] or any(d != 1 for d in on_false.shape[1:]):
+            raise NkiError(f"{call}: on_false {tuple(on_false.shape)} must be a number or one "
+                           f"value per partition ({dst.shape[0]}, 1)")
+        on_false = on_false.reshape([dst.shape[0]] + [1] * (len(dst.shape) - 1)).broadcast_to(
+            dst.shape)
+    if reverse_pred:
+        on_true, on_false = on_false, on_true
+    kb().select(view(dst), view(predicate), view(on_true), view(on_false))
+    if reduce_res is not None:
+        tensor_reduce(reduce_res, "max", dst, tuple(range(1, len(dst.shape))))
+    return dst
+
+
 def bn_stats(dst, data, name=None):
     kb().bn_stats(view(dst), view(data))
     return dst

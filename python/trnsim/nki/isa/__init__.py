@@ -41,6 +41,8 @@ bn_aggr = _ops.bn_aggr
 max8 = _ops.max8
 dma_copy = _ops.dma_copy
 dma_transpose = _ops.dma_transpose
+tensor_copy_predicated = _ops.tensor_copy_predicated
+select_reduce = _ops.select_reduce
 
 
 def select(dst, predicate, on_true, on_false, name=None):
@@ -122,8 +124,8 @@ for _name, _why in {
     "dropout": "rng", "rng": "rng", "rand2": "rng", "rand_set_state": "rng",
     "rand_get_state": "rng", "set_rng_seed": "rng", "local_gather": "gather",
     "nc_n_gather": "gather", "nc_find_index8": "", "nc_match_replace8": "",
-    "nc_stream_shuffle": "", "range_select": "", "select_reduce": "", "sequence_bounds": "",
-    "tensor_copy_predicated": "", "tensor_copy_dynamic_src": "register",
+    "nc_stream_shuffle": "", "range_select": "", "sequence_bounds": "",
+    "tensor_copy_dynamic_src": "register",
     "tensor_copy_dynamic_dst": "register", "tensor_scalar_cumulative": "",
     "dma_compute": "", "register_alloc": "register", "register_load": "register",
     "register_move": "register", "register_store": "register", "nonzero_with_count": "",

@@ -243,8 +243,24 @@ def dma_transpose(src, axes=None, mask=None, dtype=None, **kwargs):
     return _out(lambda d: _ops.dma_transpose(d, x), tuple(reversed(x.shape)), _dt(dtype, x))
 
 
+def tensor_copy_predicated(src, dst, predicate, reverse_pred=False, mask=None, dtype=None,
+                           **kwargs):
+    """dst = src where predicate holds (NKI 0.1 takes dst too and writes it in place)."""
+    _ops.tile(dst, "nisa.tensor_copy_predicated: dst")
+    d, s, p = _m(mask, dst, src, predicate)
+    _ops.tensor_copy_predicated(d, s, p, reverse_pred)
+
+
+def select_reduce(dst, predicate, on_true, on_false, reduce_res=None, reduce_cmd=None,
+                  reduce_op=None, reverse_pred=False, mask=None, dtype=None, **kwargs):
+    """dst = predicate ? on_true : on_false, reduce_res = its row max (written in place)."""
+    _ops.tile(dst, "nisa.select_reduce: dst")
+    d, p, t, f = _m(mask, dst, predicate, on_true, on_false)
+    _ops.select_reduce(d, p, t, f, reduce_res, reduce_cmd, reduce_op, reverse_pred)
+
+
 for _name in ("nc_matmul_mx", "quantize_mx", "dropout", "local_gather", "nc_find_index8",
-              "nc_match_replace8", "nc_stream_shuffle", "range_select", "select_reduce",
-              "sequence_bounds", "tensor_copy_predicated", "tensor_copy_dynamic_src",
+              "nc_match_replace8", "nc_stream_shuffle", "range_select",
+              "sequence_bounds", "tensor_copy_dynamic_src",
               "tensor_copy_dynamic_dst", "tensor_scalar_cumulative"):
     globals()[_name] = getattr(_new, _name)
