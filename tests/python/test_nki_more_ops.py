@@ -223,3 +223,75 @@ def test_select_reduce_against_numpy(chip, dialect, rng):
     np.testing.assert_array_equal(am[:, 0], ra.max(1))
     np.testing.assert_array_equal(b, rb)
     np.testing.assert_array_equal(bm[:, 0], rb.max(1))
+
+
+# --- max8, iota, affine_select: already exposed; checked on every generation ---
+
+@pytest.mark.parametrize("chip", CHIPS)
+def test_max8_iota_affine_select_current_dialect(chip, rng):
+    x = rng.standard_normal((64, 100)).astype(np.float32)
+
+    @nki.jit(chip=chip)
+    def kernel(x):
+        t = nl.load(x)
+        m = nl.ndarray((64, 8), nl.float32)
+        nisa.max8(dst=m, src=t)
+        io = nl.ndarray((64, 100), nl.int32)
+        nisa.iota(dst=io, pattern=[[1, 100]], offset=3, channel_multiplier=100)
+        sel = nl.ndarray((64, 100), nl.float32)
+        nisa.affine_select(dst=sel, pattern=[[-1, 100]], offset=0, channel_multiplier=1,
+                           on_true_tile=t, on_false_value=-5.0, cmp_op=nl.greater_equal)
+        outs = []
+        for v, dt in ((m, nl.float32), (io, nl.int32), (sel, nl.float32)):
+            o = nl.ndarray(v.shape, dt, buffer=nl.shared_hbm)
+            nl.store(o, v)
+            outs.append(o)
+        return outs
+
+    m, io, sel = kernel(x)
+    p, i = np.arange(64)[:, None], np.arange(100)[None, :]
+    np.testing.assert_array_equal(m, -np.sort(-x, 1)[:, :8])
+    np.testing.assert_array_equal(io, 3 + 100 * p + i)
+    np.testing.assert_array_equal(sel, np.where(p - i >= 0, x, np.float32(-5)))
+
+
+@pytest.mark.parametrize("chip", CHIPS)
+def test_max8_iota_affine_select_legacy_dialect(chip, rng):
+    x = rng.standard_normal((64, 100)).astype(np.float32)
+
+    @legacy.jit(chip=chip)
+    def kernel(x, m, io, sel):
+        t = nl.load(x)
+        nl.store(m, lisa.max8(src=t))
+        i_p, i_f = nl.mgrid[0:64, 0:100]
+        nl.store(io, lisa.iota(i_p * 100 + i_f + 3, dtype=nl.int32))
+        nl.store(sel, lisa.affine_select(i_p - i_f >= 0, t, -5.0))
+
+    m, io = np.zeros((64, 8), np.float32), np.zeros((64, 100), np.int32)
+    sel = np.zeros_like(x)
+    kernel(x, m, io, sel)
+    p, i = np.arange(64)[:, None], np.arange(100)[None, :]
+    np.testing.assert_array_equal(m, -np.sort(-x, 1)[:, :8])
+    np.testing.assert_array_equal(io, 3 + 100 * p + i)
+    np.testing.assert_array_equal(sel, np.where(p - i >= 0, x, np.float32(-5)))
+
+
+# --- refused: what the core lacks is named ---
+
+@pytest.mark.parametrize("mod", [nisa, lisa], ids=["current", "legacy"])
+@pytest.mark.parametrize("name, missing", [
+    ("nc_matmul_mx", "KernelBuilder::matmul_mx"), ("quantize_mx", "KernelBuilder::quantize_mx"),
+    ("nc_find_index8", "find_index8 instruction in the core"),
+    ("range_select", "range_select instruction in the core")])
+def test_refused_names_say_what_the_core_lacks(mod, name, missing):
+    with pytest.raises(NotImplementedError, match=f"{name}.*{missing}"):
+        getattr(mod, name)()
+
+
+def test_packed_mx_dtypes_refuse_naming_the_missing_builder_calls():
+    @nki.jit(chip="trn3")
+    def kernel(x):
+        nl.ndarray((4, 4), nl.float8_e4m3fn_x4)
+
+    with pytest.raises(NotImplementedError, match="float8_e4m3fn_x4.*nc_matmul_mx"):
+        kernel(np.zeros((4, 4), np.float32))
