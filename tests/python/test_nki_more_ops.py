@@ -295,3 +295,34 @@ def test_packed_mx_dtypes_refuse_naming_the_missing_builder_calls():
 
     with pytest.raises(NotImplementedError, match="float8_e4m3fn_x4.*nc_matmul_mx"):
         kernel(np.zeros((4, 4), np.float32))
+
+
+# --- legacy ISA calls: an unknown keyword is an error naming it, never ignored ---
+
+def test_legacy_isa_unknown_keyword_is_an_error_naming_it(rng):
+    x = rng.standard_normal((8, 16)).astype(np.float32)
+
+    @legacy.jit
+    def misspelt(x, out):
+        t = nl.load(x)
+        nl.store(out, lisa.tensor_scalar(t, np.multiply, 2.0, reverse_0=True))
+
+    with pytest.raises(nki.NkiError, match="nisa.tensor_scalar: unexpected keyword argument "
+                                           "'reverse_0'.*reverse0") as e:
+        misspelt(x, np.zeros_like(x))
+    assert isinstance(e.value, TypeError)  # as Python's own, for code that catches those
+
+    @legacy.jit
+    def named(x, out):  # name= labels any NKI instruction: accepted
+        nl.store(out, lisa.tensor_scalar(nl.load(x), np.multiply, 2.0, name="twice"))
+
+    out = np.zeros_like(x)
+    named(x, out)
+    np.testing.assert_array_equal(out, 2 * x)
+
+    @legacy.jit
+    def missing(x):
+        lisa.activation(data=nl.load(x))
+
+    with pytest.raises(nki.NkiError, match="nisa.activation: .*'op'"):
+        missing(x)

@@ -225,6 +225,8 @@ def _front_end_error(e):
     """A Python error raised inside trnsim's NKI modules while tracing (an argument the front
     end did not check, or a bug of its own) as an NkiError naming the NKI call the kernel
     made; errors of the kernel's own code pass unchanged. The original stays the __cause__."""
+    if isinstance(e, NkiError):  # NkiArgumentError is a TypeError too: named already
+        return e
     tb = e.__traceback__
     kinds = []  # per frame, outermost first: "trnsim", "lib" (numpy, called by it) or "user"
     frames = []
