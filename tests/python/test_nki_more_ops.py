@@ -326,3 +326,39 @@ def test_legacy_isa_unknown_keyword_is_an_error_naming_it(rng):
 
     with pytest.raises(nki.NkiError, match="nisa.activation: .*'op'"):
         missing(x)
+
+
+# --- nl.spmd_dim: a grid axis split over the physical cores ---
+
+@pytest.mark.parametrize("chip", ["trn2", "trn3"])
+def test_spmd_dim_splits_an_axis_into_blocks_per_core(chip):
+    @nki.jit(chip=chip)
+    def kernel(x, out):
+        i, j = nl.program_id(0), nl.program_id(1)
+        t = nl.load(x[i * 8:(i + 1) * 8, j * 4:(j + 1) * 4])
+        value = float(100 * i + 10 * j + nl.num_programs(0))
+        nl.store(out[i * 8:(i + 1) * 8, j * 4:(j + 1) * 4], nl.add(t, value))
+
+    x = np.zeros((32, 8), np.float32)
+    out = np.zeros_like(x)
+    kernel[nl.spmd_dim(nl.nc(2), 2), 2](x, out)
+    i, j = np.arange(32)[:, None] // 8, np.arange(8)[None, :] // 4
+    np.testing.assert_array_equal(out, 100 * i + 10 * j + 4)
+    # NKI: core 0 runs instances 0 and 1 of the axis, core 1 runs 2 and 3; the instances of
+    # one step run together, one per core (listed by core).
+    assert [pids for pids, _ in nki.last_run().groups] == [
+        [(0, 0), (2, 0)], [(0, 1), (2, 1)], [(1, 0), (3, 0)], [(1, 1), (3, 1)]]
+
+
+def test_spmd_dim_checks_its_dims():
+    with pytest.raises(nki.NkiError, match="nl.spmd_dim: dim"):
+        nl.spmd_dim(nl.nc(2), 0)
+    with pytest.raises(nki.NkiError, match="at least one dim"):
+        nl.spmd_dim()
+
+    @nki.jit(chip="trn1")  # trn1 has no logical cores of two
+    def kernel(x):
+        pass
+
+    with pytest.raises(nki.NkiError, match="logical core"):
+        kernel[nl.spmd_dim(nl.nc(2), 2)](np.zeros((4, 4), np.float32))

@@ -226,8 +226,25 @@ class nc:
         return f"nl.nc({self.n})"
 
 
-def spmd_dim(*args):
-    unsupported("nl.spmd_dim", "use kernel[nl.nc(2)] or kernel[g0, g1]")
+class spmd_dim:
+    """nl.spmd_dim(*dims) in a launch grid: one axis made of sub-dims (positive ints and
+    nl.nc(n)), the first the most significant. ``kernel[nl.spmd_dim(nl.nc(2), 2)]`` is four
+    instances, program_id(0) 0..3: 0 and 1 on physical core 0, 2 and 3 on core 1."""
+
+    def __init__(self, *dims):
+        if not dims:
+            raise NkiError("nl.spmd_dim needs at least one dim (an int or nl.nc(n))")
+        for d in dims:
+            if not isinstance(d, nc):
+                _ops.integer(d, "nl.spmd_dim: dim", 1)
+        self.dims = tuple(d if isinstance(d, nc) else int(d) for d in dims)
+        self.n = int(np.prod([int(d) for d in self.dims]))
+
+    def __int__(self):
+        return self.n
+
+    def __repr__(self):
+        return f"nl.spmd_dim({', '.join(map(repr, self.dims))})"
 
 
 def device_print(prefix, x=None, *args, **kwargs):
