@@ -362,3 +362,36 @@ def test_spmd_dim_checks_its_dims():
 
     with pytest.raises(nki.NkiError, match="logical core"):
         kernel[nl.spmd_dim(nl.nc(2), 2)](np.zeros((4, 4), np.float32))
+
+
+# --- masks over several ranges ---
+
+@pytest.mark.parametrize("chip", CHIPS)
+def test_masks_joining_ranges_keep_a_box(chip, rng):
+    x = rng.standard_normal((16, 32)).astype(np.float32)
+
+    @legacy.jit(chip=chip)
+    def kernel(x, out):
+        i_p, i_f = nl.mgrid[0:16, 0:32]
+        box = (i_p < 10) & (i_f < 20) & (i_f <= 25)
+        t = nl.load(x[i_p, i_f], mask=box)
+        nl.store(out[i_p, i_f], value=nl.multiply(t, 2.0, mask=box), mask=box)
+
+    out = np.full_like(x, 7)
+    kernel(x, out)
+    ref = np.full_like(x, 7)
+    ref[:10, :20] = 2 * x[:10, :20]
+    np.testing.assert_array_equal(out, ref)
+
+
+@pytest.mark.parametrize("mask, what", [
+    (lambda i_p, i_f: (i_p >= 4) & (i_f < 20), "not a prefix"),
+    (lambda i_p, i_f: i_p + i_f < 20, "several nl.arange in one comparison")])
+def test_masks_that_are_not_a_box_refuse(mask, what):
+    @legacy.jit
+    def kernel(x):
+        i_p, i_f = nl.mgrid[0:16, 0:32]
+        nl.load(x[i_p, i_f], mask=mask(i_p, i_f))
+
+    with pytest.raises(NotImplementedError, match=what):
+        kernel(np.zeros((16, 32), np.float32))
