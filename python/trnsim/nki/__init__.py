@@ -183,7 +183,7 @@ def set_dma_policy(load_triggers=("sync",), store_trigger="gpsimd"):
 #: shares the modules that do not differ between dialects.
 _CURRENT = {"": "trnsim.nki", ".isa": "trnsim.nki.isa",
             ".isa.constants": "trnsim.nki.isa.constants", ".language": "trnsim.nki.language",
-            ".typing": "trnsim.nki.typing",
+            ".language.constants": "trnsim.nki._lang_constants", ".typing": "trnsim.nki.typing",
             ".compiler": "trnsim.nki.compiler",
             ".compiler.backends": "trnsim.nki.compiler.backends",
             ".compiler.backends.neuron": "trnsim.nki.compiler.backends.neuron",

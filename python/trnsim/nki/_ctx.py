@@ -10,6 +10,11 @@ class NkiError(ValueError):
     """A kernel mistake NKI's compiler would reject (shape, partition or buffer rules)."""
 
 
+class NkiArgumentError(NkiError, TypeError):
+    """A call with a keyword argument the NKI function does not take (a TypeError too, as
+    Python's own for an unexpected keyword)."""
+
+
 class Ctx:
     __slots__ = ("kb", "chip", "pids", "grid", "names", "used", "pending", "outputs",
                  "dialect", "constants", "lnc", "rank", "ones", "fresh_broadcasts")

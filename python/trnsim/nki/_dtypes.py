@@ -55,9 +55,20 @@ def finfo(dtype):
     return ml_dtypes.finfo(np.dtype(dtype))
 
 
+#: NKI's packed MX dtypes (four elements per packed element): names, not numpy dtypes.
+PACKED_MX = ("float8_e5m2_x4", "float8_e4m3fn_x4", "float4_e2m1fn_x4")
+
+
 def format_name(dtype, what=None):
     """trnsim's format of an NKI dtype: numpy's bool (np.bool_, bool) is NKI's bool_, one byte
     holding 0 or 1 (uint8), as bool arrays given to a kernel are."""
+    if isinstance(dtype, str) and dtype in PACKED_MX:
+        from trnsim.nki._ctx import unsupported
+
+        unsupported(f"the packed MX dtype nl.{dtype}",
+                    "its tiles feed only nisa.nc_matmul_mx / nisa.quantize_mx, which need "
+                    "KernelBuilder calls in the C++ core (the core holds MX data as fp8 / fp4 "
+                    "elements, four per packed element in the innermost dim)")
     if dtype is bool or dtype is np.bool_ or (isinstance(dtype, np.dtype) and dtype.kind == "b"):
         dtype = np.uint8
     return _format_name(dtype, what)

@@ -98,13 +98,15 @@ class Cond:
                 _ctx.unsupported("mask= over several nl.arange in one comparison")
             r, c = e.terms[0]
             n = out.get(r, r.n)
-            ok = 0
-            for i in range(n):  # small: n <= 512
-                x = e.const + c * (r.start + i)
-                if {"<": x < v, "<=": x <= v, ">": x > v, ">=": x >= v}[op]:
-                    ok = i + 1
-                else:
-                    break
+            keep = [{"<": x < v, "<=": x <= v, ">": x > v, ">=": x >= v}[op]
+                    for x in (e.const + c * (r.start + i) for i in range(n))]  # n <= 512
+            ok = keep.index(False) if False in keep else n
+            if any(keep[ok:]):
+                # A lower bound (i >= 4) keeps values after the start: shortening the range
+                # cannot say that, and "no element" would be wrong.
+                _ctx.unsupported("mask= keeping values that are not a prefix of their "
+                                 "nl.arange (a lower bound such as i >= k)",
+                                 "offset the range instead: nl.arange(k, n)")
             out[r] = ok
         return out
 

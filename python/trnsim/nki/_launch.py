@@ -48,18 +48,18 @@ def target(chip=None):
 def check_grid(grid) -> tuple:
     """A launch grid as a tuple of positive ints and nl.nc(n) axes; anything else (0, -3,
     "a", 2.5, None, a list) is an NkiError naming it, never an empty or truncated launch."""
-    from trnsim.nki.language import nc
+    from trnsim.nki.language import nc, spmd_dim
 
     grid = grid if isinstance(grid, tuple) else (grid,)
     shown = f"kernel[{', '.join(map(repr, grid))}]"
     total = 1
     for a, g in enumerate(grid):
-        if isinstance(g, nc):
+        if isinstance(g, (nc, spmd_dim)):
             n = g.n
         elif isinstance(g, (bool, np.bool_)) or not isinstance(g, (int, np.integer)):
             raise NkiError(f"{shown}: grid axis {a} is {type(g).__name__} {g!r}; a launch grid "
-                           "holds positive integers and nl.nc(n) (kernel[4], kernel[2, 3], "
-                           "kernel[nl.nc(2)])")
+                           "holds positive integers, nl.nc(n) and nl.spmd_dim(...) (kernel[4], "
+                           "kernel[2, 3], kernel[nl.nc(2)])")
         else:
             n = int(g)
         if n < 1:
@@ -225,6 +225,8 @@ def _front_end_error(e):
     """A Python error raised inside trnsim's NKI modules while tracing (an argument the front
     end did not check, or a bug of its own) as an NkiError naming the NKI call the kernel
     made; errors of the kernel's own code pass unchanged. The original stays the __cause__."""
+    if isinstance(e, NkiError):  # NkiArgumentError is a TypeError too: named already
+        return e
     tb = e.__traceback__
     kinds = []  # per frame, outermost first: "trnsim", "lib" (numpy, called by it) or "user"
     frames = []
@@ -272,24 +274,30 @@ def _groups(grid, chip):
     axes. A group is the instances that differ only in their nl.nc axes: they run together,
     one per physical core of one logical core, as [(rank, program ids)]; groups keep the
     grid's order."""
-    from trnsim.nki.language import nc
+    from trnsim.nki.language import nc, spmd_dim
 
     sizes = [int(g) for g in grid]
-    lnc_axes = [a for a, g in enumerate(grid) if isinstance(g, nc)]
-    cores = int(np.prod([sizes[a] for a in lnc_axes])) if lnc_axes else 1
-    if lnc_axes:
+    # Every axis as its sub-dims (an nl.spmd_dim has several): (axis, size, an nl.nc dim).
+    subs = [(a, int(d), isinstance(d, nc)) for a, g in enumerate(grid)
+            for d in (g.dims if isinstance(g, spmd_dim) else (g,))]
+    lnc = [i for i, (_, _, is_nc) in enumerate(subs) if is_nc]
+    cores = int(np.prod([subs[i][1] for i in lnc])) if lnc else 1
+    if lnc:
         try:
             _core.lnc_degree(chip, cores, "nl.nc")
         except ValueError as e:
             raise NkiError(f"kernel[{', '.join(map(repr, grid))}]: {cores} instances on the "
                            f"physical cores of one logical core: {e}") from None
     groups = {}
-    for pids in itertools.product(*[range(s) for s in sizes]) if sizes else [()]:
-        key = tuple(p for a, p in enumerate(pids) if a not in lnc_axes)
+    for ids in itertools.product(*[range(n) for _, n, _ in subs]) if subs else [()]:
+        pids = [0] * len(sizes)
+        for (a, n, _), i in zip(subs, ids):  # mixed radix: the first sub-dim most significant
+            pids[a] = pids[a] * n + i
+        key = tuple(i for j, i in enumerate(ids) if j not in lnc)
         rank = 0
-        for a in lnc_axes:  # mixed radix over the nc axes, the first one most significant
-            rank = rank * sizes[a] + pids[a]
-        groups.setdefault(key, []).append((rank, pids))
+        for j in lnc:  # mixed radix over the nc dims, the first one most significant
+            rank = rank * subs[j][1] + ids[j]
+        groups.setdefault(key, []).append((rank, tuple(pids)))
     return sizes, cores, [sorted(g) for g in groups.values()]
 
 

@@ -442,12 +442,18 @@ def scalar_tensor_tensor(dst, data, op0, operand0, op1, operand1, reverse0=False
 
 
 def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, name=None):
-    """dst = op over the free axes `axis` of data (they must be the innermost ones)."""
+    """dst = op over the free axes `axis` of data. Axes that are not the innermost are
+    reduced by the same one instruction reading data through a permuted access pattern (the
+    kept dims first, the reduced ones innermost), as the engines walk any pattern."""
     rank = len(tile(data, "nisa.tensor_reduce: data").shape)
     axes = sorted(axes_of(axis, rank, "nisa.tensor_reduce"))
-    if axes != list(range(rank - len(axes), rank)) or 0 in axes:
-        unsupported(f"tensor_reduce over axes {tuple(axes)} of a {rank}-dim tile",
-                    "reduce the innermost free axes (reshape or .ap() first)")
+    if 0 in axes:
+        unsupported(f"tensor_reduce over the partition dim (axes {tuple(axes)})",
+                    "reduce across partitions with nisa.tensor_partition_reduce (GpSimd) or a "
+                    "TensorE transpose first")
+    if axes != list(range(rank - len(axes), rank)):
+        kept = [d for d in range(1, rank) if d not in axes]
+        data = data.permute([0, *kept, *axes])
     kb().tensor_reduce(view(dst), view(data), alu(op), len(axes))
     if negate:
         tensor_scalar(dst, dst, "mult", -1.0)
@@ -528,6 +534,67 @@ def select(dst, predicate, on_true, on_false):
         memset(t, on_true)
         on_true = t
     kb().select(view(dst), view(predicate), view(on_true), view(on_false))
+    return dst
+
+
+def _filled(like, value, what):
+    """A tile of like's shape and dtype holding `value` (one memset): the select reads its
+    three operands as tiles."""
+    t = alloc(like.shape, like.dtype)
+    memset(t, number(value, what))
+    return t
+
+
+def _unsigned_predicate(predicate, call):
+    fmt = view(tile(predicate, f"{call}: predicate")).dtype
+    if fmt not in ("uint8", "uint16", "uint32"):
+        raise NkiError(f"{call}: predicate is {fmt}; NKI takes a uint8, uint16 or uint32 "
+                       "predicate")
+
+
+def tensor_copy_predicated(dst, src, predicate, reverse_pred=False, name=None):
+    """dst = src where predicate != 0 (== 0 with reverse_pred), dst unchanged elsewhere: one
+    VectorE select whose other operand is dst itself, which is what the hardware's
+    predicated copy computes (and costs: max(MIN_II, 2N), N with one operand in PSUM)."""
+    call = "nisa.tensor_copy_predicated"
+    tile(dst, f"{call}: dst")
+    _unsigned_predicate(predicate, call)
+    if is_tile(src):
+        if view(src).dtype != view(dst).dtype:
+            raise NkiError(f"{call}: src is {view(src).dtype} and dst {view(dst).dtype}; they "
+                           "must share the dtype")
+    else:
+        src = _filled(dst, src, f"{call}: src")
+    on_true, on_false = (dst, src) if reverse_pred else (src, dst)
+    kb().select(view(dst), view(predicate), view(on_true), view(on_false))
+    return dst
+
+
+def select_reduce(dst, predicate, on_true, on_false, reduce_res=None, reduce_cmd=None,
+                  reduce_op=None, reverse_pred=False, name=None):
+    """dst = predicate != 0 ? on_true : on_false (swapped with reverse_pred), on_false a
+    number or one value per partition ([P, 1]); reduce_res[P, 1] = max of dst over its free
+    dims, by a VectorE tensor_reduce after the select (the engine's fused reduction is not an
+    instruction of the core, as for nisa.exponential)."""
+    call = "nisa.select_reduce"
+    check_reduce_cmd(reduce_cmd, reduce_res, call)
+    tile(dst, f"{call}: dst")
+    tile(on_true, f"{call}: on_true")
+    if reduce_op is not None and alu(reduce_op) != AluOp.max:
+        raise NkiError(f"{call}: reduce_op must be nl.maximum (the only reduction NKI offers)")
+    if not is_tile(on_false):
+        on_false = _filled(dst, on_false, f"{call}: on_false")
+    elif tuple(on_false.shape) != tuple(dst.shape):
+        if on_false.shape[0] != dst.shape[0] or any(d != 1 for d in on_false.shape[1:]):
+            raise NkiError(f"{call}: on_false {tuple(on_false.shape)} must be a number or one "
+                           f"value per partition ({dst.shape[0]}, 1)")
+        on_false = on_false.reshape([dst.shape[0]] + [1] * (len(dst.shape) - 1)).broadcast_to(
+            dst.shape)
+    if reverse_pred:
+        on_true, on_false = on_false, on_true
+    kb().select(view(dst), view(predicate), view(on_true), view(on_false))
+    if reduce_res is not None:
+        tensor_reduce(reduce_res, "max", dst, tuple(range(1, len(dst.shape))))
     return dst
 
 

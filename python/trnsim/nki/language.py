@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import sys
 
 import ml_dtypes
 import numpy as np
@@ -21,6 +22,10 @@ from trnsim.nki._index import Expr, Range, abs_pattern
 from trnsim.nki._masking import Masking
 from trnsim.nki._tensor import Blocked, NkiTensor, Pending
 from trnsim.nki._dtypes import NkiDType, finfo, format_name  # noqa: F401 - nl.finfo
+from trnsim.nki import _lang_constants as constants
+
+# ``import nki.language.constants`` finds it by its full name (this module is no package).
+sys.modules[__name__ + ".constants"] = constants
 
 # --- data types (numpy / ml_dtypes dtypes with their limits, nl.fp32.min: _dtypes.py) ---
 bool_ = NkiDType(np.uint8)
@@ -88,6 +93,8 @@ class _TileSize:
     gemm_moving_fmax = property(lambda self: builtins.min(self._chip().matmul_n_max,
                                                  self._chip().psum_bank_bytes // 4))
     bn_stats_fmax = 512
+    sbuf_min_align = constants.sbuf_min_align
+    psum_min_align = constants.psum_min_align
     psum_partitions = property(lambda self: self._chip().sbuf_partitions)
     total_available_sbuf_size = property(lambda self: self._chip().sbuf_bytes_per_partition)
 
@@ -219,8 +226,25 @@ class nc:
         return f"nl.nc({self.n})"
 
 
-def spmd_dim(*args):
-    unsupported("nl.spmd_dim", "use kernel[nl.nc(2)] or kernel[g0, g1]")
+class spmd_dim:
+    """nl.spmd_dim(*dims) in a launch grid: one axis made of sub-dims (positive ints and
+    nl.nc(n)), the first the most significant. ``kernel[nl.spmd_dim(nl.nc(2), 2)]`` is four
+    instances, program_id(0) 0..3: 0 and 1 on physical core 0, 2 and 3 on core 1."""
+
+    def __init__(self, *dims):
+        if not dims:
+            raise NkiError("nl.spmd_dim needs at least one dim (an int or nl.nc(n))")
+        for d in dims:
+            if not isinstance(d, nc):
+                _ops.integer(d, "nl.spmd_dim: dim", 1)
+        self.dims = tuple(d if isinstance(d, nc) else int(d) for d in dims)
+        self.n = int(np.prod([int(d) for d in self.dims]))
+
+    def __int__(self):
+        return self.n
+
+    def __repr__(self):
+        return f"nl.spmd_dim({', '.join(map(repr, self.dims))})"
 
 
 def device_print(prefix, x=None, *args, **kwargs):
@@ -549,19 +573,20 @@ def where(condition, x, y, dtype=None, mask=None, **kwargs):
 
 
 # --- reductions over free axes (VectorE) ---
+def _reduced_shape(x, axes, keepdims):
+    if keepdims:
+        return [1 if i in axes else s for i, s in enumerate(x.shape)]
+    shape = [s for i, s in enumerate(x.shape) if i not in axes]
+    return shape + [1] if len(shape) == 1 else shape
+
+
 def _reduce_fn(name, opname):
     def f(x, axis, dtype=None, mask=None, keepdims=False, **kwargs):
         _tiles(f"nl.{name}", x=x)
         _, x = _masked(mask, x)
-        rank = len(x.shape)
-        axes = _ops.axes_of(axis, rank, f"nl.{name}")
-        shape = [s for i, s in enumerate(x.shape) if i not in axes]
-        kshape = [1 if i in axes else s for i, s in enumerate(x.shape)]
-        if len(shape) == 1:
-            shape = shape + [1]
-        out_shape = kshape if keepdims else shape
-        return Pending(lambda d: _ops.tensor_reduce(NkiTensor(d), opname, x, axes), out_shape,
-                       _ops.out_dtype(x, dtype=dtype))
+        axes = _ops.axes_of(axis, len(x.shape), f"nl.{name}")
+        return Pending(lambda d: _ops.tensor_reduce(NkiTensor(d), opname, x, axes),
+                       _reduced_shape(x, axes, keepdims), _ops.out_dtype(x, dtype=dtype))
 
     f.__name__ = name
     f.__doc__ = f"{name} over free axes `axis` (VectorE tensor_reduce '{opname}')."
@@ -576,8 +601,31 @@ _ops.ALU_OF[sum] = _ops.AluOp.add
 _ops.ALU_OF[max] = _ops.AluOp.max
 _ops.ALU_OF[min] = _ops.AluOp.min
 _ops.ALU_OF[prod] = _ops.AluOp.mult
-all = stub("nl.all")  # noqa: A001
-any = stub("nl.any")  # noqa: A001
+
+
+def _truth_fn(name, opname):
+    def f(x, axis, dtype=bool_, mask=None, keepdims=False, **kwargs):
+        _tiles(f"nl.{name}", x=x)
+        _, x = _masked(mask, x)
+        axes = _ops.axes_of(axis, len(x.shape), f"nl.{name}")
+
+        def emit(d):
+            # x != 0 as 0 / 1 (NaN counts as true, as in numpy), then its min (all) or max
+            # (any) over the axes: the reduce alone would return a lone element unchanged.
+            truth = _ops.alloc(x.shape, bool_)
+            _ops.tensor_scalar(truth, x, "not_equal", 0.0)
+            return _ops.tensor_reduce(NkiTensor(d), opname, truth, axes)
+
+        return Pending(emit, _reduced_shape(x, axes, keepdims), dtype)
+
+    f.__name__ = name
+    f.__doc__ = (f"Whether {name} elements along free axes `axis` are non-zero (VectorE: a "
+                 f"not_equal 0, then a tensor_reduce '{opname}').")
+    return f
+
+
+all = _truth_fn("all", "min")  # noqa: A001
+any = _truth_fn("any", "max")  # noqa: A001
 
 
 class _LoopReduce(Pending):

@@ -41,6 +41,8 @@ bn_aggr = _ops.bn_aggr
 max8 = _ops.max8
 dma_copy = _ops.dma_copy
 dma_transpose = _ops.dma_transpose
+tensor_copy_predicated = _ops.tensor_copy_predicated
+select_reduce = _ops.select_reduce
 
 
 def select(dst, predicate, on_true, on_false, name=None):
@@ -115,15 +117,31 @@ _WHY = {
     "rng": "the ISA random generators are not modelled",
     "gather": "no gather instruction is modelled",
     "register": "runtime registers and dynamic control flow are not traced",
-    "mx": "MX matmul / quantisation are not exposed by the kernel builder yet",
+    # The core executes both (NC-v4, trn3); what is missing is the C++ builder call and its
+    # Python binding (src/kernel/builder.h, src/bindings/bind_builder.cc).
+    "matmul_mx": "needs a KernelBuilder::matmul_mx call and its binding in the C++ core "
+                 "(emitting kMatmulMx: dst [M, N] PSUM, stationary / moving MX data [K/4, M x4] "
+                 "/ [K/4, N x4] with E8M0 scales); the simulator has the instruction, the "
+                 "kernel builder does not expose it",
+    "quantize_mx": "needs a KernelBuilder::quantize_mx call and its binding in the C++ core "
+                   "(emitting kQuantizeMx: dst MXFP8, scale [P, F/4] E8M0, src bf16 / fp16); "
+                   "the simulator has the instruction, the kernel builder does not expose it",
+    "find_index8": "needs a VectorE find_index8 instruction in the core (dst [P, 8] uint32 = "
+                   "the first index of each of vals [P, 8] in data [P, 8..16384], N cycles); "
+                   "the existing instructions compute it only in 16 VectorE passes (a compare "
+                   "and a reduce per value), which would misstate its time 16-fold",
+    "range_select": "needs a VectorE range_select instruction in the core (free index + "
+                    "range_start compared with the per-partition bound0 / bound1, on_false "
+                    "fill, fused max into reduce_res); the existing instructions need a GpSimd "
+                    "iota and four VectorE passes for the hardware's one",
 }
 for _name, _why in {
-    "nc_matmul_mx": "mx", "quantize_mx": "mx", "activate2": "",
+    "nc_matmul_mx": "matmul_mx", "quantize_mx": "quantize_mx", "activate2": "",
     "dropout": "rng", "rng": "rng", "rand2": "rng", "rand_set_state": "rng",
     "rand_get_state": "rng", "set_rng_seed": "rng", "local_gather": "gather",
-    "nc_n_gather": "gather", "nc_find_index8": "", "nc_match_replace8": "",
-    "nc_stream_shuffle": "", "range_select": "", "select_reduce": "", "sequence_bounds": "",
-    "tensor_copy_predicated": "", "tensor_copy_dynamic_src": "register",
+    "nc_n_gather": "gather", "nc_find_index8": "find_index8", "nc_match_replace8": "",
+    "nc_stream_shuffle": "", "range_select": "range_select", "sequence_bounds": "",
+    "tensor_copy_dynamic_src": "register",
     "tensor_copy_dynamic_dst": "register", "tensor_scalar_cumulative": "",
     "dma_compute": "", "register_alloc": "register", "register_load": "register",
     "register_move": "register", "register_store": "register", "nonzero_with_count": "",

@@ -6,11 +6,13 @@ is assigned to (no extra copy)."""
 
 from __future__ import annotations
 
+import functools
+import inspect
 
 from trnsim.nki import _ops
 from trnsim.nki import isa as _new
 from trnsim.nki.isa import constants  # noqa: F401 - neuronxcc.nki.isa.constants
-from trnsim.nki._ctx import NkiError, unsupported
+from trnsim.nki._ctx import NkiArgumentError, NkiError, unsupported
 from trnsim.nki._index import Cond, Expr
 from trnsim.nki._masking import Masking
 from trnsim.nki._tensor import NkiTensor, Pending
@@ -243,8 +245,55 @@ def dma_transpose(src, axes=None, mask=None, dtype=None, **kwargs):
     return _out(lambda d: _ops.dma_transpose(d, x), tuple(reversed(x.shape)), _dt(dtype, x))
 
 
+def tensor_copy_predicated(src, dst, predicate, reverse_pred=False, mask=None, dtype=None,
+                           **kwargs):
+    """dst = src where predicate holds (NKI 0.1 takes dst too and writes it in place)."""
+    _ops.tile(dst, "nisa.tensor_copy_predicated: dst")
+    d, s, p = _m(mask, dst, src, predicate)
+    _ops.tensor_copy_predicated(d, s, p, reverse_pred)
+
+
+def select_reduce(dst, predicate, on_true, on_false, reduce_res=None, reduce_cmd=None,
+                  reduce_op=None, reverse_pred=False, mask=None, dtype=None, **kwargs):
+    """dst = predicate ? on_true : on_false, reduce_res = its row max (written in place)."""
+    _ops.tile(dst, "nisa.select_reduce: dst")
+    d, p, t, f = _m(mask, dst, predicate, on_true, on_false)
+    _ops.select_reduce(d, p, t, f, reduce_res, reduce_cmd, reduce_op, reverse_pred)
+
+
 for _name in ("nc_matmul_mx", "quantize_mx", "dropout", "local_gather", "nc_find_index8",
-              "nc_match_replace8", "nc_stream_shuffle", "range_select", "select_reduce",
-              "sequence_bounds", "tensor_copy_predicated", "tensor_copy_dynamic_src",
+              "nc_match_replace8", "nc_stream_shuffle", "range_select",
+              "sequence_bounds", "tensor_copy_dynamic_src",
               "tensor_copy_dynamic_dst", "tensor_scalar_cumulative"):
     globals()[_name] = getattr(_new, _name)
+
+
+def _strict(f):
+    """f, refusing keyword arguments it does not name: NKI 0.1's signatures end in **kwargs,
+    and swallowing them let a misspelt parameter (``reverse_pred0=``, ``axes=``) be ignored
+    without a word. ``name=`` (every NKI instruction's label) is accepted."""
+    params = inspect.signature(f).parameters
+    known = {n for n, p in params.items()
+             if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)} | {"name"}
+
+    @functools.wraps(f)
+    def checked(*args, **kwargs):
+        for k in kwargs:
+            if k not in known:
+                raise NkiArgumentError(
+                    f"nisa.{f.__name__}: unexpected keyword argument {k!r}; it takes "
+                    + ", ".join(n for n in params if n in known))
+        try:
+            return f(*args, **kwargs)
+        except TypeError as e:
+            if e.__traceback__.tb_next is not None:  # raised inside f, not binding its arguments
+                raise
+            raise NkiArgumentError(f"nisa.{f.__name__}: {e}") from None
+
+    return checked
+
+
+for _name, _f in list(globals().items()):
+    if (inspect.isfunction(_f) and not _name.startswith("_") and _f.__module__ == __name__
+            and any(p.kind == p.VAR_KEYWORD for p in inspect.signature(_f).parameters.values())):
+        globals()[_name] = _strict(_f)
