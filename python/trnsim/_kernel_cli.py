@@ -154,7 +154,7 @@ def _raised_by_user(e) -> bool:
     tb = e.__traceback__
     while tb.tb_next is not None:
         tb = tb.tb_next
-    return not tb.tb_frame.f_globals.get("__name__", "").startswith("trnsim")
+    return tb.tb_frame.f_globals.get("__name__", "").split(".")[0] != "trnsim"
 
 
 # --- run ---
@@ -203,8 +203,8 @@ def _run(o, command) -> int:
 def _run_chip(o, kernel, inputs, chip, mode, several):
     from trnsim.nki import launch
 
-    args, kwargs = inputs.arguments()
-    before = {k: v.copy() for k, v in kwargs.items() if isinstance(v, np.ndarray)}
+    args, kwargs, arrays = inputs.arguments()
+    before = {k: v.copy() for k, v in arrays.items()}
     try:
         with _KernelErrors(o.file):
             ret, run = launch(kernel.fn, args, kwargs, kernel.grid, chip, kernel.dialect,
@@ -215,8 +215,8 @@ def _run_chip(o, kernel, inputs, chip, mode, several):
             raise
         return {"chip": chip, "mode": mode, "fault": str(e)}
     outputs = dict(_flatten("return", ret))
-    for k, v in kwargs.items():  # out-parameter kernels: the arguments they wrote
-        if k in before and not np.array_equal(v, before[k], equal_nan=v.dtype.kind == "f"):
+    for k, v in arrays.items():  # out-parameter kernels: the arguments they wrote
+        if not np.array_equal(v, before[k], equal_nan=v.dtype.kind == "f"):
             outputs[k] = v
     r = {"chip": run.chip, "mode": mode, "run": run, "total_ps": run.total_ps,
          "execution_ps": run.execution_ps, "launch_ps": run.launch_ps,
@@ -334,7 +334,7 @@ def _check(o, command) -> int:
     status, reports = 0, []
     with tempfile.TemporaryDirectory(prefix="trnsim-check-") as tmp:
         for chip in chips:
-            args, kwargs = inputs.arguments()
+            args, kwargs, _ = inputs.arguments()
             spec = load_chip(target(chip))
             with _KernelErrors(o.file):
                 program = _launch._trace(kernel.fn, args, kwargs, spec, (), [], kernel.dialect,

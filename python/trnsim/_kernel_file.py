@@ -66,7 +66,7 @@ def load(path):
         raise UsageError(f"{path}: " + ("is a directory; expected an NKI kernel file"
                                         if os.path.isdir(path) else "no such file"))
     trnsim.nki.install_alias()
-    name = f"trnsim_kernel_file_{next(_counter)}"
+    name = f"_nki_kernel_file_{next(_counter)}"
     spec = importlib.util.spec_from_file_location(name, os.path.abspath(path))
     module = importlib.util.module_from_spec(spec)
     folder = os.path.dirname(os.path.abspath(path))
@@ -190,17 +190,20 @@ class Inputs:
                              "NAME=SHAPE:DTYPE (e.g. 128x512:float32) or NAME=NUMBER")
 
     def arguments(self):
-        """(args, kwargs) for one launch: fresh copies, since a launch writes into them. The
-        leading positional parameters go by position (so *args can follow), the rest by name."""
-        copy = lambda v: v.copy() if isinstance(v, np.ndarray) else v  # noqa: E731
+        """(args, kwargs, arrays) for one launch: fresh copies, since a launch writes into
+        them, and {parameter: array} of those copies. The leading positional parameters go by
+        position (so *args can follow), the rest by name."""
+        copies = {p: v.copy() if isinstance(v, np.ndarray) else v
+                  for p, (_, v) in self.given.items()}
         by_position = []
         for p, v in self.params.items():
-            if v.kind not in (v.POSITIONAL_ONLY, v.POSITIONAL_OR_KEYWORD) or p not in self.given:
+            if v.kind not in (v.POSITIONAL_ONLY, v.POSITIONAL_OR_KEYWORD) or p not in copies:
                 break
             by_position.append(p)
-        args = [copy(self.given[p][1]) for p in by_position] + [copy(v) for _, v in self.extra]
-        kwargs = {p: copy(v) for p, (_, v) in self.given.items() if p not in by_position}
-        return args, kwargs
+        extra = [v.copy() if isinstance(v, np.ndarray) else v for _, v in self.extra]
+        args = [copies[p] for p in by_position] + extra
+        kwargs = {p: v for p, v in copies.items() if p not in by_position}
+        return args, kwargs, {p: v for p, v in copies.items() if isinstance(v, np.ndarray)}
 
     def manifest(self):
         out = []
