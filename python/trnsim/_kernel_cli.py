@@ -223,11 +223,11 @@ def _run_chip(o, kernel, inputs, chip, mode, several):
          "latency_us": run.latency_us, "result": run.figures,
          "outputs": [_stats(k, v) for k, v in outputs.items()]}
     if o.trace:
-        r["trace"] = _per_chip(o.trace, chip, several)
+        r["trace"] = _per_chip(o.trace, run.chip, several)
         with _written("--trace", r["trace"]):
             run.write_trace(r["trace"])
     if o.save_outputs:
-        r["saved_outputs"] = _per_chip(o.save_outputs, chip, several)
+        r["saved_outputs"] = _per_chip(o.save_outputs, run.chip, several)
         buf = io.BytesIO()
         np.savez(buf, **{k: _portable(v) for k, v in outputs.items()})
         with _written("--save-outputs", r["saved_outputs"]):
