@@ -299,7 +299,8 @@ def _comparison(runs):
     rows = [("time (us)", lambda r: f"{r['execution_ps'] * 1e-6:.3f}"),
             ("latency with launch (us)",
              lambda r: f"{r['total_ps'] * 1e-6:.3f}" if r["launch_ps"] else "-"),
-            ("TensorE utilisation (%)", lambda r: f"{100 * r['result']['tensor']['utilisation']:.2f}"),
+            ("TensorE utilisation (%)",
+             lambda r: f"{100 * r['result']['tensor']['utilisation']:.2f}"),
             ("TensorE peak (TFLOPS bf16)",
              lambda r: f"{r['result']['tensor']['peak_flops'] * 1e-12:.2f}")]
     for e in ("pe", "dve", "act", "pool", "sp"):
@@ -342,15 +343,15 @@ def _check(o, command) -> int:
             path = os.path.join(tmp, f"{name}.s")
             label = f"{o.file}: {name}"
             if o.save_program:
-                path = label = _per_chip(o.save_program, chip, len(chips) > 1)
+                path = label = _per_chip(o.save_program, spec.name, len(chips) > 1)
             with _written("--save-program", path):
                 write_text_atomically(path, program.text())
-            argv = ["check", path, "--chip", chip] + (["--json"] if o.json else []) + (
+            argv = ["check", path, "--chip", target(chip)] + (["--json"] if o.json else []) + (
                 ["--max-instructions", str(o.max_instructions)] if o.max_instructions else [])
             rc, out, err = _captured(argv)
             status = max(status, rc)
             sys.stderr.write(err.replace(path, label))
-            if o.json and rc != 2:
+            if o.json and out.strip():  # a report, also of a program too big to check
                 report = json.loads(out)
                 report["program"] = o.save_program and path
                 reports.append(report)

@@ -39,7 +39,7 @@ def location(exc) -> str | None:
     if isinstance(exc, SyntaxError) and exc.filename and exc.lineno:
         return f"{_shown(exc.filename)}:{exc.lineno}"
     here = None
-    for frame, line in traceback_frames(exc):
+    for frame, line in _frames(exc):
         name = frame.f_globals.get("__name__", "")
         file = frame.f_code.co_filename
         if name.split(".")[0] in ("trnsim", "numpy", "ml_dtypes", "importlib", "runpy") or \
@@ -49,7 +49,7 @@ def location(exc) -> str | None:
     return here
 
 
-def traceback_frames(exc):
+def _frames(exc):
     tb = exc.__traceback__
     while tb is not None:
         yield tb.tb_frame, tb.tb_lineno

@@ -189,6 +189,13 @@ def test_check_traces_and_runs_the_race_checker(files):
     assert ".tensor a hbm fp32 [128, 512]" in (files / "k.s").read_text()
 
 
+def test_check_of_a_program_too_big_to_check_exits_2_with_its_report(files):
+    r = trnsim(files, "check", "k.py", "128x512", "128x512", "--max-instructions", "1")
+    assert r.returncode == 2 and "k.py: add: not checked on trn2" in r.stdout, r
+    r = trnsim(files, "check", "k.py", "128x512", "128x512", "--max-instructions", "1", "--json")
+    assert r.returncode == 2 and json.loads(r.stdout)["checks"][0]["checked"] is False
+
+
 ERRORS = [  # (command, expected in stderr)
     (["run", "k.py", "a=128x512"], "add: no input for parameter(s) b"),
     (["run", "k.py", "128x512", "128x512", "c=1"], "c: no such parameter; add takes a, b"),
