@@ -98,6 +98,10 @@ def main(args) -> int:
     except KeyboardInterrupt:
         print("trnsim: interrupted", file=sys.stderr)
         return 130
+    except AssertionError as e:  # as the C++ command reports its InternalError
+        print(f"trnsim: {e}\ntrnsim: this is a bug in trnsim, not in the input; please report "
+              "it with the command line above", file=sys.stderr)
+        return 3
 
 
 def _chips(o, kernel):
@@ -141,8 +145,8 @@ class _KernelErrors(contextlib.AbstractContextManager):
 
         if e is None or isinstance(e, (UsageError, KeyboardInterrupt, SystemExit)):
             return False
-        if isinstance(e, AssertionError):  # the C++ core's internal errors: a bug, exit 3
-            return False
+        if isinstance(e, AssertionError) and not _raised_by_user(e):
+            return False  # the C++ core's internal errors: a bug, exit 3 (main)
         if isinstance(e, MemoryError):
             raise UsageError("out of host memory (lower the problem size)") from None
         msg = str(e) if isinstance(e, (NkiError, ValueError)) or not _raised_by_user(e) \

@@ -69,7 +69,7 @@ def f(a):
 
 @nki.jit
 def g(a):
-    pass
+    assert a.shape[0] <= 128, "a: at most 128 rows"
 """
 
 
@@ -213,6 +213,7 @@ ERRORS = [  # (command, expected in stderr)
     (["run", "two.py", "1"], "two.py: defines 2 kernels (f, g); pick one with --kernel"),
     (["run", "two.py", "1", "--kernel", "h"], "--kernel h: no such kernel (the file's kernels"),
     (["run", "two.py", "1", "--kernel", "f"], "two.py:7: ZeroDivisionError: division by zero"),
+    (["run", "two.py", "256x4", "--kernel", "g"], "two.py:12: AssertionError: a: at most 128"),
     (["run", "none.py"], "none.py: defines no @nki.jit kernel"),
     (["run", "syntax.py"], "syntax.py:2: SyntaxError"),
     (["run", "missing.py"], "missing.py: no such file"),
