@@ -14,10 +14,14 @@ def main(argv=None) -> int:
               "`bash scripts/install.sh`", file=sys.stderr)
         return 2
     export_spec_dir()
+    args = list(sys.argv[1:] if argv is None else argv)
+    from trnsim import _kernel_cli
+
+    if _kernel_cli.wants(args):  # `run` / `check` of an NKI kernel file: Python's to trace
+        return _kernel_cli.main(args)
     from trnsim import validation
 
     validation.register()  # `trnsim validate` runs the NKI kernels' targets too
-    args = list(sys.argv[1:] if argv is None else argv)
     sys.stdout.flush()
     # Bytes as the OS gave them (sys.argv holds undecodable bytes as surrogate escapes).
     raw = [a if isinstance(a, bytes) else os.fsencode(a) for a in args]
