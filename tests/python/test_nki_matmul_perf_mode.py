@@ -1,7 +1,6 @@
 """nc_matmul(perf_mode=double_row): FP8 operands [K=128 partitions, 2, F], K = 256, against
-numpy. NKI documents the mode for NeuronCore-v3 and -v4; trn3's spec says NC-v4 has none
-(spec/chips/trn3.toml features.double_row_fp8), so trn3 is an expected failure until that
-spec entry, and the C++ tests that pin it, change."""
+numpy, on NeuronCore-v3 and -v4 (NKI documents the mode for both; on NC-v4 it runs at the
+BF16 rate, core/cost/cost_matmul.cc), and refused on NC-v2."""
 
 import ml_dtypes
 import numpy as np
@@ -28,14 +27,22 @@ def double_row(x, y):
     return out
 
 
-@pytest.mark.parametrize("chip", [
-    "trn2",
-    pytest.param("trn3", marks=pytest.mark.xfail(
-        strict=True, raises=ValueError,
-        reason="spec/chips/trn3.toml: features.double_row_fp8 = false (NKI: NC-v3 and NC-v4)")),
-])
+@pytest.mark.parametrize("chip", ["trn2", "trn3"])
 def test_double_row_fp8_matmul(rng, chip):
     x = rng.integers(-2, 3, (128, 2, 128)).astype(F8)
     y = rng.integers(-2, 3, (128, 2, 128)).astype(F8)
     ref = np.einsum("prm,prn->mn", x.astype(np.float32), y.astype(np.float32))
     np.testing.assert_array_equal(nki.simulate(double_row, x, y, chip=chip), ref)
+
+
+def test_double_row_takes_two_passes_on_trn3_and_is_refused_on_trn1(rng):
+    x = rng.integers(-2, 3, (128, 2, 128)).astype(F8)
+    t = {}
+    for chip in ("trn2", "trn3"):
+        nki.simulate(double_row, x, x, chip=chip)
+        t[chip] = nki.last_run().figures["engines"]["pe"]["busy_ps"]
+    # TensorE's only main-unit work is the matmul's 128 columns: one pass on trn2, two on trn3
+    # (both PE clocks are 2.4 GHz).
+    assert t["trn3"] == pytest.approx(2 * t["trn2"], rel=0.01)
+    with pytest.raises(Exception, match="double_row"):
+        nki.simulate(double_row, x, x, chip="trn1")

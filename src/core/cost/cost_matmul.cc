@@ -4,6 +4,8 @@
 //    times 1 / matmul_rate.fp32 (= 4) when an input is FP32. NC-v3 double-row FP8 and NC-v4 MX
 //    pack 2x / 4x K per column into the same cycles (AG3, AG4), so their time is the BF16 time:
 //    the wider elements_per_cycle (fp8 512, mx 1024 vs 256) is spent on K, not on columns.
+//    Double row's 2 K per column takes 2 / matmul_rate.fp8 passes: one on NC-v3 (rate 2), two
+//    on NC-v4, whose non-MX FP8 streams at the BF16 rate (AG4) though the mode exists (ISA).
 //  - LoadStationary: F / 4 (AG2, PG), on the background unit, so it hides behind the previous
 //    matmul; the next matmul waits for it.
 //  - transpose_pe: max(P, min(MM_INIT_LATENCY, F)) (ISA-OLD); FP32 at the FP32 matmul rate,
@@ -49,6 +51,13 @@ uint64_t fp32_slowdown(const arch::CoreSpec& spec) {
   return static_cast<uint64_t>(std::llround(1.0 / rate));
 }
 
+// Passes a double-row FP8 matmul (2 K per PE column) takes: 2 / matmul_rate.fp8, at least 1.
+uint64_t double_row_passes(const arch::CoreSpec& spec) {
+  const double rate = spec.tensor.matmul_rate.fp8.value_or(2.0);  // absent: no double row
+  if (!(rate > 0.0) || rate >= 2.0) return 1;
+  return static_cast<uint64_t>(std::llround(2.0 / rate));
+}
+
 uint64_t matmul_columns(const isa::Instruction& ins, const arch::CoreSpec& spec) {
   const auto* dst = psum_destination(ins);
   const uint64_t n = dst ? static_cast<uint64_t>(dst->free_elements()) : 1;
@@ -56,6 +65,9 @@ uint64_t matmul_columns(const isa::Instruction& ins, const arch::CoreSpec& spec)
   const uint64_t init = static_cast<uint64_t>(spec.cost.mm_init_latency_cycles);
   uint64_t cycles = std::max(std::min(init, m), n);
   if (any_fp32_input(ins)) cycles *= fp32_slowdown(spec);
+  if (ins.op == isa::Opcode::kMultiplyMoving &&
+      ins.p.perf_mode == isa::MatmulPerfMode::kDoubleRowFp8)
+    cycles *= double_row_passes(spec);
   return cycles;
 }
 

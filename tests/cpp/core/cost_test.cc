@@ -38,6 +38,9 @@ TEST(CostMatmul, DoubleRowFp8TakesTheBf16Time) {
   isa::Instruction fp8 = matmul(psum(128, 512), sbuf(128, 2 * 512, num::fp8_e4m3()));
   fp8.p.perf_mode = isa::MatmulPerfMode::kDoubleRowFp8;
   EXPECT_EQ(cost(fp8).ii, 512u);
+  // NC-v4 has the mode (nki.isa.nc_matmul) but streams non-MX FP8 at the BF16 rate (AG4,
+  // matmul_rate.fp8 = 1): K = 256 takes two passes' time.
+  EXPECT_EQ(cost(fp8, "trn3").ii, 1024u);
   // ... while doing twice the FLOPs: K = 256.
   EXPECT_DOUBLE_EQ(tensor_flops(fp8, chip("trn2").core), 2.0 * 128 * 256 * 512);
   EXPECT_DOUBLE_EQ(tensor_flops(matmul(psum(128, 512), sbuf(128, 512)), chip("trn2").core),

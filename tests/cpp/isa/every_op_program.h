@@ -1,5 +1,5 @@
 // A hand-written program that uses every opcode at least once and breaks no hardware rule of
-// trn3 (NC-v4, which has every feature but double_row), synchronised so that the race checker
+// trn3 (NC-v4, which has every feature), synchronised so that the race checker
 // finds nothing (tests/cpp/core/race_check_test.cc). docs/isa.md shows the same program.
 #pragma once
 

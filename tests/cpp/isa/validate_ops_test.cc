@@ -62,7 +62,13 @@ TEST(ValidateOps, MatmulKAndM) {
                               "sbuf[0:128] [[512,2],[1,512]] "
                               "fp8_e5m2",
                               " perf_mode=double_row"));
-  EXPECT_ONLY_RULE("trn3", dr + "fp8_e4m3 perf_mode=double_row\n", kFeature);
+  EXPECT_ONLY_RULE("trn1", dr + "fp8_e4m3 perf_mode=double_row\n", kFeature);
+  // NC-v4 has the mode too (nki.isa.nc_matmul), at the BF16 rate (core/cost/cost_matmul.cc).
+  EXPECT_LEGAL("trn3", dr + "fp8_e4m3 perf_mode=double_row\n" +
+                           mm("psum[0:128] [[1,512]] fp32",
+                              "sbuf[0:128] [[512,2],[1,512]] "
+                              "fp8_e5m2",
+                              " perf_mode=double_row"));
   EXPECT_ONLY_RULE("trn2", dr + "bf16 perf_mode=double_row\n", kDtype);
   EXPECT_ONLY_RULE("trn2",
                    ".engine pe\nload_stationary sbuf[0:128] [[1,256]] fp8_e4m3 "
