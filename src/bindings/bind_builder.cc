@@ -133,6 +133,27 @@ void bind_kernel_builder(nb::module_& m) {
           nb::arg("dst"), nb::arg("stationary"), nb::arg("moving"), nb::arg("start") = false,
           nb::arg("tile_position") = std::vector<int>{}, nb::arg("tile_size") = std::vector<int>{},
           nb::arg("double_row") = false, "dst[M, N] (PSUM) = stationary[K, M].T @ moving[K, N].")
+      .def(
+          "matmul_mx",
+          [](KernelBuilder& b, const View& dst, const View& st, const View& mv,
+             const View& st_scale, const View& mv_scale, bool start, std::vector<int> pos,
+             std::vector<int> size) {
+            if ((pos.size() != 0 && pos.size() != 2) || (size.size() != 0 && size.size() != 2))
+              throw InputError("matmul_mx", "tile_position / tile_size",
+                               "give two values (row, column) or none");
+            kernel::MatmulOpts o;
+            o.start = start;
+            if (pos.size() == 2) o.tile_row = pos[0], o.tile_col = pos[1];
+            if (size.size() == 2) o.tile_rows = size[0], o.tile_cols = size[1];
+            b.matmul_mx(dst, st, mv, st_scale, mv_scale, o);
+          },
+          nb::arg("dst"), nb::arg("stationary"), nb::arg("moving"), nb::arg("stationary_scale"),
+          nb::arg("moving_scale"), nb::arg("start") = false,
+          nb::arg("tile_position") = std::vector<int>{}, nb::arg("tile_size") = std::vector<int>{},
+          "NC-v4: dst[M, N] (PSUM) = dequant(stationary).T @ dequant(moving), MXFP8 operands "
+          "[K/4, 4 M] / [K/4, 4 N] with E8M0 scales [K/4, M] / [K/4, N].")
+      .def("quantize_mx", &KernelBuilder::quantize_mx, nb::arg("dst"), nb::arg("scale"),
+           nb::arg("src"), "NC-v4: dst (MXFP8) and scale [P, F/4] (E8M0) of src (bf16/fp16).")
       .def("transpose", &KernelBuilder::transpose, nb::arg("dst"), nb::arg("src"),
            nb::arg("engine") = Engine::kTensor)
       .def(

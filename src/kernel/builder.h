@@ -109,6 +109,12 @@ class KernelBuilder {
   // anything else touches the region; MatmulOpts::start begins a new group explicitly. The
   // stationary is loaded once for back-to-back matmuls that share it.
   void matmul(const View& dst, const View& stationary, const View& moving, MatmulOpts opts = {});
+  // NC-v4 MX matmul: dst[M, N] (PSUM, fp32) (+)= dequant(stationary).T @ dequant(moving), the
+  // operands MXFP8 [K/4 partitions, 4 M] and [K/4, 4 N] (4 packed elements of K per
+  // partition), their E8M0 scales [K/4, M] and [K/4, N] (one per 8 partitions x 4 elements,
+  // rows laid out as quantize_mx writes them). Accumulation groups as for matmul.
+  void matmul_mx(const View& dst, const View& stationary, const View& moving,
+                 const View& stationary_scale, const View& moving_scale, MatmulOpts opts = {});
   // dst[F, P] = src[P, F]: TensorE (dst in PSUM, through the PE array) or VectorE (<= 32x32).
   void transpose(const View& dst, const View& src, isa::Engine engine = isa::Engine::kTensor);
 
@@ -133,6 +139,9 @@ class KernelBuilder {
   void tensor_copy(const View& dst, const View& src, isa::Engine engine = isa::Engine::kVector);
   void memset(const View& dst, double value, isa::Engine engine = isa::Engine::kVector);
   void select(const View& dst, const View& predicate, const View& on_true, const View& on_false);
+  // NC-v4: dst (MXFP8, src's shape) and scale ([P, F/4] E8M0) of src (bf16/fp16) in blocks
+  // of 8 partitions x 4 elements.
+  void quantize_mx(const View& dst, const View& scale, const View& src);
   void bn_stats(const View& dst, const View& src);  // dst [P, 6], src [P, <= 512]
   void bn_aggr(const View& dst, const View& src);   // dst [P, 2] = mean, variance
   void reciprocal(const View& dst, const View& src);
@@ -209,6 +218,11 @@ class KernelBuilder {
     InstrRef last;
     int32_t count = 0;
   };
+  // The open accumulation group at exactly dst's region (after closing the ones `dst` cuts
+  // into, or the one there when `start`), or null: a new group begins.
+  Group* accumulation_group(const View& dst, bool start);
+  // Records `ref`, a matmul into dst's region, in `group` (or a new group).
+  void note_accumulation(Group* group, const View& dst, InstrRef ref);
 
   Tensor tensor(std::string name, num::Format dtype, std::vector<int64_t> shape,
                 isa::TensorKind kind);

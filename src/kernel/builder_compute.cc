@@ -107,6 +107,10 @@ void KernelBuilder::exponential(const View& dst, const View& src, Scalar max_val
           {{&max_value, &Params::arg0}});
 }
 
+void KernelBuilder::quantize_mx(const View& dst, const View& scale, const View& src) {
+  emit_op("quantize_mx", Opcode::kQuantizeMx, Engine::kVector, {dst, scale, src});
+}
+
 void KernelBuilder::iota(const View& dst, int64_t base, int64_t channel_multiplier) {
   Params p;
   p.iota_base = base;

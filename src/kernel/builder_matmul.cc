@@ -91,17 +91,7 @@ void KernelBuilder::matmul(const View& dst, const View& stationary, const View& 
                            "[{}, {}]",
                            dst.partitions(), dst.free_elements(), k, m, k, n, m, n));
 
-  // Accumulation group: continue the open one at exactly this region, else start one.
-  const Footprint where = footprint(dst);
-  Group* group = nullptr;
-  for (Group& g : groups_)
-    if (g.where.key == where.key && g.where.rect == where.rect) group = &g;
-  if (group && opts.start) {
-    close_groups(dst);
-    group = nullptr;
-  } else if (!group) {
-    close_groups(dst);  // a group over part of this region ends here
-  }
+  Group* group = accumulation_group(dst, opts.start);
 
   isa::Params tp;
   tp.tile_row = static_cast<int16_t>(opts.tile_row);
@@ -138,12 +128,76 @@ void KernelBuilder::matmul(const View& dst, const View& stationary, const View& 
   const InstrRef ref{isa::Engine::kTensor,
                      static_cast<int32_t>(prog_.stream(isa::Engine::kTensor).size())};
   emit(kMatmul, std::move(mm), uses, true);
+  note_accumulation(group, dst, ref);
+}
+
+KernelBuilder::Group* KernelBuilder::accumulation_group(const View& dst, bool start) {
+  // Continue the open group at exactly this region, else start one.
+  const Footprint where = footprint(dst);
+  Group* group = nullptr;
+  for (Group& g : groups_)
+    if (g.where.key == where.key && g.where.rect == where.rect) group = &g;
+  if (group && start) {
+    close_groups(dst);
+    group = nullptr;
+  } else if (!group) {
+    close_groups(dst);  // a group over part of this region ends here
+  }
+  return group;
+}
+
+void KernelBuilder::note_accumulation(Group* group, const View& dst, InstrRef ref) {
   if (group) {
     group->last = ref;
     ++group->count;
   } else {
-    groups_.push_back({where, ref, 1});
+    groups_.push_back({footprint(dst), ref, 1});
   }
+}
+
+void KernelBuilder::matmul_mx(const View& dst, const View& stationary, const View& moving,
+                              const View& stationary_scale, const View& moving_scale,
+                              MatmulOpts opts) {
+  constexpr std::string_view kMx = "matmul_mx";
+  if (dst.space() != isa::Space::kPsum) call_error(kMx, "dst", dst, "a matmul writes PSUM");
+  for (const auto& [v, what] : {std::pair{&stationary, "stationary"},
+                                {&moving, "moving"},
+                                {&stationary_scale, "stationary_scale"},
+                                {&moving_scale, "moving_scale"}})
+    if (v->space() != isa::Space::kSbuf) call_error(kMx, what, *v, "TensorE reads SBUF only");
+  if (opts.double_row)
+    call_error(kMx, "stationary", stationary, "double_row is a mode of the FP8 matmul, not MX");
+  if (opts.tile_cols != 0 && opts.tile_cols != core_.tensor.pe_cols)
+    call_error(kMx, "stationary", stationary, "MX matmul tiles rows only (AG4)");
+  // The PE array holds this stationary, not a cached one.
+  stationary_.reset();
+  stationary_where_.reset();
+  Group* group = accumulation_group(dst, opts.start);
+  isa::Params p;
+  p.tile_row = static_cast<int16_t>(opts.tile_row);
+  p.tile_rows = static_cast<int16_t>(opts.tile_rows > 0 ? opts.tile_rows : core_.tensor.pe_rows);
+  p.acc = group ? isa::AccumulateFlag::kMiddle : isa::AccumulateFlag::kFirst;
+  isa::Instruction mm;
+  mm.op = isa::Opcode::kMatmulMx;
+  mm.engine = isa::Engine::kTensor;
+  mm.operands[0] = dst.access();
+  mm.operands[1] = stationary.access();
+  mm.operands[2] = moving.access();
+  mm.operands[3] = stationary_scale.access();
+  mm.operands[4] = moving_scale.access();
+  mm.num_operands = 5;
+  mm.p = p;
+  // A continued group reads what it accumulates into; a new one only writes.
+  std::vector<Use> uses{{dst, true, "dst"},
+                        {stationary, false, "stationary"},
+                        {moving, false, "moving"},
+                        {stationary_scale, false, "stationary_scale"},
+                        {moving_scale, false, "moving_scale"}};
+  if (group) uses.push_back({dst, false, "dst"});
+  const InstrRef ref{isa::Engine::kTensor,
+                     static_cast<int32_t>(prog_.stream(isa::Engine::kTensor).size())};
+  emit(kMx, std::move(mm), uses, true);
+  note_accumulation(group, dst, ref);
 }
 
 void KernelBuilder::transpose(const View& dst, const View& src, isa::Engine engine) {
