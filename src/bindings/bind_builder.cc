@@ -115,6 +115,23 @@ void bind_kernel_builder(nb::module_& m) {
           },
           nb::arg("dst"), nb::arg("src"), nb::arg("trigger") = nb::none())
       .def(
+          "dma_gather",
+          [](KernelBuilder& b, const View& dst, const View& table, const View& offsets,
+             std::optional<Engine> trigger) {
+            b.dma_gather(dst, table, offsets, {trigger, false});
+          },
+          nb::arg("dst"), nb::arg("table"), nb::arg("offsets"), nb::arg("trigger") = nb::none(),
+          "dst[p, :] = table[offsets[p], :]: rows of an HBM tensor picked by an SBUF [P, 1] "
+          "int32 / uint32 tile at run time (software DGE on GpSimd).")
+      .def(
+          "dma_scatter",
+          [](KernelBuilder& b, const View& table, const View& src, const View& offsets,
+             std::optional<Engine> trigger) {
+            b.dma_scatter(table, src, offsets, {trigger, false});
+          },
+          nb::arg("table"), nb::arg("src"), nb::arg("offsets"), nb::arg("trigger") = nb::none(),
+          "table[offsets[p], :] = src[p, :]: the scatter of dma_gather.")
+      .def(
           "matmul",
           [](KernelBuilder& b, const View& dst, const View& st, const View& mv, bool start,
              std::vector<int> pos, std::vector<int> size, bool double_row) {

@@ -27,6 +27,7 @@ constexpr SpaceSet kSbuf{S::kSbuf};
 constexpr SpaceSet kPsum{S::kPsum};
 constexpr SpaceSet kOnChip{S::kSbuf, S::kPsum};
 constexpr SpaceSet kDmaEnd{S::kSbuf, S::kHbm};
+constexpr SpaceSet kHbm{S::kHbm};
 
 constexpr OperandRole W(std::string_view name, SpaceSet s = kOnChip,
                         DtypeRule d = DtypeRule::kAny) {
@@ -139,6 +140,17 @@ constexpr std::array<OpInfo, kNumOpcodes> kTable{
        "dst = src (cast through fp32), or dst += src with accumulate"),
     op(kDmaTranspose, kAnyEngine, {W("dst", kSbuf), R("src", kDmaEnd)}, {kQueue}, SR::kDmaTranspose,
        "dst[F, P] = src[P, F] during the copy (2- and 4-byte dtypes)", Feature::kDmaTranspose),
+    // Indirect DMA (s4, DGE): the HBM side is a tensor's [rows, F] and each SBUF partition p
+    // moves row offsets[p], read when the transfer runs. Descriptors for such transfers are
+    // made by software DGE on GpSimd (DGE: the only mode with gather / scatter), so only the
+    // pool stream triggers them.
+    op(kDmaGather, kPool, {W("dst", kSbuf), R("src", kHbm), R("offsets", kSbuf, D::kRowIndex)},
+       {kQueue, kRounding}, SR::kDmaIndirect,
+       "dst[p] = src[offsets[p]]: row gather from an HBM tensor [rows, F] (cast through fp32)"),
+    op(kDmaScatter, kPool, {W("dst", kHbm), R("src", kSbuf), R("offsets", kSbuf, D::kRowIndex)},
+       {kQueue, kRounding}, SR::kDmaIndirect,
+       "dst[offsets[p]] = src[p]: row scatter into an HBM tensor [rows, F]; a repeated row "
+       "keeps the last partition's"),
     // Between the physical cores of a logical core (s6). The engine that issues core_barrier
     // does the remote semaphore update and the local wait (NKI: engine=, gpsimd by default).
     op(kCoreBarrier, kAnyEngine, {}, {}, SR::kNone,

@@ -45,8 +45,9 @@ enum class DtypeRule : uint8_t {
   kMxScale,   // MX block scales: e8m0 (or uint8, the legacy spelling)
   kBf16Fp16,  // bf16 or fp16
   kMxFp8,     // fp8_e4m3fn or fp8_e5m2
+  kRowIndex,  // int32 or uint32: row numbers of an indirect DMA's offsets
 };
-inline constexpr NameTable<DtypeRule, 7> kDtypeRuleNames{{{
+inline constexpr NameTable<DtypeRule, 8> kDtypeRuleNames{{{
     {DtypeRule::kAny, "any"},
     {DtypeRule::kMatmulIn, "matmul_in"},
     {DtypeRule::kPsumOut, "psum_out"},
@@ -54,6 +55,7 @@ inline constexpr NameTable<DtypeRule, 7> kDtypeRuleNames{{{
     {DtypeRule::kMxScale, "mx_scale"},
     {DtypeRule::kBf16Fp16, "bf16|fp16"},
     {DtypeRule::kMxFp8, "mx_fp8"},
+    {DtypeRule::kRowIndex, "int32|uint32"},
 }}};
 
 struct OperandRole {
@@ -114,6 +116,7 @@ enum class ShapeRule : uint8_t {
   kQuantizeMx,       // dst like src, scales [P, F/4]
   kDmaCopy,          // equal element counts, any partition split
   kDmaTranspose,     // dst [F, P] from src [P, F]
+  kDmaIndirect,      // SBUF [P, F], offsets [P, 1], HBM [rows, F] over a tensor's rows
   kSendRecv,         // dst and src of one shape and dtype (what the peer sends is alike)
 };
 

@@ -46,6 +46,8 @@ namespace trnsim::isa {
   /* DMA (started from a stream, runs on a DMA queue) */                                       \
   X(kDmaCopy, "dma_copy")                                                                      \
   X(kDmaTranspose, "dma_transpose")                                                            \
+  X(kDmaGather, "dma_gather")   /* indirect: SBUF partition p <- HBM row offsets[p] */         \
+  X(kDmaScatter, "dma_scatter") /* indirect: HBM row offsets[p] <- SBUF partition p */         \
   /* between the physical cores of a logical core (NC-v3+, HARDWARE.md s6) */                  \
   X(kCoreBarrier, "core_barrier") /* every core of the group reaches it before any goes on */  \
   X(kSendRecv, "sendrecv")        /* SBUF to a peer core's SBUF, paired by pipe */

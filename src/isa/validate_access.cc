@@ -141,6 +141,8 @@ bool dtype_allowed(const Context& c, DtypeRule rule, const num::Format& f) {
       return d == Dtype::kBf16 || d == Dtype::kFp16;
     case DtypeRule::kMxFp8:
       return d == Dtype::kFp8E4M3Fn || d == Dtype::kFp8E5M2;
+    case DtypeRule::kRowIndex:
+      return d == Dtype::kInt32 || d == Dtype::kUint32;
   }
   return false;
 }

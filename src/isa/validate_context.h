@@ -50,6 +50,8 @@ struct Stationary {
 void check_operands(Context& c);                                       // validate_access.cc
 void check_shapes(Context& c);                                         // validate_shapes.cc
 void check_matmul(Context& c, std::optional<Stationary>& stationary);  // validate_matmul.cc
+void check_dma_queue(Context& c);     // validate_shapes.cc: queue= names one of the core's
+void check_dma_indirect(Context& c);  // validate_dma_indirect.cc (dma_gather, dma_scatter)
 bool dtype_allowed(const Context& c, DtypeRule rule, const num::Format& f);
 
 }  // namespace trnsim::isa::detail

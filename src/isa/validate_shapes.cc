@@ -72,9 +72,7 @@ bool is_mx_only(const num::Format& f) {
 // (at most 2 physical cores: HARDWARE.md s6; whether the peer exists is the chip run's check).
 void send_recv_rules(Context& c) {
   const Params& p = c.inst->p;
-  const int64_t queues = int64_t{c.core.dma.engines} * c.core.dma.queues_per_engine;
-  if (p.dma_queue < 0 || p.dma_queue >= queues)
-    c.report(RuleKind::kDmaQueue, "queue={} outside the core's {} DMA queues", p.dma_queue, queues);
+  check_dma_queue(c);
   same_shape(c, 0, 1);
   if (c.operand(0).dtype != c.operand(1).dtype)
     c.report(RuleKind::kDtype, "sendrecv moves bytes: dst is {}, src {}", c.operand(0).dtype.name(),
@@ -86,9 +84,7 @@ void send_recv_rules(Context& c) {
 
 void dma_rules(Context& c) {
   const Params& p = c.inst->p;
-  const int64_t queues = int64_t{c.core.dma.engines} * c.core.dma.queues_per_engine;
-  if (p.dma_queue < 0 || p.dma_queue >= queues)
-    c.report(RuleKind::kDmaQueue, "queue={} outside the core's {} DMA queues", p.dma_queue, queues);
+  check_dma_queue(c);
   const AccessPattern &dst = c.operand(0), &src = c.operand(1);
   if (c.inst->op == Opcode::kDmaTranspose) {
     transposed(c, 0, 1);
@@ -118,6 +114,13 @@ void dma_rules(Context& c) {
 }
 
 }  // namespace
+
+void check_dma_queue(Context& c) {
+  const int64_t queue = c.inst->p.dma_queue;
+  const int64_t queues = int64_t{c.core.dma.engines} * c.core.dma.queues_per_engine;
+  if (queue < 0 || queue >= queues)
+    c.report(RuleKind::kDmaQueue, "queue={} outside the core's {} DMA queues", queue, queues);
+}
 
 void check_shapes(Context& c) {
   const Instruction& in = *c.inst;
@@ -181,6 +184,9 @@ void check_shapes(Context& c) {
       break;
     case ShapeRule::kSendRecv:
       send_recv_rules(c);
+      break;
+    case ShapeRule::kDmaIndirect:
+      check_dma_indirect(c);
       break;
     default:
       break;  // kNone; TensorE rules are validate_matmul.cc's

@@ -30,6 +30,7 @@ std::vector<ViewDim> row_major(const std::vector<int64_t>& shape, size_t first) 
 
 bool is_dma(isa::Opcode op) {
   return op == isa::Opcode::kDmaCopy || op == isa::Opcode::kDmaTranspose ||
+         op == isa::Opcode::kDmaGather || op == isa::Opcode::kDmaScatter ||
          op == isa::Opcode::kSendRecv;
 }
 

@@ -102,6 +102,18 @@ class KernelBuilder {
   void dma_copy(const View& dst, const View& src, DmaOpts opts = {});
   void dma_transpose(const View& dst, const View& src, DmaOpts opts = {});
 
+  // --- Indirect DMA (builder_indirect.cc): rows picked at run time by an SBUF tile ---
+  // `table` is every row of an HBM tensor (view dim 0 = the tensor's rows from row 0; any
+  // columns: t[:, 0:64]), `offsets` an SBUF [P, 1] int32 / uint32 tile of row numbers, read when
+  // the transfer runs: partition p moves row offsets[p]. A row outside the tensor is an
+  // index_range fault of the run. The descriptors come from software DGE, so GpSimd triggers
+  // the transfer (DmaOpts::trigger may only name GpSimd). The whole table counts as read
+  // (gather) or written (scatter) for dependencies: which rows is not known when building.
+  // dst[p, :] = table[offsets[p], :]; dst is an SBUF tile [P, F] (a cast when dtypes differ).
+  void dma_gather(const View& dst, const View& table, const View& offsets, DmaOpts opts = {});
+  // table[offsets[p], :] = src[p, :]; a row repeated in offsets keeps the last partition's.
+  void dma_scatter(const View& table, const View& src, const View& offsets, DmaOpts opts = {});
+
   // --- TensorE ---
   // dst[M, N] (PSUM) = stationary[K, M].T @ moving[K, N] (both SBUF), accumulated in fp32.
   // Accumulation groups: the first matmul into a PSUM region overwrites it (acc=first), the
@@ -241,6 +253,9 @@ class KernelBuilder {
   // (builder_place.cc).
   void place();
   isa::Engine dma_trigger(const View& src, const DmaOpts& opts);
+  // dma_gather / dma_scatter (builder_indirect.cc); slot: the table's operand slot.
+  void dma_indirect(std::string_view call, isa::Opcode op, const View& sbuf, const View& table,
+                    const View& offsets, const DmaOpts& opts);
 
   // Appends one instruction after checking it against the generation's rules (throws an
   // InputError naming `call` and the operands), with its dependencies resolved. `uses` are

@@ -34,6 +34,8 @@ std::string_view fault_kind_name(FaultKind k) {
       return "time_limit";
     case FaultKind::kPeer:
       return "peer";
+    case FaultKind::kIndexRange:
+      return "index_range";
   }
   return "unknown";
 }

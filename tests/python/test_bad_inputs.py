@@ -315,7 +315,8 @@ def _in_kernel(body):
     (lambda t, a: nl.ndarray((4, 4), nl.float32, nl.shared_hbm, name=5), NkiError, "name"),
     (lambda t, a: t[1.5], NkiError, "an index is an integer"),
     (lambda t, a: a[None], NkiError, "newaxis"),
-    (lambda t, a: a[t], NotImplementedError, "indirect"),  # a tile as an index: indirect DMA
+    # A tile as an index is an indirect DMA, whose row numbers are a [P, 1] tile.
+    (lambda t, a: a[t], NkiError, r"row numbers are an SBUF \[P, 1\]"),
     (lambda t, a: a[nl.ds(0, -2)], NkiError, "nl.ds: size"),
     (lambda t, a: a[nl.ds("a", 2)], NkiError, "nl.ds: start"),
     (lambda t, a: nl.mgrid[0:, 0:4], NkiError, "nl.mgrid"),

@@ -13,6 +13,7 @@ from trnsim.nki import _ctx
 from trnsim.nki._ctx import NkiError, unsupported
 from trnsim.nki._broadcast import PsumBroadcast
 from trnsim.nki._tensor import Lazy, NkiTensor, Pending
+from trnsim.nki._indirect import Indirect
 from trnsim.nki._dtypes import format_name
 
 AluOp = _core.AluOp
@@ -264,6 +265,12 @@ def out_dtype(*xs, dtype=None):
 def assign(dst, value):
     """dst[...] = value: a pending result is emitted into dst; a tile is copied (DMA when
     either side is in HBM); a number fills dst."""
+    if isinstance(dst, Indirect) or isinstance(value, Indirect):
+        if not isinstance(value, NkiTensor):
+            raise NkiError(f"t[tile, ...] = value: a tensor-indexed store takes a tile, "
+                           f"{_got(value)}")
+        dma_copy(dst, value)
+        return
     if isinstance(value, Pending) and value.v is None and value.take():
         value.emit(view(dst))
         value.v = view(dst)
@@ -690,8 +697,29 @@ def dma_copy(dst, src, dst_rmw_op=None, oob_mode=None, dge_mode=None, engine=Non
     if acc and alu(dst_rmw_op) != AluOp.add:
         unsupported("dma_copy(dst_rmw_op) other than add")
     e = globals()["engine"](engine, None)
+    if isinstance(dst, Indirect) or isinstance(src, Indirect):
+        _dma_indirect(dst, src, e, acc, oob_mode)
+        return dst
     kb().dma_copy(view(dst), sbuf_view(src), e, acc)
     return dst
+
+
+def _dma_indirect(dst, src, e, acc, oob_mode):
+    """A gather (src = t[idx_tile, ...]) or scatter (dst = t[idx_tile, ...]) (_indirect.py):
+    software DGE on GpSimd; a row number outside the tensor faults the run (oob_mode.error)."""
+    if isinstance(dst, Indirect) and isinstance(src, Indirect):
+        raise NkiError("dma_copy: both dst and src are tensor-indexed (indirect) accesses; one "
+                       "side is an SBUF tile")
+    if acc:
+        unsupported("dma_copy(dst_rmw_op=) with a tensor-indexed (indirect) access",
+                    "a scatter-add into HBM")
+    if oob_mode is not None and getattr(oob_mode, "name", oob_mode) != "error":
+        unsupported(f"dma_copy(oob_mode={oob_mode}) with a tensor-indexed (indirect) access",
+                    "rows outside the tensor fault the run (oob_mode.error)")
+    if isinstance(src, Indirect):
+        kb().dma_gather(view(dst), src.table, view(src.offsets), e)
+    else:
+        kb().dma_scatter(dst.table, sbuf_view(src), view(dst.offsets), e)
 
 
 def dma_transpose(dst, src, axes=None, dge_mode=None, name=None):

@@ -85,12 +85,10 @@ class NkiTensor:
 
     # --- views ---
     def __getitem__(self, key):
-        if _has_tile(key):
-            _ctx.unsupported(
-                f"a tensor-indexed (indirect) access {self._view().name}[tile, ...]",
-                "the rows come from a tile's values at run time, an indirect DMA (a vector "
-                "offset); the kernel builder and the simulated ISA have no DMA with offsets "
-                "read from memory yet (C++)")
+        if _has_tile(key):  # t[idx_tile, ...]: rows picked at run time (_indirect.py)
+            from trnsim.nki import _indirect
+
+            return _indirect.from_index(self, key)
         if has_expr(key):
             return Lazy(self, key)
         try:
@@ -146,14 +144,21 @@ class NkiTensor:
 
     def ap(self, pattern=None, offset=0, *args, dtype=None, **kwargs):
         """A hardware access pattern over this tensor: [[step, num], ...] from ``offset``
-        elements (NKI's ``.ap()``; scalar_offset / vector_offset are not supported)."""
+        elements (NKI's ``.ap()``). ``vector_offset=idx_tile, indirect_dim=0`` makes it an
+        indirect access whose row p is the tensor's row idx[p] (_indirect.py);
+        scalar_offset is not supported."""
         if args and isinstance(pattern, (list, tuple)) and pattern and \
                 not isinstance(pattern[0], (list, tuple)):
             pattern = [pattern, *args]  # t.ap([32, 16], [1, 32])
-        if kwargs.get("scalar_offset") is not None or kwargs.get("vector_offset") is not None:
-            _ctx.unsupported("NkiTensor.ap(scalar_offset / vector_offset)", "dynamic offsets")
+        if kwargs.get("scalar_offset") is not None:
+            _ctx.unsupported("NkiTensor.ap(scalar_offset)", "a dynamic start offset")
         if pattern is None:
             raise NkiError("NkiTensor.ap: a pattern [[step, num], ...] is needed")
+        if kwargs.get("vector_offset") is not None:
+            from trnsim.nki import _indirect
+
+            return _indirect.from_ap(self, pattern, offset, kwargs["vector_offset"],
+                                     kwargs.get("indirect_dim", 0), dtype)
         ops = _opsmod()
         pattern = ops.pattern_of(pattern, "NkiTensor.ap: pattern")
         offset = ops.integer(offset, "NkiTensor.ap: offset")

@@ -49,6 +49,12 @@ inline constexpr uint64_t kQuantizeMxElementsPerCycle = 4;
 // A control instruction (nop, semaphore, scalar register, branch) or a DMA trigger without a
 // descriptor-generation cost occupies its sequencer for one engine cycle.
 inline constexpr uint64_t kControlCycles = 1;
+// An indirect DMA (dma_gather / dma_scatter) has its descriptors made by software DGE on
+// GpSimd at run time, one per SBUF partition from the offsets (DGE). What that costs is not
+// public (HARDWARE.md s11 item 10); trnsim's assumption: the GpSimd sequencer is occupied for
+// the one published descriptor-generation time, the hardware DGE's ~600 ns per instruction
+// (DGE, AG3), on every generation and whatever the partition count (docs/timing.md).
+inline constexpr double kSwdgeInstructionNs = 600.0;
 
 // --- DMA (HARDWARE.md s4) ----------------------------------------------------------------
 // DMA transpose reaches up to 90% of DMA throughput HBM->SBUF and 50% SBUF->SBUF (AG3).

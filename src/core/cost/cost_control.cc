@@ -1,7 +1,9 @@
 // Sequencer instructions: semaphores, scalar registers, branches and DMA triggers. They use no
 // datapath. A DMA trigger with hardware descriptor generation costs the published DGE time on
 // the issuing sequencer (~600 ns on NC-v3, HARDWARE.md s4 "DGE"); without DGE (NC-v2:
-// descriptors are prebuilt in HBM) a trigger is one sequencer cycle like any control op.
+// descriptors are prebuilt in HBM) a trigger is one sequencer cycle like any control op. An
+// indirect DMA's descriptors come from software DGE on GpSimd (costk::kSwdgeInstructionNs).
+#include <algorithm>
 #include <cmath>
 
 #include "core/cost/cost.h"
@@ -42,6 +44,7 @@ bool is_control(isa::Opcode op) {
 
 bool is_dma(isa::Opcode op) {
   return op == isa::Opcode::kDmaCopy || op == isa::Opcode::kDmaTranspose ||
+         op == isa::Opcode::kDmaGather || op == isa::Opcode::kDmaScatter ||
          op == isa::Opcode::kSendRecv;
 }
 
@@ -50,6 +53,13 @@ bool is_cross_core(isa::Opcode op) {
 }
 
 uint64_t control_cycles(const isa::Instruction& ins, const arch::CoreSpec& spec) {
+  if (ins.op == isa::Opcode::kDmaGather || ins.op == isa::Opcode::kDmaScatter) {
+    // Software DGE: GpSimd makes the descriptors (costk::kSwdgeInstructionNs says what is
+    // assumed), rounded up to whole cycles of the issuing engine.
+    const double cycles =
+        std::ceil(costk::kSwdgeInstructionNs * engine_clock_ghz(spec, ins.engine));
+    return std::max<uint64_t>(static_cast<uint64_t>(cycles), costk::kControlCycles);
+  }
   if (is_dma(ins.op) && spec.dma.hwdge_per_core > 0 && spec.dma.dge_instruction_ns) {
     // ns x GHz = cycles; rounded up to whole cycles of the issuing engine.
     const double cycles =

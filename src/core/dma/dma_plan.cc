@@ -27,11 +27,16 @@ bool dense(const isa::AccessPattern& ap) {
   return ap.num_partitions <= 1 || ap.partition_stride == expected;
 }
 
-// Operand slots of dma_copy / dma_transpose in the op table: dst, src.
+// Operand slots of dma_copy / dma_transpose / dma_gather / dma_scatter in the op table: dst,
+// src (the indirect ones' offsets follow).
 constexpr int kDstSlot = 0;
 constexpr int kSrcSlot = 1;
 
 }  // namespace
+
+bool is_indirect_dma(isa::Opcode op) {
+  return op == isa::Opcode::kDmaGather || op == isa::Opcode::kDmaScatter;
+}
 
 DmaShape dma_shape(const isa::Instruction& ins) {
   DmaShape s;
@@ -52,6 +57,18 @@ DmaShape dma_shape(const isa::Instruction& ins) {
   s.src_bytes = operand_bytes(src);
   s.hbm_gathered = (dst.space == isa::Space::kHbm && !dense(dst)) ||
                    (src.space == isa::Space::kHbm && !dense(src));
+  if (is_indirect_dma(ins.op)) {
+    // The HBM operand is the table indexed, not what moves: the transfer moves one row per
+    // SBUF partition, so it is planned as a dma_copy of the SBUF side's shape whose HBM side
+    // is that many separate rows (gathered, whatever the row numbers turn out to be).
+    const bool gather = ins.op == isa::Opcode::kDmaGather;
+    const isa::AccessPattern& sbuf = gather ? dst : src;
+    const isa::AccessPattern& table = gather ? src : dst;
+    const int64_t moved = sbuf.elements() * table.dtype.storage_bytes;
+    (gather ? s.src_partitions : s.dst_partitions) = sbuf.num_partitions;
+    (gather ? s.src_bytes : s.dst_bytes) = moved;
+    s.hbm_gathered = true;
+  }
   return s;
 }
 

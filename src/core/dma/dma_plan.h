@@ -65,6 +65,9 @@ struct DmaShape {
 
   bool operator==(const DmaShape&) const = default;
 };
+// dma_gather / dma_scatter: their HBM operand is the whole table they index (one row per SBUF
+// partition moves), so dma_shape counts the SBUF side's rows and bytes on both sides.
+bool is_indirect_dma(isa::Opcode op);
 DmaShape dma_shape(const isa::Instruction& ins);
 
 // The instruction's `dma_queue` (0 .. engines x queues_per_engine - 1) names queue

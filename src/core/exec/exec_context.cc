@@ -32,6 +32,17 @@ void ExecContext::write(int slot, const mem::Tile& t, int output) {
   mem::write_tile(st_.memory, ap(slot), t, st_.io, round_options(output));
 }
 
+void ExecContext::read_pattern(const isa::AccessPattern& ap, mem::Tile& out) {
+  mem::read_tile(st_.memory, ap, out, st_.io, st_.opts.policy);
+}
+
+void ExecContext::write_pattern(const isa::AccessPattern& ap, const mem::Tile& t,
+                                uint64_t index_base) {
+  num::RoundOptions o = round_options(0);
+  o.index_base = index_base;
+  mem::write_tile(st_.memory, ap, t, st_.io, o);
+}
+
 std::vector<uint8_t>& ExecContext::codes(int slot, int buffer_index) {
   std::vector<uint8_t>& b = buffer(buffer_index);
   mem::read_codes(st_.memory, ap(slot), b);

@@ -49,6 +49,11 @@ class ExecContext {
   // mode and stochastic key (seed, sr_stream(engine, id, output), element).
   void write(int slot, const mem::Tile& t, int output = 0);
   num::RoundOptions round_options(int output) const;
+  // The same for a pattern that is not an operand (a row an indirect DMA picks at run time):
+  // the caller has checked it lies inside the operand it was derived from. `index_base`: the
+  // stochastic-rounding element index of its first element.
+  void read_pattern(const isa::AccessPattern& ap, mem::Tile& out);
+  void write_pattern(const isa::AccessPattern& ap, const mem::Tile& t, uint64_t index_base);
   // Raw element codes of an operand, in pattern order (bit-exact paths).
   std::vector<uint8_t>& codes(int slot, int buffer);
   void write_codes(int slot, const uint8_t* codes);

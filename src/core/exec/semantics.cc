@@ -67,6 +67,9 @@ SemanticsFn semantics_for(Opcode op) {
       return exec_dma_copy;
     case Opcode::kDmaTranspose:
       return exec_dma_transpose;
+    case Opcode::kDmaGather:
+    case Opcode::kDmaScatter:
+      return exec_dma_indirect;
     case Opcode::kCoreBarrier:
       return exec_nop;  // a group of one core: nothing to wait for (the chip layer pairs cores)
     case Opcode::kSendRecv:

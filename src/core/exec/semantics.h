@@ -52,6 +52,7 @@ void exec_max8(ExecContext&);
 void exec_quantize_mx(ExecContext&);
 // exec_dma.cc
 void exec_dma_copy(ExecContext&);
+void exec_dma_indirect(ExecContext&);  // dma_gather, dma_scatter (exec_dma_indirect.cc)
 // sendrecv run by one core: there is no peer (chip/core_group.h moves the data between cores).
 void exec_sendrecv_alone(ExecContext&);
 

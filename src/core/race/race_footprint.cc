@@ -160,6 +160,25 @@ void add_operand(const AccessPattern& ap, bool write, const Pieces* dma,
   merge(out, from);
 }
 
+// The table an indirect DMA indexes (dma_gather's src, dma_scatter's dst): which rows move,
+// and on which piece, depends on offsets read at run time, so every row of the table counts
+// as touched by every piece (ring) of the transfer. Conservative: two indirect transfers on
+// one queue still race where they share a row, as their pieces may take it on different
+// engines.
+void add_table(const AccessPattern& ap, bool write, const Pieces& dma, std::vector<ByteRect>& out) {
+  const size_t from = out.size();
+  const int64_t es = ap.dtype.storage_bytes;
+  const std::vector<Run> runs = runs_of(offsets(ap, true), es);
+  const std::vector<int32_t> rings = dma.rings.empty() ? std::vector<int32_t>{-1} : dma.rings;
+  for (int32_t ring : rings)
+    for (int64_t p = 0; p < ap.num_partitions; ++p) {
+      const int64_t base = ap.offset + p * ap.partition_stride * es;
+      for (const Run& r : runs)
+        out.push_back({ap.space, write, 0, 0, base + r.lo, base + r.hi, ring});
+    }
+  merge(out, from);
+}
+
 }  // namespace
 
 bool footprint(const isa::Instruction& in, const arch::CoreSpec& core, int64_t max_elements,
@@ -174,7 +193,10 @@ bool footprint(const isa::Instruction& in, const arch::CoreSpec& core, int64_t m
       return false;
     }
     const bool write = isa::operand_role(in.op, k).access == isa::Access::kWrite;
-    add_operand(ap, write, dma ? &*dma : nullptr, out);
+    if (dma && is_indirect_dma(in.op) && ap.space == isa::Space::kHbm)
+      add_table(ap, write, *dma, out);
+    else
+      add_operand(ap, write, dma ? &*dma : nullptr, out);
     if (static_cast<int64_t>(out.size() - mark) > max_elements) {
       out.resize(mark);
       return false;

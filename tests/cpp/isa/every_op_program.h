@@ -11,6 +11,7 @@ inline constexpr const char* kEveryOpProgram = R"(# Every opcode once, valid and
 .tensor B hbm bf16 [128, 512] input at=0x20000
 .tensor C hbm fp32 [128, 512] output
 .tensor S hbm fp32 [128, 512] scratch
+.tensor G hbm fp32 [128, 512] scratch
 
 .engine sp                     # the Sync engine starts the loads
   dma_copy sbuf[0:128] [[1,512]] bf16 <- A[0:128] [[1,512]] queue=0 signal=s0+1
@@ -63,8 +64,11 @@ loop:
   affine_select sbuf[0:128]+122880 [[1,512]] fp32 <- sbuf[0:128]+45056 [[1,512]] fp32 op0=is_ge channel_multiplier=-1 value=-inf wait=s4>=1
   partition_reduce sbuf[0:1]+126976 [[1,512]] fp32 <- sbuf[0:128]+45056 [[1,512]] fp32 reduce_op=max
   memset sbuf[0:128]+131072 [[1,512]] fp32 value=3.25
+  iota sbuf[0:128]+143360 [[1,1]] int32 channel_multiplier=1
   tensor_tensor sbuf[0:128]+135168 [[1,512]] fp32 <- sbuf[0:128] [[1,512]] bf16, sbuf[0:128]+4096 [[1,512]] bf16 op0=max signal=s5+1
   dma_copy S[0:128] [[1,512]] fp32 <- sbuf[0:128]+135168 [[1,512]] fp32 queue=16 wait=s5>=1
+  dma_gather sbuf[0:128]+147456 [[1,512]] bf16 <- A[0:128] [[1,512]], sbuf[0:128]+143360 [[1,1]] int32 queue=18
+  dma_scatter G[0:128] [[1,512]] <- sbuf[0:128]+135168 [[1,512]] fp32, sbuf[0:128]+143360 [[1,1]] int32 queue=19
   sendrecv sbuf[0:128]+139264 [[1,512]] fp32 <- sbuf[0:128]+135168 [[1,512]] fp32 queue=17 send_to=1 recv_from=1
   core_barrier
 )";

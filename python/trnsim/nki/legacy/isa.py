@@ -236,7 +236,7 @@ def dma_copy(dst, src, mask=None, dst_rmw_op=None, oob_mode=None, dge_mode=None,
     _ops.tile(dst, "nisa.dma_copy: dst")
     _ops.tile(src, "nisa.dma_copy: src")
     d, s = _m(mask, dst, src)
-    _ops.dma_copy(d, s, dst_rmw_op)
+    _ops.dma_copy(d, s, dst_rmw_op, oob_mode)
 
 
 def dma_transpose(src, axes=None, mask=None, dtype=None, **kwargs):
