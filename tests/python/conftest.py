@@ -1,4 +1,5 @@
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -25,3 +26,19 @@ settings.load_profile(_profile)
 @pytest.fixture
 def rng():
     return np.random.default_rng(20261120)
+
+
+@pytest.fixture
+def aliases(monkeypatch):
+    """install_alias() for one test: the nki / neuronxcc modules it adds are removed after."""
+    import trnsim.nki as nki
+
+    def ours(m):
+        return m == "nki" or m.startswith(("nki.", "neuronxcc"))
+
+    for m in [m for m in sys.modules if ours(m)]:
+        monkeypatch.delitem(sys.modules, m)
+    nki.install_alias()
+    yield
+    for m in [m for m in sys.modules if ours(m)]:
+        del sys.modules[m]

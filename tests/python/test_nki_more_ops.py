@@ -4,7 +4,6 @@ applies to, in both dialects where it exists in both; the ones that need the cor
 NotImplementedError saying what is missing."""
 
 import importlib
-import sys
 
 import numpy as np
 import pytest
@@ -16,20 +15,6 @@ from trnsim.nki import legacy
 from trnsim.nki.legacy import isa as lisa
 
 CHIPS = ["trn1", "trn2", "trn3"]
-
-
-@pytest.fixture
-def aliases(monkeypatch):
-    """install_alias() for one test: the nki / neuronxcc modules it adds are removed after."""
-    def ours(m):
-        return m == "nki" or m.startswith(("nki.", "neuronxcc"))
-
-    for m in [m for m in sys.modules if ours(m)]:
-        monkeypatch.delitem(sys.modules, m)
-    nki.install_alias()
-    yield
-    for m in [m for m in sys.modules if ours(m)]:
-        del sys.modules[m]
 
 
 # --- nki.language.constants ---

@@ -3,7 +3,6 @@ each one runs with NKI's meaning, checked against a numpy reference, or raises
 NotImplementedError naming it."""
 
 import importlib
-import sys
 
 import numpy as np
 import pytest
@@ -13,20 +12,6 @@ import trnsim.nki.isa as nisa
 import trnsim.nki.language as nl
 from trnsim.nki import legacy
 from trnsim.nki.legacy import isa as lisa
-
-
-@pytest.fixture
-def aliases(monkeypatch):
-    """install_alias() for one test: the nki / neuronxcc modules it adds are removed after."""
-    def ours(m):
-        return m == "nki" or m.startswith(("nki.", "neuronxcc"))
-
-    for m in [m for m in sys.modules if ours(m)]:
-        monkeypatch.delitem(sys.modules, m)
-    nki.install_alias()
-    yield
-    for m in [m for m in sys.modules if ours(m)]:
-        del sys.modules[m]
 
 
 # --- nki.compiler / neuronxcc.nki.compiler ---
