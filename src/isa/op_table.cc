@@ -229,4 +229,9 @@ bool has_feature(const arch::CoreSpec& core, Feature f) {
   return false;
 }
 
+bool is_dma(Opcode op) {
+  return op == Opcode::kDmaCopy || op == Opcode::kDmaTranspose || op == Opcode::kDmaGather ||
+         op == Opcode::kDmaScatter || op == Opcode::kSendRecv;
+}
+
 }  // namespace trnsim::isa

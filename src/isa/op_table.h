@@ -144,6 +144,9 @@ struct OpInfo {
 };
 
 std::span<const OpInfo> op_table();  // indexed by Opcode
+// Ops the DMA engines carry out (the trigger only hands them over): dma_copy, dma_transpose,
+// dma_gather, dma_scatter, sendrecv. One list for the builder, the costs and the timing.
+bool is_dma(Opcode op);
 const OpInfo& op_info(Opcode op);
 std::string_view mnemonic(Opcode op);  // from opcode.h
 std::optional<Opcode> find_opcode(std::string_view mnemonic);

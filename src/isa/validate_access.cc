@@ -17,14 +17,6 @@ bool contains(const std::vector<num::Dtype>& v, num::Dtype d) {
   return std::find(v.begin(), v.end(), d) != v.end();
 }
 
-bool is_dma(Opcode op) {
-  if (op == Opcode::kSendRecv) return true;  // SBUF only, but moved by DMA, not the engine
-  const OpInfo& info = op_info(op);
-  for (int i = 0; i < info.num_roles; ++i)
-    if (info.roles[static_cast<size_t>(i)].spaces.has(Space::kHbm)) return true;
-  return false;
-}
-
 std::string spaces_text(SpaceSet s) {
   std::string t;
   for (Space x : {Space::kSbuf, Space::kPsum, Space::kHbm})

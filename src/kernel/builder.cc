@@ -28,12 +28,6 @@ std::vector<ViewDim> row_major(const std::vector<int64_t>& shape, size_t first) 
   return dims;
 }
 
-bool is_dma(isa::Opcode op) {
-  return op == isa::Opcode::kDmaCopy || op == isa::Opcode::kDmaTranspose ||
-         op == isa::Opcode::kDmaGather || op == isa::Opcode::kDmaScatter ||
-         op == isa::Opcode::kSendRecv;
-}
-
 }  // namespace
 
 KernelBuilder::KernelBuilder(const arch::ChipSpec& chip)
@@ -225,7 +219,7 @@ void KernelBuilder::check(std::string_view call, const isa::Instruction& in,
 }
 
 int32_t KernelBuilder::agent_of(const isa::Instruction& in) {
-  return is_dma(in.op)                           ? dma_agent(in)
+  return isa::is_dma(in.op)                      ? dma_agent(in)
          : in.op == isa::Opcode::kLoadStationary ? SyncResolver::kPeBackground
                                                  : SyncResolver::engine_agent(in.engine);
 }

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "core/cost/cost_constants.h"
+#include "isa/op_table.h"
 
 namespace trnsim::core {
 
@@ -47,7 +48,7 @@ uint64_t fixed_cycles(const isa::Instruction& ins, const arch::CoreSpec& spec) {
 
 Cost instruction_cost(const isa::Instruction& ins, const arch::CoreSpec& spec) {
   Cost c;
-  if (is_control(ins.op) || is_dma(ins.op)) {
+  if (is_control(ins.op) || isa::is_dma(ins.op)) {
     // A DMA trigger's own latency is its issue cost; the transfer is timed by the DMA model.
     c.ii = c.latency = std::max<uint64_t>(control_cycles(ins, spec), 1);
     return c;

@@ -60,8 +60,6 @@ uint64_t control_cycles(const isa::Instruction& ins, const arch::CoreSpec& spec)
 bool is_control(isa::Opcode op);
 // The clock of `engine`'s sequencer and datapath, GHz (spec core.<engine>.clock_ghz).
 double engine_clock_ghz(const arch::CoreSpec& spec, isa::Engine engine);
-// dma_copy, dma_transpose, dma_gather, dma_scatter, sendrecv: moved by the DMA engines.
-bool is_dma(isa::Opcode op);
 // core_barrier and sendrecv: they complete with the other cores of the logical core.
 bool is_cross_core(isa::Opcode op);
 

@@ -8,6 +8,7 @@
 
 #include "core/cost/cost.h"
 #include "core/cost/cost_constants.h"
+#include "isa/op_table.h"
 
 namespace trnsim::core {
 
@@ -42,12 +43,6 @@ bool is_control(isa::Opcode op) {
   }
 }
 
-bool is_dma(isa::Opcode op) {
-  return op == isa::Opcode::kDmaCopy || op == isa::Opcode::kDmaTranspose ||
-         op == isa::Opcode::kDmaGather || op == isa::Opcode::kDmaScatter ||
-         op == isa::Opcode::kSendRecv;
-}
-
 bool is_cross_core(isa::Opcode op) {
   return op == isa::Opcode::kCoreBarrier || op == isa::Opcode::kSendRecv;
 }
@@ -60,7 +55,7 @@ uint64_t control_cycles(const isa::Instruction& ins, const arch::CoreSpec& spec)
         std::ceil(costk::kSwdgeInstructionNs * engine_clock_ghz(spec, ins.engine));
     return std::max<uint64_t>(static_cast<uint64_t>(cycles), costk::kControlCycles);
   }
-  if (is_dma(ins.op) && spec.dma.hwdge_per_core > 0 && spec.dma.dge_instruction_ns) {
+  if (isa::is_dma(ins.op) && spec.dma.hwdge_per_core > 0 && spec.dma.dge_instruction_ns) {
     // ns x GHz = cycles; rounded up to whole cycles of the issuing engine.
     const double cycles =
         std::ceil(*spec.dma.dge_instruction_ns * engine_clock_ghz(spec, ins.engine));

@@ -13,6 +13,7 @@
 #include "core/race/race_footprint.h"
 #include "core/race/race_order.h"
 #include "isa/disassembler.h"
+#include "isa/op_table.h"
 
 namespace trnsim::core {
 
@@ -102,7 +103,7 @@ bool Checker::collect_footprints() {
   for (size_t n = 0; n < hb_.nodes().size(); ++n) {
     const ExecNode& node = hb_.nodes()[n];
     const isa::Instruction& in = hb_.instruction(n);
-    info_.push_back({node.stream, is_dma(in.op)});
+    info_.push_back({node.stream, isa::is_dma(in.op)});
     auto& slot = footprints_[static_cast<size_t>(node.stream)][static_cast<size_t>(node.index)];
     if (!slot) {
       slot.emplace();

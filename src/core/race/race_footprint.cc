@@ -185,7 +185,7 @@ bool footprint(const isa::Instruction& in, const arch::CoreSpec& core, int64_t m
                std::vector<ByteRect>& out) {
   const size_t mark = out.size();
   std::optional<Pieces> dma;
-  if (is_dma(in.op) && in.num_operands >= 2) dma = pieces_of(in, core);
+  if (isa::is_dma(in.op) && in.num_operands >= 2) dma = pieces_of(in, core);
   for (int k = 0; k < in.num_operands; ++k) {
     const AccessPattern& ap = in.operands[static_cast<size_t>(k)];
     if (free_elements(ap) > max_elements) {

@@ -10,6 +10,7 @@
 #include "base/error.h"
 #include "core/control/control_flow.h"
 #include "core/cost/cost.h"
+#include "isa/op_table.h"
 
 namespace trnsim::core {
 
@@ -92,7 +93,7 @@ HappensBefore::HappensBefore(const isa::Program& prog, size_t limit) : prog_(pro
 
 uint32_t HappensBefore::agent_of(const isa::Instruction& in, isa::Engine stream) {
   if (in.op == isa::Opcode::kLoadStationary) return kBackgroundAgent;
-  if (!is_dma(in.op) || in.num_operands < 2) return static_cast<uint32_t>(stream);
+  if (!isa::is_dma(in.op) || in.num_operands < 2) return static_cast<uint32_t>(stream);
   // The side that decides how the transfer spreads over the DMA engines (core/dma/dma_plan.h).
   const isa::AccessPattern &d = in.operands[0], &s = in.operands[1];
   const isa::AccessPattern& split = d.space != isa::Space::kHbm   ? d

@@ -9,6 +9,7 @@
 #include "base/same_bytes.h"
 #include "core/dma/dma_plan_cache.h"
 #include "core/exec/operand_roles.h"
+#include "isa/op_table.h"
 
 namespace trnsim::core {
 
@@ -214,7 +215,7 @@ TimingProgram::TimingProgram(const isa::Program& program, const arch::CoreSpec& 
         x.cost = instruction_cost(ins, spec);
         x.op = ins.op;
         x.control = is_control(ins.op);
-        x.dma = is_dma(ins.op);
+        x.dma = isa::is_dma(ins.op);
         x.ports = x.control || x.dma ? 0 : shared_ports(ins, spec.ports);
         x.flops = tensor_flops(ins, spec);
         if (x.dma) {

@@ -12,6 +12,7 @@
 
 #include "core/cost/cost.h"
 #include "core/timing/timing_program.h"
+#include "isa/op_table.h"
 #include "kernel_test_util.h"
 #include "kernels/registry.h"
 
@@ -34,7 +35,7 @@ void expect_priced_alone(const isa::Program& p, const arch::CoreSpec& spec) {
       EXPECT_EQ(x.cost.waits_background, c.waits_background);
       EXPECT_EQ(x.op, ins.op);
       EXPECT_EQ(x.control, core::is_control(ins.op));
-      EXPECT_EQ(x.dma, core::is_dma(ins.op));
+      EXPECT_EQ(x.dma, isa::is_dma(ins.op));
       EXPECT_EQ(x.ports, x.control || x.dma ? 0 : core::shared_ports(ins, spec.ports));
       EXPECT_EQ(x.flops, core::tensor_flops(ins, spec));
       EXPECT_EQ(x.num_waits, ins.waits.size());
