@@ -83,12 +83,12 @@ int64_t bytes_below(const isa::AccessPattern& ap) {
   return lo * static_cast<int64_t>(ap.dtype.storage_bytes);
 }
 
-// The in-engine read-after-write scan of one stream (InstrInfo::raw_back): the on-chip writes
-// of its last instructions, newest first, so that the first overlap found is the nearest
-// producer and the scan stops at the first write out of the window.
 // Shapes remembered per opcode (the memo of priced shapes).
 constexpr uint32_t kShapeWays = 4;
 
+// The in-engine read-after-write scan of one stream (InstrInfo::raw_back): the on-chip writes
+// of its last instructions, newest first, so that the first overlap found is the nearest
+// producer and the scan stops at the first write out of the window.
 class RawWindow {
  public:
   // raw_back of instruction `i`, then records its writes. `extent` and `below` are its
