@@ -114,8 +114,8 @@ def _dma_broadcast(x, rows):
 
 def partition_broadcast(x, shape, final=None):
     """x's single partition in every partition of `shape`: one TensorE matmul ones[1, P].T @
-    x[1, cols] per PSUM bank of columns (exact: products with 1, FP32 accumulation of one
-    term). An fp32 result of one bank stays there for its first use (PsumBroadcast, seen with
+    x[1, cols] per PSUM bank of columns (exact but for the sign of zero: products with 1,
+    FP32 accumulation of one term onto +0, so -0.0 arrives as +0.0). An fp32 result of one bank stays there for its first use (PsumBroadcast, seen with
     the `final` shape); any other (another dtype, more than a bank, several broadcasts waiting
     for their first use) is copied bank by bank to an SBUF tile of x's dtype. `shape` keeps
     x's own free dims."""
