@@ -224,6 +224,10 @@ void bind_kernel_builder(nb::module_& m) {
       .def("bn_aggr", &KernelBuilder::bn_aggr, nb::arg("dst"), nb::arg("src"))
       .def("reciprocal", &KernelBuilder::reciprocal, nb::arg("dst"), nb::arg("src"))
       .def("max8", &KernelBuilder::max8, nb::arg("dst"), nb::arg("src"))
+      .def("find_index8", &KernelBuilder::find_index8, nb::arg("dst"), nb::arg("data"),
+           nb::arg("vals"))
+      .def("match_replace8", &KernelBuilder::match_replace8, nb::arg("dst"), nb::arg("dst_idx"),
+           nb::arg("data"), nb::arg("vals"), nb::arg("value"))
       .def(
           "exponential",
           [](KernelBuilder& b, const View& dst, const View& src, nb::handle max_value) {

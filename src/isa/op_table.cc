@@ -122,6 +122,14 @@ constexpr std::array<OpInfo, kNumOpcodes> kTable{
     op(kReciprocal, kDve, {W("dst"), R("src")}, {kRounding}, SR::kElementwise, "dst = 1 / src"),
     op(kMax8, kDve, {W("dst"), R("src")}, {}, SR::kMax8,
        "dst[P, 8] = the 8 largest values of each partition of src[P, 8 .. 16384]"),
+    op(kFindIndex8, kDve, {W("dst", kOnChip, D::kIndex8), R("data"), R("vals")}, {},
+       SR::kFindIndex8,
+       "dst[P, 8] = the position in data[P, 8 .. 16384] of each of vals[P, 8], ascending for "
+       "repeated values"),
+    op(kMatchReplace8, kDve, {W("dst"), W("dst_idx", kOnChip, D::kIndex8), R("data"), R("vals")},
+       {kValue}, SR::kMatchReplace8,
+       "dst = data[P, <= 16384] with the first occurrence of each of vals[P, 8] replaced by value; "
+       "dst_idx[P, 8] = their positions (vals taken from the last)"),
     op(kTransposeDve, kDve, {W("dst"), R("src")}, {}, SR::kTransposeDve,
        "dst[F, P] = src[P, F] within one 32-partition reshape bank (P, F <= 32)"),
     op(kExponential, kDve, {W("dst"), R("src")}, {kArg0, kRounding}, SR::kElementwise,

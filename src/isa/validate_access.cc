@@ -135,6 +135,8 @@ bool dtype_allowed(const Context& c, DtypeRule rule, const num::Format& f) {
       return d == Dtype::kFp8E4M3Fn || d == Dtype::kFp8E5M2;
     case DtypeRule::kRowIndex:
       return d == Dtype::kInt32 || d == Dtype::kUint32;
+    case DtypeRule::kIndex8:
+      return d == Dtype::kUint16 || d == Dtype::kUint32;
   }
   return false;
 }

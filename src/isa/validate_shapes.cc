@@ -6,9 +6,10 @@ namespace trnsim::isa::detail {
 
 namespace {
 
-// KLR bn_stats_fmax; max8 takes 8..16384 elements (ISA).
+// KLR bn_stats_fmax; max8 and find_index8 take 8..16384 elements, match_replace8 up to 16384,
+// with 8 values per partition (ISA).
 constexpr int64_t kBnStatsFreeMax = 512;
-constexpr int64_t kMax8FreeMin = 8, kMax8FreeMax = 16384;
+constexpr int64_t kMax8FreeMin = 8, kMax8FreeMax = 16384, kTop8 = 8;
 constexpr int64_t kDveTransposeMax = 32;  // one reshape bank (32 x 32)
 
 // b has a's partitions and elements per partition.
@@ -160,8 +161,21 @@ void check_shapes(Context& c) {
       break;
     case ShapeRule::kMax8:
       expect_partitions(c, 0, c.operand(1).num_partitions);
-      expect_free(c, 0, 8, "the 8 largest values");
+      expect_free(c, 0, kTop8, "the 8 largest values");
       free_range(c, 1, kMax8FreeMin, kMax8FreeMax);
+      break;
+    case ShapeRule::kFindIndex8:  // dst, data, vals
+      for (int i : {0, 2}) expect_partitions(c, i, c.operand(1).num_partitions);
+      expect_free(c, 0, kTop8, "one position per value");
+      expect_free(c, 2, kTop8, "8 values per partition");
+      free_range(c, 1, kMax8FreeMin, kMax8FreeMax);
+      break;
+    case ShapeRule::kMatchReplace8:  // dst, dst_idx, data, vals
+      same_shape(c, 2, 0);
+      for (int i : {1, 3}) expect_partitions(c, i, c.operand(2).num_partitions);
+      expect_free(c, 1, kTop8, "one position per value");
+      expect_free(c, 3, kTop8, "8 values per partition");
+      free_range(c, 2, 1, kMax8FreeMax);
       break;
     case ShapeRule::kTransposeDve:
       transposed(c, 0, 1);

@@ -158,6 +158,12 @@ class KernelBuilder {
   void bn_aggr(const View& dst, const View& src);   // dst [P, 2] = mean, variance
   void reciprocal(const View& dst, const View& src);
   void max8(const View& dst, const View& src);  // dst [P, 8]
+  // dst [P, 8] (uint16 / uint32) = the position in data [P, 8..16384] of each of vals [P, 8].
+  void find_index8(const View& dst, const View& data, const View& vals);
+  // dst = data [P, <= 16384] with the first occurrence of each of vals [P, 8] replaced by
+  // `value`; dst_idx [P, 8] (uint16 / uint32) = their positions.
+  void match_replace8(const View& dst, const View& dst_idx, const View& data, const View& vals,
+                      double value);
   // NC-v4: dst = exp(src - max_value) on VectorE (its running sum stays in the engine).
   void exponential(const View& dst, const View& src, Scalar max_value = 0.0f);
   // r[i] = (in0[i] op0 r[i-1]) op1 in1[i] along the free dims, r[-1] = initial (builder_scan.cc).

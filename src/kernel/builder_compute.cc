@@ -102,6 +102,17 @@ void KernelBuilder::max8(const View& dst, const View& src) {
   emit_op("max8", Opcode::kMax8, Engine::kVector, {dst, src});
 }
 
+void KernelBuilder::find_index8(const View& dst, const View& data, const View& vals) {
+  emit_op("find_index8", Opcode::kFindIndex8, Engine::kVector, {dst, data, vals});
+}
+
+void KernelBuilder::match_replace8(const View& dst, const View& dst_idx, const View& data,
+                                   const View& vals, double value) {
+  Params p;
+  p.value = value;
+  emit_op("match_replace8", Opcode::kMatchReplace8, Engine::kVector, {dst, dst_idx, data, vals}, p);
+}
+
 void KernelBuilder::exponential(const View& dst, const View& src, Scalar max_value) {
   emit_op("exponential", Opcode::kExponential, Engine::kVector, {dst, src}, {},
           {{&max_value, &Params::arg0}});

@@ -347,7 +347,7 @@ def test_limits_raise_like_nki():
 
 @pytest.mark.parametrize("name", ["nc_matmul_mx", "quantize_mx", "dropout", "local_gather",
                                   "rng", "range_select", "register_alloc", "activate2",
-                                  "nc_find_index8", "dma_compute", "nonzero_with_count"])
+                                  "nc_stream_shuffle", "dma_compute", "nonzero_with_count"])
 def test_left_out_names_raise_not_implemented(name):
     with pytest.raises(NotImplementedError, match=f"nki.isa.{name}"):
         getattr(nisa, name)()

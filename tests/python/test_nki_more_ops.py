@@ -266,7 +266,6 @@ def test_max8_iota_affine_select_legacy_dialect(chip, rng):
 @pytest.mark.parametrize("mod", [nisa, lisa], ids=["current", "legacy"])
 @pytest.mark.parametrize("name, missing", [
     ("nc_matmul_mx", "KernelBuilder::matmul_mx"), ("quantize_mx", "KernelBuilder::quantize_mx"),
-    ("nc_find_index8", "find_index8 instruction in the core"),
     ("range_select", "range_select instruction in the core")])
 def test_refused_names_say_what_the_core_lacks(mod, name, missing):
     with pytest.raises(NotImplementedError, match=f"{name}.*{missing}"):

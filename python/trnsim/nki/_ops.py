@@ -620,6 +620,23 @@ def max8(dst, src, name=None):
     return dst
 
 
+def nc_find_index8(dst, data, vals, name=None):
+    """dst[P, 8] (uint16 / uint32) = the position in data of each of vals[P, 8] (VectorE)."""
+    kb().find_index8(view(dst), view(data), view(vals))
+    return dst
+
+
+def nc_match_replace8(dst, data, vals, imm, dst_idx=None, name=None):
+    """dst = data with the first occurrence of each of vals[P, 8] replaced by imm; dst_idx
+    [P, 8] their positions. Without dst_idx the positions go to a scratch tile: trnsim's
+    instruction always writes them (32 bytes a partition of SBUF while it runs)."""
+    imm = number(imm, "nisa.nc_match_replace8: imm")
+    if dst_idx is None:
+        dst_idx = alloc((view(data).shape[0], 8), "uint32")
+    kb().match_replace8(view(dst), view(dst_idx), view(data), view(vals), imm)
+    return dst
+
+
 def _flat_pattern(dst, pattern):
     """The sign of a pattern that walks the free elements of dst in order (step +-1 on the
     innermost dim, row-major above it), or None."""

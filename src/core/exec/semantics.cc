@@ -55,6 +55,10 @@ SemanticsFn semantics_for(Opcode op) {
       return exec_reciprocal;
     case Opcode::kMax8:
       return exec_max8;
+    case Opcode::kFindIndex8:
+      return exec_find_index8;
+    case Opcode::kMatchReplace8:
+      return exec_match_replace8;
     case Opcode::kTransposeDve:
       return exec_transpose_dve;
     case Opcode::kExponential:

@@ -48,6 +48,8 @@ void exec_affine_select(ExecContext&);
 void exec_bn_stats(ExecContext&);
 void exec_bn_aggr(ExecContext&);
 void exec_max8(ExecContext&);
+void exec_find_index8(ExecContext&);     // exec_match8.cc
+void exec_match_replace8(ExecContext&);  // exec_match8.cc
 // exec_quantize_mx.cc
 void exec_quantize_mx(ExecContext&);
 // exec_dma.cc

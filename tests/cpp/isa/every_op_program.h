@@ -55,6 +55,8 @@ loop:
   bn_aggr sbuf[0:128]+90112 [[1,2]] fp32 <- sbuf[0:128]+86016 [[1,6]] fp32
   reciprocal sbuf[0:128]+94208 [[1,512]] fp32 <- sbuf[0:128]+45056 [[1,512]] fp32 rounding=rne
   max8 sbuf[0:128]+98304 [[1,8]] bf16 <- sbuf[0:128] [[1,512]] bf16
+  find_index8 sbuf[0:128]+151552 [[1,8]] uint32 <- sbuf[0:128] [[1,512]] bf16, sbuf[0:128]+98304 [[1,8]] bf16
+  match_replace8 sbuf[0:128]+152576 [[1,512]] bf16, sbuf[0:128]+153600 [[1,8]] uint16 <- sbuf[0:128] [[1,512]] bf16, sbuf[0:128]+98304 [[1,8]] bf16 value=-inf
   transpose_dve sbuf[32:64]+102400 [[1,32]] bf16 <- sbuf[0:32] [[1,32]] bf16
   exponential sbuf[0:128]+106496 [[1,512]] fp32 <- sbuf[0:128]+45056 [[1,512]] fp32, sbuf[0:128]+32768 [[1,1]] fp32 arg0=@2
   quantize_mx sbuf[0:128]+110592 [[1,512]] fp8_e4m3fn, sbuf[0:128]+114688 [[1,128]] e8m0 <- sbuf[0:128] [[1,512]] bf16

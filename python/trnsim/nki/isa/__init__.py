@@ -39,6 +39,8 @@ affine_select = _ops.affine_select
 bn_stats = _ops.bn_stats
 bn_aggr = _ops.bn_aggr
 max8 = _ops.max8
+nc_find_index8 = _ops.nc_find_index8
+nc_match_replace8 = _ops.nc_match_replace8
 dma_copy = _ops.dma_copy
 dma_transpose = _ops.dma_transpose
 tensor_copy_predicated = _ops.tensor_copy_predicated
@@ -126,10 +128,6 @@ _WHY = {
     "quantize_mx": "needs a KernelBuilder::quantize_mx call and its binding in the C++ core "
                    "(emitting kQuantizeMx: dst MXFP8, scale [P, F/4] E8M0, src bf16 / fp16); "
                    "the simulator has the instruction, the kernel builder does not expose it",
-    "find_index8": "needs a VectorE find_index8 instruction in the core (dst [P, 8] uint32 = "
-                   "the first index of each of vals [P, 8] in data [P, 8..16384], N cycles); "
-                   "the existing instructions compute it only in 16 VectorE passes (a compare "
-                   "and a reduce per value), which would misstate its time 16-fold",
     "range_select": "needs a VectorE range_select instruction in the core (free index + "
                     "range_start compared with the per-partition bound0 / bound1, on_false "
                     "fill, fused max into reduce_res); the existing instructions need a GpSimd "
@@ -139,7 +137,7 @@ for _name, _why in {
     "nc_matmul_mx": "matmul_mx", "quantize_mx": "quantize_mx", "activate2": "",
     "dropout": "rng", "rng": "rng", "rand2": "rng", "rand_set_state": "rng",
     "rand_get_state": "rng", "set_rng_seed": "rng", "local_gather": "gather",
-    "nc_n_gather": "gather", "nc_find_index8": "find_index8", "nc_match_replace8": "",
+    "nc_n_gather": "gather",
     "nc_stream_shuffle": "", "range_select": "range_select", "sequence_bounds": "",
     "tensor_copy_dynamic_src": "register",
     "tensor_copy_dynamic_dst": "register", "tensor_scalar_cumulative": "",

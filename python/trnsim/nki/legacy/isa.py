@@ -192,6 +192,25 @@ def max8(src, mask=None, dtype=None, **kwargs):
     return _out(lambda d: _ops.max8(d, x), (x.shape[0], 8), _dt(dtype, x))
 
 
+def nc_find_index8(data, vals, mask=None, dtype=None, **kwargs):
+    """The position in data of each of vals[P, 8], as a [P, 8] uint32 (or uint16) tile."""
+    _ops.tile(data, "nisa.nc_find_index8: data")
+    _ops.tile(vals, "nisa.nc_find_index8: vals")
+    x, v = _m(mask, data, vals)
+    return _out(lambda d: _ops.nc_find_index8(d, x, v), (x.shape[0], 8),
+                _ops.format_name(dtype or "uint32", "dtype"))
+
+
+def nc_match_replace8(data, vals, imm, dst_idx=None, mask=None, dtype=None, **kwargs):
+    """data with the first occurrence of each of vals[P, 8] replaced by imm (a new tile);
+    dst_idx, if given, receives their positions."""
+    _ops.tile(data, "nisa.nc_match_replace8: data")
+    _ops.tile(vals, "nisa.nc_match_replace8: vals")
+    x, v = _m(mask, data, vals)
+    return _out(lambda d: _ops.nc_match_replace8(d, x, v, imm, dst_idx), tuple(x.shape),
+                _dt(dtype, x))
+
+
 def _affine(expr):
     """(offset, channel_multiplier, free pattern, shape) of a legacy iota / predicate
     expression: the range on grid axis 0 is the partition, the others the free dims."""
@@ -261,8 +280,8 @@ def select_reduce(dst, predicate, on_true, on_false, reduce_res=None, reduce_cmd
     _ops.select_reduce(d, p, t, f, reduce_res, reduce_cmd, reduce_op, reverse_pred)
 
 
-for _name in ("nc_matmul_mx", "quantize_mx", "dropout", "local_gather", "nc_find_index8",
-              "nc_match_replace8", "nc_stream_shuffle", "range_select",
+for _name in ("nc_matmul_mx", "quantize_mx", "dropout", "local_gather",
+              "nc_stream_shuffle", "range_select",
               "sequence_bounds", "tensor_copy_dynamic_src",
               "tensor_copy_dynamic_dst", "tensor_scalar_cumulative"):
     globals()[_name] = getattr(_new, _name)
