@@ -159,7 +159,10 @@ void check_operands(Context& c) {
     if (ap.space == Space::kHbm)
       check_hbm(c, ap, label);
     else
-      check_on_chip(c, ap, label, engine_access);
+      // MX block scales are read by TensorE one quadrant at a time, four partitions each:
+      // NKI's MX tutorial keeps a second operand's scales at partitions 4..7 of every
+      // quadrant (scales[4:, ...]), so the engines' start-partition rule does not bind them.
+      check_on_chip(c, ap, label, engine_access && role.dtype != DtypeRule::kMxScale);
   }
 }
 

@@ -5,6 +5,7 @@
 #include "core/exec/exec_context.h"
 #include "core/exec/operand_roles.h"
 #include "core/exec/semantics.h"
+#include "isa/op_table.h"
 #include "mem/access_rules.h"
 
 namespace trnsim::core {
@@ -26,7 +27,10 @@ bool Executor::check_operands(ExecContext& ctx) {
       } else {
         const auto access = (roles.write_mask >> i) & 1u ? mem::Access::kWrite : mem::Access::kRead;
         f = mem::check_engine_space(ctx.engine, ap, access);
-        if (!f && st_.opts.enforce_start_partition) f = mem::check_start_partition(ap);
+        // MX scales are exempt, as in validation (isa/validate_access.cc).
+        if (!f && st_.opts.enforce_start_partition &&
+            isa::operand_role(ctx.in.op, i).dtype != isa::DtypeRule::kMxScale)
+          f = mem::check_start_partition(ap);
       }
     }
     if (f) {
