@@ -38,7 +38,8 @@ _PURE = frozenset({
     "partition_reduce",
 })
 # The arguments a builder call writes, when not just the first (dst).
-_WRITTEN = {"activation_reduce": (0, 1), "tensor_scalar_reduce": (0, 1)}
+_WRITTEN = {"activation_reduce": (0, 1), "tensor_scalar_reduce": (0, 1),
+            "quantize_mx": (0, 1)}  # dst, scale (given by position, _ops.quantize_mx)
 _WRITTEN_KW = ("dst", "reduce_dst")
 # Calls after which another core may have written shared HBM.
 _BARRIERS = frozenset({"core_barrier", "sendrecv"})
