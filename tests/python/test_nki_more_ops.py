@@ -265,20 +265,10 @@ def test_max8_iota_affine_select_legacy_dialect(chip, rng):
 
 @pytest.mark.parametrize("mod", [nisa, lisa], ids=["current", "legacy"])
 @pytest.mark.parametrize("name, missing", [
-    ("nc_matmul_mx", "KernelBuilder::matmul_mx"), ("quantize_mx", "KernelBuilder::quantize_mx"),
     ("range_select", "range_select instruction in the core")])
 def test_refused_names_say_what_the_core_lacks(mod, name, missing):
     with pytest.raises(NotImplementedError, match=f"{name}.*{missing}"):
         getattr(mod, name)()
-
-
-def test_packed_mx_dtypes_refuse_naming_the_missing_builder_calls():
-    @nki.jit(chip="trn3")
-    def kernel(x):
-        nl.ndarray((4, 4), nl.float8_e4m3fn_x4)
-
-    with pytest.raises(NotImplementedError, match="float8_e4m3fn_x4.*nc_matmul_mx"):
-        kernel(np.zeros((4, 4), np.float32))
 
 
 # --- legacy ISA calls: an unknown keyword is an error naming it, never ignored ---

@@ -34,12 +34,13 @@ MEMO_ENTRIES = 4096
 _PURE = frozenset({
     "activation", "tensor_tensor", "tensor_scalar",
     "scalar_tensor_tensor", "tensor_reduce", "tensor_copy", "tensor_tensor_scan", "reciprocal",
-    "exponential", "transpose", "bn_stats", "bn_aggr", "max8", "find_index8", "select", "affine_select",
-    "partition_reduce",
+    "exponential", "transpose", "bn_stats", "bn_aggr", "max8", "find_index8", "select",
+    "affine_select", "partition_reduce",
 })
 # The arguments a builder call writes, when not just the first (dst).
 _WRITTEN = {"activation_reduce": (0, 1), "tensor_scalar_reduce": (0, 1),
-            "match_replace8": (0, 1)}
+            "match_replace8": (0, 1),
+            "quantize_mx": (0, 1)}  # dst, scale (given by position, _ops.quantize_mx)
 _WRITTEN_KW = ("dst", "reduce_dst", "dst_idx")
 # Calls after which another core may have written shared HBM.
 _BARRIERS = frozenset({"core_barrier", "sendrecv"})

@@ -55,20 +55,28 @@ def finfo(dtype):
     return ml_dtypes.finfo(np.dtype(dtype))
 
 
-#: NKI's packed MX dtypes (four elements per packed element): names, not numpy dtypes.
-PACKED_MX = ("float8_e5m2_x4", "float8_e4m3fn_x4", "float4_e2m1fn_x4")
+#: NKI's packed MX dtypes (four elements per packed element) and the trnsim format of their
+#: elements: a packed tensor is held as its elements with an innermost dim of 4
+#: (_tensor.Packed), four consecutive elements of a partition, as the MX instructions read them.
+PACKED_MX = {"float8_e5m2_x4": "fp8_e5m2", "float8_e4m3fn_x4": "fp8_e4m3fn",
+             "float4_e2m1fn_x4": "fp4_e2m1"}
+
+
+def packed_format(dtype):
+    """The element format of a packed MX dtype (nl.float8_e4m3fn_x4: fp8_e4m3fn), else None."""
+    return PACKED_MX.get(dtype) if isinstance(dtype, str) else None
 
 
 def format_name(dtype, what=None):
     """trnsim's format of an NKI dtype: numpy's bool (np.bool_, bool) is NKI's bool_, one byte
     holding 0 or 1 (uint8), as bool arrays given to a kernel are."""
-    if isinstance(dtype, str) and dtype in PACKED_MX:
+    if packed_format(dtype):
         from trnsim.nki._ctx import unsupported
 
-        unsupported(f"the packed MX dtype nl.{dtype}",
-                    "its tiles feed only nisa.nc_matmul_mx / nisa.quantize_mx, which need "
-                    "KernelBuilder calls in the C++ core (the core holds MX data as fp8 / fp4 "
-                    "elements, four per packed element in the innermost dim)")
+        unsupported(f"the packed MX dtype nl.{dtype}" + (f" as {what}" if what else ""),
+                    "packed tensors are made by nl.ndarray / nl.zeros, t.view() or "
+                    "t.ap(dtype=), and taken by indexing, reshape, nisa.dma_copy, tensor_copy, "
+                    "memset, quantize_mx and nc_matmul_mx")
     if dtype is bool or dtype is np.bool_ or (isinstance(dtype, np.dtype) and dtype.kind == "b"):
         dtype = np.uint8
     return _format_name(dtype, what)

@@ -12,9 +12,9 @@ from trnsim import _check, _core
 from trnsim.nki import _ctx
 from trnsim.nki._ctx import NkiError, unsupported
 from trnsim.nki._broadcast import PsumBroadcast
-from trnsim.nki._tensor import Lazy, NkiTensor, Pending
+from trnsim.nki._tensor import Lazy, NkiTensor, Packed, Pending
 from trnsim.nki._indirect import Indirect
-from trnsim.nki._dtypes import format_name
+from trnsim.nki._dtypes import format_name, packed_format
 
 AluOp = _core.AluOp
 ActFunc = _core.ActFunc
@@ -232,7 +232,8 @@ def is_tile(x):
 def alloc(shape, dtype, buffer="sbuf", name=None):
     """A new SBUF or PSUM tile (its contents read as NaN until written)."""
     c = _ctx.ctx()
-    fmt = format_name(dtype, "tile dtype")
+    elem = packed_format(dtype)
+    fmt = elem or format_name(dtype, "tile dtype")
     shape = dims(shape, "tile shape")
     if len(shape) == 1:
         shape = shape + [1]
@@ -240,7 +241,10 @@ def alloc(shape, dtype, buffer="sbuf", name=None):
     n = c.name(name or ("psum" if space == "psum" else "tile"))
     if space not in ("sbuf", "psum"):
         raise NkiError(f"alloc: buffer {buffer!r} is not sbuf or psum")
-    return NkiTensor((c.kb.psum if space == "psum" else c.kb.sbuf)(n, fmt, shape))
+    new = c.kb.psum if space == "psum" else c.kb.sbuf
+    if elem:  # a packed MX tile: its elements, four per packed element (_tensor.Packed)
+        return Packed(new(n, fmt, shape + [4]), dtype)
+    return NkiTensor(new(n, fmt, shape))
 
 
 def new_like(t, dtype=None, copy=False, buffer="sbuf"):
@@ -330,6 +334,89 @@ def _pair(x, what):
     if v is None or len(v) not in (0, 2):
         raise NkiError(f"{what}: expected () or (row, column) / (rows, columns), {_got(x)}")
     return [integer(e, what, 0, 2**31 - 1) for e in v]
+
+
+# --- MX (NC-v4): packed MX tiles (_tensor.Packed) and their scales ---
+
+def _nc_v4(call, lacks):
+    """NKI's MX calls are "available only on NeuronCore-v4 and newer"."""
+    from trnsim.nki.isa import get_nc_version, nc_version
+
+    v = get_nc_version()
+    if v < nc_version.gen4:
+        raise NkiError(f"nisa.{call}: NeuronCore-v4 or newer only (trn3); "
+                       f"{_ctx.ctx().chip.name} has NeuronCore-v{int(v)}, whose {lacks}")
+
+
+def _mx_data(x, call, what, fp8_only=False):
+    """An MX data operand: a tile of a packed MX dtype (an fp8 tile of four times the
+    elements would run too, but it is not what NKI takes)."""
+    t = tile(x, f"nisa.{call}: {what}")
+    ok = ("float8_e5m2_x4", "float8_e4m3fn_x4") + (() if fp8_only else ("float4_e2m1fn_x4",))
+    if not isinstance(t, Packed) or t.dtype not in ok:
+        raise NkiError(f"nisa.{call}: {what} is {t.dtype}{list(t.shape)}; it must be a tile of "
+                       + " or ".join(ok) + " (packed MX data)")
+    return t
+
+
+def mx_scale_partitions(partitions):
+    """Partitions the scales of `partitions` data partitions span: those of data partition p
+    are in partition 32 (p // 32) + (p % 32) // 8, the first four of each quadrant (AG4)."""
+    p = partitions - 1
+    return 32 * (p // 32) + (p % 32) // 8 + 1
+
+
+def _mx_scale(x, call, what, partitions):
+    v = view(tile(x, f"nisa.{call}: {what}"))
+    if v.dtype not in ("uint8", "e8m0"):
+        raise NkiError(f"nisa.{call}: {what} is {v.dtype}; MX scales are uint8 or "
+                       "float8_e8m0fnu")
+    need = mx_scale_partitions(partitions)
+    if v.shape[0] < need:  # else a fault when the instruction runs
+        raise NkiError(f"nisa.{call}: {what} has {v.shape[0]} partitions; the scales of "
+                       f"{partitions} data partitions need {need} (those of data partition p "
+                       "are in partition 32 (p // 32) + (p % 32) // 8)")
+    return v
+
+
+def nc_matmul_mx(dst, stationary, moving, stationary_scale, moving_scale, tile_position=None,
+                 tile_size=None, accumulate=None, name=None):
+    """NC-v4: dst[M, N] (PSUM, fp32 or bf16) = dequant(stationary).T @ dequant(moving), the
+    MX data [K/4, M] and [K/4, N] in packed elements (K = 4 x partitions), each scaled by its
+    block's 2^(scale - 127); row tiling only; accumulate as nc_matmul's."""
+    call = "nc_matmul_mx"
+    _nc_v4(call, "TensorE has no MX matmul")
+    b = kb()
+    st, mv = _mx_data(stationary, call, "stationary"), _mx_data(moving, call, "moving")
+    pos = _pair(() if tile_position is None else tile_position, f"nisa.{call}: tile_position")
+    size = _pair(() if tile_size is None else tile_size, f"nisa.{call}: tile_size")
+    b.matmul_mx(view(dst), view(st), view(mv),
+                _mx_scale(stationary_scale, call, "stationary_scale", st.shape[0]),
+                _mx_scale(moving_scale, call, "moving_scale", mv.shape[0]), accumulate is False,
+                pos, size)
+    return dst
+
+
+def quantize_mx(dst, src, dst_scale, name=None):
+    """NC-v4 VectorE: dst (packed MXFP8, src's elements four to a packed element) and
+    dst_scale of src (bf16 / fp16) in blocks of 8 partitions x 4 elements; a block's scale is
+    twice OCP's (2^(floor(log2 amax) - emax + 1)), so its largest value rounds unsaturated."""
+    call = "quantize_mx"
+    _nc_v4(call, "VectorE has no MX quantisation")
+    b = kb()
+    d = _mx_data(dst, call, "dst", fp8_only=True)
+    s = view(tile(src, f"nisa.{call}: src"))
+    if s.dtype not in ("bf16", "fp16"):
+        raise NkiError(f"nisa.{call}: src is {s.dtype}; it must be bfloat16 or float16")
+    p, f = s.shape[0], int(np.prod(s.shape[1:]))
+    if p % 32 or p > 128 or f % 4:
+        raise NkiError(f"nisa.{call}: src is {list(s.shape)}; it takes a multiple of 32 "
+                       "partitions (at most 128) and of 4 elements per partition")
+    if d.shape[0] != p or 4 * int(np.prod(d.shape[1:])) != f:
+        raise NkiError(f"nisa.{call}: dst is {d.dtype}{list(d.shape)}; src {list(s.shape)} "
+                       f"needs [{p}, {f // 4}] (four of its elements to a packed element)")
+    b.quantize_mx(view(d), _mx_scale(dst_scale, call, "dst_scale", p), s)
+    return dst
 
 
 def nc_transpose(dst, data, engine=None, name=None):
@@ -496,9 +583,11 @@ def tensor_copy(dst, src, engine=None, name=None, dtype=None):
     """dst = src (with the dtype conversion), on Vector, Scalar or GpSimd. ``dtype=`` (the
     NKI 0.2 form, where the result was a new tile) may only name dst's dtype, which is what
     the copy converts to."""
-    if dtype is not None and format_name(dtype, "nisa.tensor_copy: dtype") != view(dst).dtype:
+    if dtype is not None and (packed_format(dtype) or format_name(
+            dtype, "nisa.tensor_copy: dtype")) != view(dst).dtype:
         raise NkiError(f"nisa.tensor_copy: dtype={dtype} differs from dst's {view(dst).dtype}: "
                        "the copy converts to dst's dtype (declare dst with the dtype wanted)")
+    _same_packing(dst, src, "nisa.tensor_copy")
     e = globals()["engine"](engine)
     kb().tensor_copy(view(dst), engine_view(src, e), e)
     return dst
@@ -717,8 +806,19 @@ def dma_copy(dst, src, dst_rmw_op=None, oob_mode=None, dge_mode=None, engine=Non
     if isinstance(dst, Indirect) or isinstance(src, Indirect):
         _dma_indirect(dst, src, e, acc, oob_mode)
         return dst
+    _same_packing(dst, src, "nisa.dma_copy")
     kb().dma_copy(view(dst), sbuf_view(src), e, acc)
     return dst
+
+
+def _same_packing(dst, src, call):
+    """A packed MX tensor is copied to and from tensors of its own dtype only: a copy between
+    dtypes converts values, and MX elements are codes read with their scales."""
+    a, b = isinstance(dst, Packed), isinstance(src, Packed)
+    if (a or b) and not (a and b and dst.dtype == src.dtype):
+        raise NkiError(f"{call}: dst is {getattr(dst, 'dtype', dst)} and src "
+                       f"{getattr(src, 'dtype', src)}; a packed MX tensor is copied to and from "
+                       "its own dtype (view the other one as it: t.view(nl.<packed dtype>))")
 
 
 def _dma_indirect(dst, src, e, acc, oob_mode):

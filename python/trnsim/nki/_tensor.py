@@ -17,7 +17,7 @@ import numpy as np
 from trnsim.nki import _ctx, _cse
 from trnsim.nki._ctx import NkiError
 from trnsim.nki._index import abs_pattern, has_expr, resolve_index
-from trnsim.nki._dtypes import format_name
+from trnsim.nki._dtypes import PACKED_MX, format_name, packed_format
 from trnsim.numerics import numpy_dtype
 
 _BUFFER_OF_SPACE = {"sbuf": "sbuf", "psum": "psum", "hbm": "hbm"}
@@ -118,7 +118,10 @@ class NkiTensor:
             raise NkiError(f"NkiTensor.reshape: unexpected arguments {sorted(kwargs)}")
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = shape[0]
-        return NkiTensor(self._view().reshape(_opsmod().dims(shape, "NkiTensor.reshape: shape")))
+        return self._reshaped(_opsmod().dims(shape, "NkiTensor.reshape: shape"))
+
+    def _reshaped(self, shape):
+        return NkiTensor(self._view().reshape(shape))
 
     def broadcast_to(self, shape):
         """Size-1 dims repeated to ``shape``: free dims as a view (stride 0); a 1-partition
@@ -139,8 +142,14 @@ class NkiTensor:
         return self.broadcast_to(shape)
 
     def view(self, dtype):
-        """The same bytes read as another dtype."""
-        return NkiTensor(self._view().bitcast(format_name(dtype, "NkiTensor.view: dtype")))
+        """The same bytes read as another dtype (a packed MX dtype: four elements per packed
+        element of the innermost dim)."""
+        return self._viewed(dtype, "NkiTensor.view: dtype")
+
+    def _viewed(self, dtype, what):
+        if packed_format(dtype):
+            return packed_view(self._view(), dtype, what)
+        return NkiTensor(self._view().bitcast(format_name(dtype, what)))
 
     def ap(self, pattern=None, offset=0, *args, dtype=None, **kwargs):
         """A hardware access pattern over this tensor: [[step, num], ...] from ``offset``
@@ -162,10 +171,16 @@ class NkiTensor:
         ops = _opsmod()
         pattern = ops.pattern_of(pattern, "NkiTensor.ap: pattern")
         offset = ops.integer(offset, "NkiTensor.ap: offset")
-        v = self._view()
-        if dtype is not None:
-            v = v.bitcast(format_name(dtype, "NkiTensor.ap: dtype"))
-        return NkiTensor(v.pattern(pattern, offset))
+        t = self if dtype is None else self._viewed(dtype, "NkiTensor.ap: dtype")
+        return t._with_pattern(pattern, offset)
+
+    def _with_pattern(self, pattern, offset):
+        """The tensor's elements in an .ap() pattern (its steps and offset in elements)."""
+        return NkiTensor(self._view().pattern(pattern, offset))
+
+    def _pattern(self):
+        """(steps per dim, offset) of this view, in .ap()'s units."""
+        return abs_pattern(self._view())
 
     def astype(self, dtype):
         """A copy in a new tile with another dtype (values converted, RNE)."""
@@ -176,16 +191,16 @@ class NkiTensor:
     def get_pattern(self):
         """[[step, num], ...] of this view over its tensor (the partition step on chip is the
         tile's elements per partition)."""
-        strides, _ = abs_pattern(self._view())
+        strides, _ = self._pattern()
         return [[st, n] for st, n in zip(strides, self.shape)]
 
     @property
     def strides(self):
-        return tuple(abs_pattern(self._view())[0])
+        return tuple(self._pattern()[0])
 
     @property
     def offset(self):
-        return abs_pattern(self._view())[1]
+        return self._pattern()[1]
 
     # --- the view methods of NKI 0.4+ (NkiTensor.slice, select, permute, ...) ---
     def _dim(self, dim, call, extra=0):
@@ -246,9 +261,9 @@ class NkiTensor:
         if sorted(dims) != list(range(self.ndim)):
             raise NkiError(f"NkiTensor.permute{tuple(dims)}: not a permutation of the "
                            f"{self.ndim} dims")
-        strides, offset = abs_pattern(self._view())
+        strides, offset = self._pattern()
         shape = self.shape
-        return NkiTensor(self._view().pattern([(strides[d], shape[d]) for d in dims], offset))
+        return self._with_pattern([(strides[d], shape[d]) for d in dims], offset)
 
     def _unsupported(name):
         def f(self, *args, **kwargs):
@@ -265,7 +280,7 @@ class NkiTensor:
     del _unsupported
 
     def is_contiguous(self):
-        strides, _ = abs_pattern(self._view())
+        strides, _ = self._pattern()
         expect = 1
         for st, n in reversed(list(zip(strides, self.shape))[1:]):
             if n > 1 and st != expect:
@@ -374,6 +389,100 @@ def broadcast_view(v, shape, check_only=False):
         key = tuple(0 if i == d else slice(None) for i in range(len(have)))
         v = v[key].broadcast(d, int(shape[d]))
     return v
+
+
+_FP4 = "fp4_e2m1"
+
+
+class Packed(NkiTensor):
+    """A tensor of a packed MX dtype (nl.float8_e4m3fn_x4, ...) of NKI shape [P, ..., F]: its
+    View holds the elements, [P, ..., F, 4], the four of a packed element consecutive in a
+    partition as the MX instructions read them (one K group, AG4). Indexing, reshape and
+    .ap() are in packed elements, as NKI's."""
+
+    __slots__ = ("pdtype",)
+
+    def __init__(self, view, dtype):
+        super().__init__(view)
+        self.pdtype = dtype
+
+    @property
+    def shape(self):
+        return tuple(self.v.shape[:-1])
+
+    @property
+    def dtype(self):
+        return self.pdtype
+
+    def __repr__(self):
+        return f"NkiTensor({self.pdtype}{list(self.shape)}: {self.v.describe()})"
+
+    def __getitem__(self, key):
+        if _has_tile(key) or has_expr(key):
+            _ctx.unsupported(f"indexing the packed MX tensor {self!r} with a tile or nl.arange",
+                             "use ints, slices and nl.ds")
+        key = key if type(key) is tuple else (key,)
+        if sum(k is not Ellipsis and k is not None for k in key) > len(self.shape):
+            raise NkiError(f"{self!r}: index {key!r} has more dims than the tensor")
+        try:  # the innermost dim (the four elements of a packed element) stays whole
+            return Packed(self.v[key + (slice(None),)], self.pdtype)
+        except TypeError as e:
+            raise NkiError(str(e)) from None
+
+    def _reshaped(self, shape):
+        return Packed(self.v.reshape(list(shape) + [4]), self.pdtype)
+
+    def _pattern(self):
+        strides, offset = abs_pattern(self.v)
+        return [s // 4 for s in strides[:-1]], offset // 4
+
+    def _with_pattern(self, pattern, offset):
+        return Packed(self.v.pattern([(4 * s, n) for s, n in pattern] + [(1, 4)], 4 * offset),
+                      self.pdtype)
+
+    def _viewed(self, dtype, what):
+        elem = packed_format(dtype)
+        if elem is not None and (elem == _FP4) == (self.v.dtype == _FP4):
+            return Packed(self.v.bitcast(elem), dtype)
+        if self.v.dtype == _FP4 and (elem is not None or format_name(dtype, what) != _FP4):
+            _ctx.unsupported(f"{what} {dtype} of {self!r}", _FP4_BYTES)
+        strides, offset = abs_pattern(self.v)
+        if strides[-2] != 4:
+            raise NkiError(f"{what}: {self!r} does not hold its packed elements one after "
+                           "the other, so its bytes are not one run per row")
+        dims = list(zip(strides[:-2], self.v.shape[:-2])) + [(1, 4 * self.v.shape[-2])]
+        return NkiTensor(self.v.pattern(dims, offset))._viewed(dtype, what)
+
+    def astype(self, dtype):
+        _ctx.unsupported(f"{self!r}.astype", "MX elements mean nothing without their scales: "
+                         "nisa.nc_matmul_mx dequantises them")
+
+    def broadcast_to(self, shape):
+        _ctx.unsupported(f"{self!r}.broadcast_to", "a packed MX tensor is read by DMA, copies "
+                         "and the MX instructions only")
+
+
+# Why a float4_e2m1fn_x4 tensor is viewed only from / as fp4 data.
+_FP4_BYTES = ("trnsim holds an fp4 element in a byte of its own (as ml_dtypes' float4_e2m1fn "
+              "arrays do), not two to a byte as the hardware does, so other dtypes' bytes do "
+              "not map onto it: pass float4_e2m1fn arrays")
+
+
+def packed_view(v, dtype, what):
+    """View `v`'s bytes as the packed MX dtype `dtype`: its innermost dim, in elements of the
+    packed dtype, split into packed elements of four."""
+    elem = PACKED_MX[dtype]
+    if (elem == _FP4) != (v.dtype == _FP4):
+        _ctx.unsupported(f"{what} {dtype} of {v.describe()}", _FP4_BYTES if elem == _FP4 else
+                         "an fp4 tensor's bytes are not fp8 elements")
+    v = v.bitcast(elem)
+    strides, offset = abs_pattern(v)
+    n = v.shape[-1]
+    if n % 4 or offset % 4 or strides[-1] != 1 or any(s % 4 for s in strides[:-1]):
+        raise NkiError(f"{what}: {v.describe()} is not whole {dtype} elements (four "
+                       f"{elem} elements each, from a multiple of four)")
+    dims = list(zip(strides[:-1], v.shape[:-1])) + [(4, n // 4), (1, 4)]
+    return Packed(v.pattern(dims, offset), dtype)
 
 
 class Pending(NkiTensor):

@@ -20,8 +20,8 @@ from trnsim.nki import _ctx, _ops
 from trnsim.nki._ctx import NkiError, stub, unsupported
 from trnsim.nki._index import Expr, Range, abs_pattern
 from trnsim.nki._masking import Masking
-from trnsim.nki._tensor import Blocked, NkiTensor, Pending
-from trnsim.nki._dtypes import NkiDType, finfo, format_name  # noqa: F401 - nl.finfo
+from trnsim.nki._tensor import Blocked, NkiTensor, Packed, Pending
+from trnsim.nki._dtypes import NkiDType, finfo, format_name, packed_format  # noqa: F401 - nl.finfo
 from trnsim.nki import _lang_constants as constants
 
 # ``import nki.language.constants`` finds it by its full name (this module is no package).
@@ -37,8 +37,10 @@ tfloat32 = "tf32"
 float8_e4m3 = NkiDType(ml_dtypes.float8_e4m3)
 float8_e4m3fn = NkiDType(ml_dtypes.float8_e4m3fn)
 float8_e5m2 = NkiDType(ml_dtypes.float8_e5m2)
+float8_e8m0fnu = NkiDType(ml_dtypes.float8_e8m0fnu)  # MX scales (or uint8 holding their bits)
 fp32 = float32
-float8_e5m2_x4 = "float8_e5m2_x4"  # packed MX types: not supported (docs/nki.md)
+# Packed MX dtypes, four elements to a packed element: names, not numpy dtypes (_tensor.Packed).
+float8_e5m2_x4 = "float8_e5m2_x4"
 float8_e4m3fn_x4 = "float8_e4m3fn_x4"
 float4_e2m1fn_x4 = "float4_e2m1fn_x4"
 
@@ -261,7 +263,8 @@ def ndarray(shape, dtype=float32, buffer=None, name="", address=None, **kwargs):
         raise NkiError(f"nl.ndarray: name must be a string, got {type(name).__name__} {name!r}")
     raw = shape if isinstance(shape, (tuple, list)) else ()
     shape = _ops.dims(shape, "nl.ndarray: shape")
-    fmt = format_name(dtype, "nl.ndarray: dtype")
+    elem = packed_format(dtype)  # a packed MX dtype: its elements, four to a packed element
+    fmt = elem or format_name(dtype, "nl.ndarray: dtype")
     blocks = [i for i, s in enumerate(raw) if isinstance(s, par_dim) and i > 0]
     if blocks and space != "hbm":  # legacy block dims: one tile per block index
         b = blocks[0]
@@ -270,7 +273,8 @@ def ndarray(shape, dtype=float32, buffer=None, name="", address=None, **kwargs):
         return Blocked(tiles, shape[:b], shape[b:], dtype)
     c = _ctx.ctx()
     if space == "hbm":
-        t = NkiTensor(c.kb.output(c.name(name or "out"), fmt, list(shape)))
+        v = c.kb.output(c.name(name or "out"), fmt, list(shape) + [4] * bool(elem))
+        t = Packed(v, dtype) if elem else NkiTensor(v)
         c.outputs.append(t)
         return t
     return _ops.alloc(shape, dtype, space, name or None)

@@ -20,6 +20,8 @@ def get_nc_version():
 
 
 nc_matmul = _ops.nc_matmul
+nc_matmul_mx = _ops.nc_matmul_mx
+quantize_mx = _ops.quantize_mx
 nc_transpose = _ops.nc_transpose
 activation = _ops.activation
 activation_reduce = _ops.activation_reduce
@@ -119,22 +121,13 @@ _WHY = {
     "rng": "the ISA random generators are not modelled",
     "gather": "no gather instruction is modelled",
     "register": "runtime registers and dynamic control flow are not traced",
-    # The core executes both (NC-v4, trn3); what is missing is the C++ builder call and its
-    # Python binding (src/kernel/builder.h, src/bindings/bind_builder.cc).
-    "matmul_mx": "needs a KernelBuilder::matmul_mx call and its binding in the C++ core "
-                 "(emitting kMatmulMx: dst [M, N] PSUM, stationary / moving MX data [K/4, M x4] "
-                 "/ [K/4, N x4] with E8M0 scales); the simulator has the instruction, the "
-                 "kernel builder does not expose it",
-    "quantize_mx": "needs a KernelBuilder::quantize_mx call and its binding in the C++ core "
-                   "(emitting kQuantizeMx: dst MXFP8, scale [P, F/4] E8M0, src bf16 / fp16); "
-                   "the simulator has the instruction, the kernel builder does not expose it",
     "range_select": "needs a VectorE range_select instruction in the core (free index + "
                     "range_start compared with the per-partition bound0 / bound1, on_false "
                     "fill, fused max into reduce_res); the existing instructions need a GpSimd "
                     "iota and four VectorE passes for the hardware's one",
 }
 for _name, _why in {
-    "nc_matmul_mx": "matmul_mx", "quantize_mx": "quantize_mx", "activate2": "",
+    "activate2": "",
     "dropout": "rng", "rng": "rng", "rand2": "rng", "rand_set_state": "rng",
     "rand_get_state": "rng", "set_rng_seed": "rng", "local_gather": "gather",
     "nc_n_gather": "gather",

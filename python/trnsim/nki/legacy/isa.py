@@ -12,7 +12,7 @@ import inspect
 from trnsim.nki import _ops
 from trnsim.nki import isa as _new
 from trnsim.nki.isa import constants  # noqa: F401 - neuronxcc.nki.isa.constants
-from trnsim.nki._ctx import NkiArgumentError, NkiError, unsupported
+from trnsim.nki._ctx import NkiArgumentError, NkiError, stub, unsupported
 from trnsim.nki._index import Cond, Expr
 from trnsim.nki._masking import Masking
 from trnsim.nki._tensor import NkiTensor, Pending
@@ -280,11 +280,15 @@ def select_reduce(dst, predicate, on_true, on_false, reduce_res=None, reduce_cmd
     _ops.select_reduce(d, p, t, f, reduce_res, reduce_cmd, reduce_op, reverse_pred)
 
 
-for _name in ("nc_matmul_mx", "quantize_mx", "dropout", "local_gather",
-              "nc_stream_shuffle", "range_select",
+for _name in ("dropout", "local_gather", "nc_stream_shuffle", "range_select",
               "sequence_bounds", "tensor_copy_dynamic_src",
               "tensor_copy_dynamic_dst", "tensor_scalar_cumulative"):
     globals()[_name] = getattr(_new, _name)
+# NKI Beta 1 had no MX instructions (they came with NC-v4, in the current dialect).
+for _name in ("nc_matmul_mx", "quantize_mx"):
+    globals()[_name] = stub(f"neuronxcc.nki.isa.{_name}",
+                            f"NKI Beta 1 has no MX instructions: the current dialect's "
+                            f"nki.isa.{_name} runs them (NeuronCore-v4, trn3)")
 
 
 def _strict(f):
