@@ -167,6 +167,33 @@ def test_scales_of_two_operands_in_one_tile(rng):
 
 
 @nki.jit(chip="trn3")
+def quadrant_packed_scales(a, b):
+    """The NKI MX tutorial's packing: the moving's scales at partitions 4..7 of each quadrant
+    of the tile whose partitions 0..3 hold the stationary's (scales[4:, :])."""
+    m, n = a.shape[1] // 4, b.shape[1] // 4
+    scales = nl.ndarray((128, max(m, n)), nl.uint8, buffer=nl.sbuf)
+    st_scale, mv_scale = scales[:, :m], scales[4:, :n]
+    qs = []
+    for x, s in ((a, st_scale), (b, mv_scale)):
+        t = nl.ndarray(x.shape, nl.bfloat16, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=x)
+        q = nl.ndarray((128, x.shape[1] // 4), nl.float8_e4m3fn_x4, buffer=nl.sbuf)
+        nisa.quantize_mx(dst=q, src=t, dst_scale=s)
+        qs.append(q)
+    ps = nl.ndarray((m, n), nl.float32, buffer=nl.psum)
+    nisa.nc_matmul_mx(ps, qs[0], qs[1], st_scale, mv_scale)
+    c = nl.ndarray((m, n), nl.float32, buffer=nl.shared_hbm)
+    nl.store(c, value=ps)
+    return c
+
+
+def test_scales_of_two_operands_in_the_quadrants_of_one_tile(rng):
+    a, b = mx_input(rng, 128, 4 * 16), mx_input(rng, 128, 4 * 32)
+    c = quadrant_packed_scales(a, b)
+    check_product(c, dequantized(*ref_quantize(a, E4M3)), dequantized(*ref_quantize(b, E4M3)))
+
+
+@nki.jit(chip="trn3")
 def offline_mx(w4, w_scale, x_words, x_scale, dst_dtype):
     """MX data made offline: the stationary MXFP4 from a float4_e2m1fn array viewed as
     float4_e2m1fn_x4, the moving MXFP8 as uint32 words read through .ap(dtype=...) as the NKI
