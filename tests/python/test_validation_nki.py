@@ -75,3 +75,54 @@ def test_layernorm_kernels_compute_layernorm(ver):
     out = np.zeros_like(x)
     nki.run(layernorm.KERNELS[ver], x, 1e-5, g, b, out, chip="trn1")
     np.testing.assert_allclose(out, layernorm.reference(x, 1e-5, g, b), rtol=2e-4, atol=2e-4)
+
+
+@pytest.mark.parametrize("free_dim", [1000, 2000])
+def test_trn2_vector_add_and_transpose_compute_their_results(free_dim):
+    from trnsim.validation import streaming
+
+    rng = np.random.default_rng(2)
+    a, b = rng.random((2, 256000)).astype(np.float32)
+    out, run = nki.run(streaming.vector_add_stream(free_dim), a, b, chip="trn2")
+    np.testing.assert_array_equal(out, streaming.reference_add(a, b))
+    # Per tile two loads and a store, one add.
+    assert run.figures["dma"]["transfers"] == 3 * 2000 // free_dim
+    x = rng.random((256, 384)).astype(np.float32)
+    out, run = nki.run(streaming.transpose, x, chip="trn2")
+    np.testing.assert_array_equal(out, streaming.reference_transpose(x))
+    assert run.figures["engines"]["pe"]["by_opcode"]["transpose_pe"] == 2 * 3
+
+
+def test_disable_dge_takes_the_descriptor_time_off_the_issuing_engines():
+    """neuronx-cc's --disable-dge (additional_compile_opt), or the same spec override through
+    nki.run(set=): a DMA trigger then costs its engine one cycle, not the DGE's 600 ns."""
+    from trnsim.validation import streaming
+
+    x = np.empty((512, 512), np.float32)
+    _, dge = nki.run(streaming.transpose, x, chip="trn2", mode="timing")
+    _, no_dge = nki.run(streaming.transpose, x, chip="trn2", mode="timing",
+                        set=["core.dma.hwdge_per_core=0"])
+    triggers = sum(e["busy_ps"] for k, e in dge.figures["engines"].items() if k in ("sp", "pool"))
+    assert triggers >= 32 * 600_000  # 16 loads and 16 stores at 600 ns each
+    assert sum(e["busy_ps"] for k, e in no_dge.figures["engines"].items()
+               if k in ("sp", "pool")) < 32 * 10_000
+    k = nki.benchmark(streaming.transpose.fn, chip="trn2",
+                      additional_compile_opt="-O1 --disable-dge")
+    k(x)
+    assert k.benchmark_result.nc_latency.get_latency_percentile(99) == pytest.approx(
+        no_dge.latency_us)
+    with pytest.raises(nki.NkiError, match="additional_compile_opt"):
+        nki.jit(streaming.transpose.fn, additional_compile_opt=3)(x)
+
+
+def test_trn2_target_fits_the_launch_on_one_case_and_checks_the_others():
+    from trnsim import validation
+
+    records = {r["case"]: r for r in validation.trn2_kernel_records()}
+    assert set(records) == {c for c, _ in validation.TRN2_PUBLISHED}
+    fitted = records[validation.TRN2_LAUNCH_FITTED_ON]
+    assert fitted["fitted"] == "core.launch.overhead_ns (trn2)"
+    assert fitted["simulated"] == pytest.approx(fitted["measured"], rel=0.01)
+    assert sum("fitted" in r for r in records.values()) == 1
+    for r in records.values():
+        assert r["unit"] == "us" and r["simulated"] > r["measured"] / 2

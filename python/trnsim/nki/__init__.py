@@ -37,7 +37,8 @@ import sys
 
 from trnsim.nki import _ctx
 from trnsim.nki._ctx import NkiError
-from trnsim.nki._launch import TARGET_ENV, KernelRun, check_grid, last_run, launch, target
+from trnsim.nki._launch import (TARGET_ENV, KernelRun, check_grid, compile_overrides, last_run,
+                                launch, target)
 
 
 class Kernel:
@@ -73,7 +74,8 @@ class Kernel:
                                "not supported (NKI: err_nested_kernel_with_spmd_grid)")
             return self.fn(*args, **kwargs)
         out, run = launch(self.fn, args, kwargs, self.grid, self.chip, self.dialect,
-                          policy=self.options.get("dma_policy"))
+                          policy=self.options.get("dma_policy"),
+                          overrides=compile_overrides(self.options))
         self.last_run = run
         if getattr(self, "_parent", None) is not None:
             self._parent.last_run = run
@@ -161,13 +163,20 @@ def simulate_kernel(kernel, *args, **kwargs):
     return simulate(kernel, *args, **kwargs)
 
 
-def run(kernel, *args, chip=None, grid=(), mode="functional+timing", trace=True, **kwargs):
-    """trnsim's own entry point: (outputs, KernelRun) of one launch."""
+def run(kernel, *args, chip=None, grid=(), mode="functional+timing", trace=True, set=None,
+        **kwargs):
+    """trnsim's own entry point: (outputs, KernelRun) of one launch. ``set``: spec overrides
+    as ``trnsim.spec.load`` and ``--set`` take them (what-if chips), after those of the
+    kernel's ``additional_compile_opt``."""
+    from trnsim.spec import _overrides
+
     k = kernel if isinstance(kernel, Kernel) else Kernel(kernel, "nki")
     fn, dialect = k.fn, k.dialect
     # `grid or ...` would take grid=0 for "no grid": only the default () means none.
     grid = k.grid if isinstance(grid, tuple) and not grid else check_grid(grid)
-    return launch(fn, args, kwargs, grid, chip, dialect, trace=trace, mode=mode)
+    overrides = compile_overrides(k.options) + _overrides(set, "set")
+    return launch(fn, args, kwargs, grid, chip, dialect, trace=trace, mode=mode,
+                  policy=k.options.get("dma_policy"), overrides=overrides)
 
 
 def set_dma_policy(load_triggers=("sync",), store_trigger="gpsimd"):

@@ -45,6 +45,21 @@ def target(chip=None):
     return {"inf2": "trn1", "gen2": "trn1", "gen3": "trn2", "gen4": "trn3"}.get(name, name)
 
 
+# neuronx-cc options that change what the hardware does, as spec overrides. --disable-dge:
+# DMA descriptors built ahead of time instead of by the hardware DGE at each instruction, so
+# a DMA trigger costs its engine no descriptor-generation time (docs/timing.md "Issue cost").
+# The other options steer the compiler's own passes, which trnsim does not have: ignored.
+_COMPILE_OPTIONS = {"--disable-dge": ["core.dma.hwdge_per_core=0"]}
+
+
+def compile_overrides(options) -> list:
+    """The spec overrides that a kernel's ``additional_compile_opt`` string asks for."""
+    opt = options.get("additional_compile_opt") or ""
+    if not isinstance(opt, str):
+        raise NkiError(f"additional_compile_opt={opt!r}: a string of neuronx-cc options")
+    return [o for tok in opt.split() for o in _COMPILE_OPTIONS.get(tok, [])]
+
+
 def check_grid(grid) -> tuple:
     """A launch grid as a tuple of positive ints and nl.nc(n) axes; anything else (0, -3,
     "a", 2.5, None, a list) is an NkiError naming it, never an empty or truncated launch."""
@@ -310,15 +325,16 @@ def _check_faults(fn, figures):
 
 
 def launch(fn, args, kwargs, grid=(), chip=None, dialect="nki", trace=True,
-           mode="functional+timing", policy=None) -> tuple:
-    """Traces and runs every SPMD instance of `fn` on `chip`; returns (return value, KernelRun).
-    Instances see one shared HBM: the instances of a logical core (nl.nc) share it while they
-    run together, and each group starts from the tensors the previous one left."""
+           mode="functional+timing", policy=None, overrides=()) -> tuple:
+    """Traces and runs every SPMD instance of `fn` on `chip` (with spec `overrides`, `--set`
+    strings); returns (return value, KernelRun). Instances see one shared HBM: the instances
+    of a logical core (nl.nc) share it while they run together, and each group starts from
+    the tensors the previous one left."""
     global _last
     if isinstance(mode, str) and mode not in ("functional+timing", "timing", "functional"):
         raise NkiError(f"mode={mode!r}: use functional+timing, timing or functional")
     grid = () if isinstance(grid, tuple) and not grid else check_grid(grid)
-    spec = load_chip(target(chip))
+    spec = load_chip(target(chip), overrides)
     sizes, cores, groups = _groups(grid, spec)
     run = KernelRun()
     run.chip = spec.name

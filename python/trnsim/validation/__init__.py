@@ -103,6 +103,47 @@ def layernorm_records():
     return out
 
 
+# Trn2 device times from public neuron-profile summaries of two small kernels of a university
+# course's Trainium2 assignment (trn2.3xlarge, compiler 2.21, runtime 2.27, --disable-dge),
+# two independent runs each (us): (case, runs, engine that carries the work).
+TRN2_SOURCE = ("neuron-profile summaries in public course repositories (asst4-trainium2, "
+               "part1 profile files; not in VALIDATION.md)")
+TRN2_PUBLISHED = [("vector_add_stream fd2000", (28.358, 28.905)),
+                  ("vector_add_stream fd1000", (27.858, 26.417)),
+                  ("transpose 1024x1024", (46.853, 46.471))]
+# The case that set trn2's launch overhead (spec/chips/trn2.toml core.launch.overhead_ns).
+TRN2_LAUNCH_FITTED_ON = "vector_add_stream fd2000"
+# --disable-dge, as the course compiled them: descriptors built ahead, no DGE time per DMA.
+_NO_DGE = ["core.dma.hwdge_per_core=0"]
+
+
+def trn2_kernel_records():
+    from trnsim import nki
+    from trnsim.validation import streaming
+
+    a = np.empty(256000, np.float32)
+    x = np.empty((1024, 1024), np.float32)
+    runs = {"vector_add_stream fd2000": (streaming.vector_add_stream(2000), (a, a)),
+            "vector_add_stream fd1000": (streaming.vector_add_stream(1000), (a, a)),
+            "transpose 1024x1024": (streaming.transpose, (x,))}
+    out = []
+    for case, measured in TRN2_PUBLISHED:
+        kernel, args = runs[case]
+        _, run = nki.run(kernel, *args, chip="trn2", mode="timing", set=_NO_DGE)
+        engines = run.figures["engines"]
+        busiest = max(engines, key=lambda e: engines[e]["busy_ps"])
+        rec = {"case": case, "unit": "us", "measured": sum(measured) / len(measured),
+               "simulated": run.latency_us, "source": TRN2_SOURCE,
+               "note": f"trn2, fp32, --disable-dge, timing-only; the mean of two runs "
+                       f"({measured[0]} and {measured[1]} us); execution "
+                       f"{run.execution_ps / 1e6:.1f} us + launch {run.launch_ps / 1e6:.1f} us; "
+                       f"busiest engine {busiest}"}
+        if case == TRN2_LAUNCH_FITTED_ON:
+            rec["fitted"] = "core.launch.overhead_ns (trn2)"
+        out.append(rec)
+    return out
+
+
 _registered = False
 
 
@@ -122,5 +163,10 @@ def register():
         "layernorm-tutorial",
         "NKI LayerNorm v1/v2, fp32 4096 x 8192, on one NeuronCore-v2 (checks: not in "
         "VALIDATION.md)", layernorm_records)
+    _core.add_validate_target(
+        "trn2-kernels",
+        "vector add (256,000 fp32, one and two tiles) and a 1024 x 1024 fp32 transpose on one "
+        "NeuronCore-v3, device times from public profiles (checks: not in VALIDATION.md)",
+        trn2_kernel_records)
     atexit.register(_core.clear_validate_targets)
     _registered = True
