@@ -102,6 +102,64 @@ def test_legacy_nc_transpose_assigned_to_an_sbuf_tile(rng, chip):
 
 
 @pytest.mark.parametrize("chip", CHIPS)
+@pytest.mark.parametrize("m", [128, 64])
+def test_nc_matmul_is_transpose_transposes_the_stationary(rng, chip, m):
+    """NKI: the data is the stationary, an identity the moving (nki.isa.nc_transpose). The
+    moving used to be transposed: the identity came back, silently for square data."""
+    x = rng.standard_normal((128, m)).astype(BF16)
+    eye = np.eye(128, dtype=BF16)
+
+    def k(a, i):
+        out = nl.ndarray((m, 128), a.dtype, buffer=nl.shared_hbm)
+        t = nl.ndarray(a.shape, a.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=a)
+        e = nl.ndarray(i.shape, i.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=e, src=i)
+        p = nl.ndarray((m, 128), a.dtype, buffer=nl.psum)
+        nisa.nc_matmul(dst=p, stationary=t, moving=e, is_transpose=True)
+        s = nl.ndarray((m, 128), a.dtype, buffer=nl.sbuf)
+        nisa.tensor_copy(dst=s, src=p)
+        nisa.dma_copy(dst=out, src=s)
+        return out
+
+    np.testing.assert_array_equal(nki.simulate(k, x, eye, chip=chip), x.T)
+
+
+@pytest.mark.parametrize("chip", CHIPS)
+@pytest.mark.parametrize("m", [128, 64])
+def test_legacy_nc_matmul_is_transpose_transposes_the_stationary(rng, chip, m):
+    """As allocated_fused_linear.py (nki-samples) transposes tiles: psum = nc_matmul(data,
+    identity, is_transpose=True), an fp32 PSUM tile on NC-v2."""
+    x = rng.standard_normal((128, m)).astype(np.float32)
+    eye = np.eye(128, dtype=np.float32)
+
+    @lnki.jit
+    def k(a, i):
+        out = lnl.ndarray((m, 128), lnl.float32, buffer=lnl.shared_hbm)
+        p = lnl.ndarray((m, 128), lnl.float32, buffer=lnl.psum)
+        p[...] = lisa.nc_matmul(lnl.load(a), lnl.load(i), is_transpose=True)
+        lnl.store(out, value=lnl.copy(p))
+        return out
+
+    out, _ = lnki.run(k, x, eye, chip=chip)
+    np.testing.assert_array_equal(out, x.T)
+
+
+def test_nc_matmul_is_transpose_takes_an_identity_shaped_moving(rng):
+    """A moving of another shape is no identity: refused, not computed as one."""
+    x = rng.standard_normal((128, 64)).astype(np.float32)
+
+    def k(a):
+        t = nl.ndarray(a.shape, a.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=a)
+        p = nl.ndarray((64, 128), a.dtype, buffer=nl.psum)
+        nisa.nc_matmul(dst=p, stationary=t, moving=t, is_transpose=True)
+
+    with pytest.raises(nki.NkiError, match=r"moving is \[128, 64\]; it is the identity"):
+        nki.simulate(k, x)
+
+
+@pytest.mark.parametrize("chip", CHIPS)
 def test_load_transpose2d_with_a_dtype_conversion(rng, chip):
     """The transposing DMA moves elements unchanged; the conversion follows it (RNE)."""
     x = rng.standard_normal((128, 64)).astype(np.float32)

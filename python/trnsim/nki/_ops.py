@@ -311,9 +311,11 @@ def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_on
               is_transpose=False, accumulate=None, tile_position=(), tile_size=(),
               perf_mode=None, name=None):
     """dst[M, N] (PSUM) = stationary[K, M].T @ moving[K, N]; accumulate=None continues an
-    open accumulation group at dst (first write overwrites), False starts a new one."""
+    open accumulation group at dst (first write overwrites), False starts a new one.
+    is_transpose: dst = stationary.T (moving is the identity), as nc_transpose on TensorE."""
     if is_transpose:  # the same instruction as nc_transpose on TensorE, dtype rules included
-        return nc_transpose(dst, moving, Engine.tensor)
+        check_transpose_identity(stationary, moving, "nisa.nc_matmul")
+        return nc_transpose(dst, stationary, Engine.tensor)
     b = kb()
     double = getattr(perf_mode, "name", perf_mode) in ("double_row", "double_row_gen3")
     pos = _pair(tile_position, "nisa.nc_matmul: tile_position")
@@ -321,6 +323,19 @@ def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_on
     b.matmul(view(dst), sbuf_view(stationary), sbuf_view(moving), accumulate is False, pos, size,
              double)
     return dst
+
+
+def check_transpose_identity(stationary, moving, call):
+    """nc_matmul(is_transpose=True) is "a matrix multiplication between data as the
+    stationary tensor and an identity matrix as the moving tensor" (nki.isa.nc_transpose):
+    moving must be a [K, K] tile for stationary's K partitions. Its values are not read (an
+    identity is assumed); a shape no identity has is refused rather than computed wrongly."""
+    k = tile(stationary, f"{call}: stationary").shape[0]
+    m = tile(moving, f"{call}: moving").shape
+    if len(m) != 2 or m[0] != k or m[1] != k:
+        raise NkiError(f"{call}(is_transpose=True): moving is {list(m)}; it is the identity "
+                       f"for stationary's {k} partitions, [{k}, {k}] (stationary is the data "
+                       "transposed)")
 
 
 def _pair(x, what):

@@ -50,13 +50,14 @@ def _dt(dtype, x):
 def nc_matmul(stationary, moving, is_stationary_onezero=False, is_moving_onezero=False,
               is_transpose=False, tile_position=(), tile_size=(), mask=None, **kwargs):
     """stationary[K, M].T @ moving[K, N] as a [M, N] fp32 PSUM tile (``psum += ...``
-    accumulates)."""
+    accumulates); is_transpose: stationary.T in its dtype (moving is the identity)."""
     _ops.tile(stationary, "nisa.nc_matmul: stationary")
     _ops.tile(moving, "nisa.nc_matmul: moving")
     st, mv = _m(mask, stationary, moving)
     if is_transpose:
-        return _out(lambda d: _ops.nc_transpose(d, mv, "tensor"), tuple(reversed(mv.shape)),
-                    mv.dtype, "psum")
+        _ops.check_transpose_identity(st, mv, "nisa.nc_matmul")
+        return _out(lambda d: _ops.nc_transpose(d, st, "tensor"), tuple(reversed(st.shape)),
+                    st.dtype, "psum")
     return _out(lambda d, acc=False: _ops.nc_matmul(d, st, mv, accumulate=None if acc else False,
                                                     tile_position=tile_position,
                                                     tile_size=tile_size),
