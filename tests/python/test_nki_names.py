@@ -217,6 +217,43 @@ def test_trace_subkernel_with_a_grid_inside_a_kernel_is_an_error():
         outer(np.ones((4, 4), np.float32))
 
 
+# --- nl.NKIObject ---
+
+def test_nkiobject_is_a_base_of_kernel_configuration_classes(aliases, rng):
+    """The attention tutorial defines ``class MemManager(nl.NKIObject)`` at module level, and
+    NKI kernels derive dataclasses from it: the module used to fail to import."""
+    import dataclasses
+
+    from neuronxcc.nki import language as old_nl
+
+    assert old_nl.NKIObject is nl.NKIObject
+    assert importlib.import_module("nki.language").NKIObject is nl.NKIObject
+
+    @dataclasses.dataclass(frozen=True)
+    class Tiling(nl.NKIObject):
+        rows: int
+        scale: float = 2.0
+
+    class Buffers(nl.NKIObject):
+        t = None
+
+    @nki.jit
+    def scaled(x, cfg):
+        out = nl.ndarray(x.shape, x.dtype, buffer=nl.shared_hbm)
+        bufs = Buffers()
+        bufs.t = nl.ndarray((cfg.rows, x.shape[1]), x.dtype, buffer=nl.sbuf)
+        for i in range(x.shape[0] // cfg.rows):
+            rows = slice(i * cfg.rows, (i + 1) * cfg.rows)
+            nisa.dma_copy(dst=bufs.t, src=x[rows, :])
+            nisa.tensor_scalar(dst=bufs.t, data=bufs.t, op0=nl.multiply, operand0=cfg.scale)
+            nisa.dma_copy(dst=out[rows, :], src=bufs.t)
+        return out
+
+    x = rng.standard_normal((256, 64)).astype(np.float32)
+    np.testing.assert_array_equal(scaled(x, Tiling(rows=128, scale=3.0)), x * np.float32(3))
+    assert nl.NKIObject(a=1, b="two").b == "two"
+
+
 # --- dtypes: limits, finfo, bool ---
 
 def test_dtype_limits_are_numpys_finfo_and_iinfo():

@@ -104,6 +104,17 @@ class _TileSize:
 tile_size = _TileSize()
 
 
+class NKIObject:
+    """NKI's base class for kernel dataclasses and configuration objects (Python objects a
+    kernel builds at trace time). NKI's tracer needs it to accept such classes; trnsim runs
+    the kernel's Python itself, so it is a plain base. Keyword arguments become attributes,
+    as NKI's ``NKIObject(**kwargs)`` signature takes them."""
+
+    def __init__(self, **kwargs):
+        for k, v in kwargs.items():
+            setattr(self, k, v)
+
+
 # --- index helpers ---
 class par_dim(int):
     """nl.par_dim(n): marks the partition dim in a legacy shape (position 0 only)."""
