@@ -254,6 +254,44 @@ def test_nkiobject_is_a_base_of_kernel_configuration_classes(aliases, rng):
     assert nl.NKIObject(a=1, b="two").b == "two"
 
 
+# --- nl.static_cast in host code ---
+
+@pytest.mark.parametrize("dtype", [nl.bfloat16, nl.float16, nl.float8_e4m3, nl.int32,
+                                   np.float32])
+def test_static_cast_of_a_numpy_array_is_numpys_astype(rng, dtype):
+    """nki-samples' tests cast their inputs with nl.static_cast(np.random..., dtype) before
+    launching: that used to raise "expected a tile or tensor, got a numpy array"."""
+    x = rng.standard_normal((16, 8)) * 4
+    y = nl.static_cast(x, dtype)
+    assert isinstance(y, np.ndarray) and y.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(y, x.astype(np.dtype(dtype)))
+    s = nl.static_cast(2.75, dtype)
+    assert s.dtype == np.dtype(dtype) and s == np.asarray(2.75).astype(np.dtype(dtype))
+
+
+def test_static_cast_to_bool_and_unknown_dtypes():
+    np.testing.assert_array_equal(nl.static_cast(np.array([2.0, 0.0, -1.0]), nl.bool_),
+                                  [True, False, True])
+    with pytest.raises(nki.NkiError, match="no numpy type"):
+        nl.static_cast(np.ones(4), nl.tfloat32)
+    with pytest.raises(nki.NkiError, match="expected a tile or tensor"):
+        nl.static_cast([1.0, 2.0], nl.float32)
+
+
+def test_static_cast_inputs_then_the_kernel_casts_a_tile(rng):
+    """As the nki-samples tests run: inputs cast in host code, the kernel casts a tile."""
+    @legacy.jit
+    def widen(x):
+        out = nl.ndarray(x.shape, nl.float32, buffer=nl.shared_hbm)
+        nl.store(out, value=nl.static_cast(nl.load(x), nl.float32))
+        return out
+
+    x = nl.static_cast(rng.random((128, 64)), nl.bfloat16)
+    out = widen(x)
+    assert out.dtype == np.float32
+    np.testing.assert_array_equal(out, x.astype(np.float32))
+
+
 # --- dtypes: limits, finfo, bool ---
 
 def test_dtype_limits_are_numpys_finfo_and_iinfo():

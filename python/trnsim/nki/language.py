@@ -701,7 +701,20 @@ def softmax(x, axis=-1, dtype=None, mask=None, **kwargs):
 
 
 def static_cast(x, dtype):
-    return _ops.tile(x, "nl.static_cast: x").astype(dtype)
+    """x converted to dtype: a tile becomes a new tile (values converted, RNE). A numpy array
+    or number, as NKI tests cast their inputs in host code, is numpy's astype to the dtype's
+    numpy / ml_dtypes type (an array, or a numpy scalar for a scalar)."""
+    if isinstance(x, NkiTensor) or not isinstance(x, (np.ndarray, np.generic, int, float)):
+        return _ops.tile(x, "nl.static_cast: x").astype(dtype)
+    if packed_format(dtype):
+        format_name(dtype, "nl.static_cast: dtype")  # raises: no numpy type holds them
+    try:
+        # nl.bool_ is NKI's numpy bool (trnsim's tiles hold it as uint8): values become 0 / 1.
+        dt = np.dtype(np.bool_ if dtype is bool or dtype is bool_ else dtype)
+    except TypeError:
+        raise NkiError(f"nl.static_cast: dtype {dtype!r} has no numpy type to cast a numpy "
+                       "array to (cast it inside a kernel)") from None
+    return np.asarray(x).astype(dt)[()]
 
 
 builtins_range = builtins.range
