@@ -352,6 +352,24 @@ def test_mgrid_p_and_x_fields_index_like_the_unpacked_ranges(rng):
     np.testing.assert_array_equal(shifted(x), x[:, 64:])
 
 
+def test_mgrid_y_and_z_fields_are_grid_axes_2_and_3(rng):
+    """NKI kernels name a grid's third and fourth ranges .y and .z (nki.isa.nc_matmul's
+    double-row example, nki-samples' select-and-scatter)."""
+    @legacy.jit
+    def shifted(x):
+        out = nl.ndarray((32, 2, 3, 4), x.dtype, buffer=nl.shared_hbm)
+        g = nl.mgrid[0:32, 0:2, 0:3, 0:4]
+        nl.store(out[g.p, g.x, g.y, g.z], value=nl.load(x[g.p, g.x, g.y, g.z + 4]))
+        return out
+
+    x = rng.standard_normal((32, 2, 3, 8)).astype(np.float32)
+    np.testing.assert_array_equal(shifted(x), x[..., 4:])
+    g = nl.mgrid[0:8, 0:4, 0:2]
+    assert (g.p, g.x, g.y) == tuple(g)
+    with pytest.raises(AttributeError, match="grid axis 3; this grid has 3 axes"):
+        g.z
+
+
 def test_reshape_takes_the_shape_keyword(rng):
     @nki.jit
     def split(x):

@@ -142,15 +142,19 @@ def arange(*args):
 
 class _Grid(tuple):
     """The ranges of an nl.mgrid: unpacked (``i_p, i_f = nl.mgrid[...]``) or by field, ``.p``
-    the partition range (axis 0) and ``.x`` the first free one (axis 1), as NKI names them."""
+    the partition range (axis 0), ``.x``, ``.y``, ``.z`` the free ones (axes 1, 2, 3), as NKI
+    kernels name them."""
 
-    @property
-    def p(self):
-        return self[0]
+    def _field(self, axis, name):
+        if axis >= len(self):  # an AttributeError, as a missing field is (hasattr works)
+            raise AttributeError(f"nl.mgrid[...].{name} is grid axis {axis}; this grid has "
+                                 f"{len(self)} axes")
+        return self[axis]
 
-    @property
-    def x(self):
-        return self[1]
+    p = property(lambda self: self[0])
+    x = property(lambda self: self._field(1, "x"))
+    y = property(lambda self: self._field(2, "y"))
+    z = property(lambda self: self._field(3, "z"))
 
 
 class _MGrid:
