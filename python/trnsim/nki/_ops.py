@@ -317,12 +317,25 @@ def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_on
         check_transpose_identity(stationary, moving, "nisa.nc_matmul")
         return nc_transpose(dst, stationary, Engine.tensor)
     b = kb()
-    double = getattr(perf_mode, "name", perf_mode) in ("double_row", "double_row_gen3")
+    double = double_row(perf_mode)
     pos = _pair(tile_position, "nisa.nc_matmul: tile_position")
     size = _pair(tile_size, "nisa.nc_matmul: tile_size")
     b.matmul(view(dst), sbuf_view(stationary), sbuf_view(moving), accumulate is False, pos, size,
              double)
     return dst
+
+
+def double_row(perf_mode):
+    """Whether nc_matmul's perf_mode is FP8 double-row (nisa.matmul_perf_mode.double_row or
+    double_row_gen3, or their names); none / None is the normal mode, anything else an
+    NkiError (it used to run the normal mode without a word)."""
+    name = getattr(perf_mode, "name", perf_mode)
+    if perf_mode is None or name == "none":
+        return False
+    if name in ("double_row", "double_row_gen3"):
+        return True
+    raise NkiError(f"nisa.nc_matmul: perf_mode={perf_mode!r}: use nisa.matmul_perf_mode.none, "
+                   "double_row or double_row_gen3 (or their names)")
 
 
 def check_transpose_identity(stationary, moving, call):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 
 from trnsim.nki import _ops
 from trnsim.nki import isa as _new
@@ -48,9 +49,11 @@ def _dt(dtype, x):
 
 
 def nc_matmul(stationary, moving, is_stationary_onezero=False, is_moving_onezero=False,
-              is_transpose=False, tile_position=(), tile_size=(), mask=None, **kwargs):
+              is_transpose=False, tile_position=(), tile_size=(), perf_mode=None, mask=None,
+              **kwargs):
     """stationary[K, M].T @ moving[K, N] as a [M, N] fp32 PSUM tile (``psum += ...``
-    accumulates); is_transpose: stationary.T in its dtype (moving is the identity)."""
+    accumulates); is_transpose: stationary.T in its dtype (moving is the identity);
+    perf_mode as the current dialect's (double-row FP8: [K, 2, M] and [K, 2, N] operands)."""
     _ops.tile(stationary, "nisa.nc_matmul: stationary")
     _ops.tile(moving, "nisa.nc_matmul: moving")
     st, mv = _m(mask, stationary, moving)
@@ -58,10 +61,13 @@ def nc_matmul(stationary, moving, is_stationary_onezero=False, is_moving_onezero
         _ops.check_transpose_identity(st, mv, "nisa.nc_matmul")
         return _out(lambda d: _ops.nc_transpose(d, st, "tensor"), tuple(reversed(st.shape)),
                     st.dtype, "psum")
+    # M and N: the free elements (half of them in double-row mode), as TensorE reads them.
+    halves = 2 if _ops.double_row(perf_mode) else 1
+    m, n = (math.prod(x.shape[1:]) // halves for x in (st, mv))
     return _out(lambda d, acc=False: _ops.nc_matmul(d, st, mv, accumulate=None if acc else False,
                                                     tile_position=tile_position,
-                                                    tile_size=tile_size),
-                (st.shape[1], mv.shape[1]), "fp32", "psum", "matmul")
+                                                    tile_size=tile_size, perf_mode=perf_mode),
+                (m, n), "fp32", "psum", "matmul")
 
 
 def nc_transpose(data, mask=None, dtype=None, engine=None, **kwargs):
