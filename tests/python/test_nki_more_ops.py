@@ -358,6 +358,72 @@ def test_masks_joining_ranges_keep_a_box(chip, rng):
     np.testing.assert_array_equal(out, ref)
 
 
+def _instructions(run):
+    return sum(n for e in run.figures["engines"].values()
+               for n in e.get("by_opcode", {}).values())
+
+
+@pytest.mark.parametrize("flag", [bool, np.bool_])
+def test_a_bool_mask_runs_or_skips_the_instruction(rng, flag):
+    """NKI's mask is "an execution predicate known at compile-time, which informs the compiler
+    to skip generating the instruction" (NKI API Masking): flash attention passes comparisons
+    of loop indices (plain bools). True is no mask; False skips the instruction, so its
+    destination keeps its values. Both used to be refused."""
+    @legacy.jit
+    def kernel(x, y, w):
+        out = nl.ndarray((3, 16, 32), nl.float32, buffer=nl.shared_hbm)
+        acc = nl.zeros((16, 32), nl.float32)
+        psum = nl.zeros((16, 32), nl.float32, buffer=nl.psum)
+        skipped = nl.zeros((16, 32), nl.float32)
+        wt = nl.load(w)
+        for i in range(4):
+            on = flag(i % 2 == 0)
+            t = nl.load(x[i])
+            acc[...] = nl.add(acc, t, mask=on)
+            psum += lisa.nc_matmul(wt, nl.load(y[i]), mask=on)
+            skipped[...] = lisa.tensor_scalar(t, np.multiply, 2.0, mask=flag(False))
+        nl.store(out[0], value=acc)
+        nl.store(out[1], value=nl.copy(psum))
+        nl.store(out[2], value=skipped, mask=flag(True))
+        nl.store(out[2], value=acc, mask=flag(False))  # skipped: out[2] keeps the zeros
+        return out
+
+    x = rng.standard_normal((4, 16, 32)).astype(np.float32)
+    y = rng.integers(-3, 4, (4, 8, 32)).astype(np.float32)
+    w = rng.integers(-3, 4, (8, 16)).astype(np.float32)
+    out = kernel(x, y, w)
+    np.testing.assert_array_equal(out[0], x[0] + x[2])
+    np.testing.assert_array_equal(out[1], w.T @ (y[0] + y[2]))
+    np.testing.assert_array_equal(out[2], 0)
+
+
+@pytest.mark.parametrize("dialect", ["legacy language", "legacy isa"])
+def test_a_mask_that_leaves_no_element_skips_the_instruction(rng, dialect):
+    """A tail mask over tiles past the tensor's end (nki-samples' allocated RMSNorm-QKV with
+    seqlen 128): the second tile keeps no row, so NKI generates none of its instructions;
+    its index, all outside the tensor, is not resolved. It used to raise "mask= leaves no
+    element"."""
+    def kernel(a, tiles):
+        out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+        for t in range(tiles):
+            i_p, i_f = nl.mgrid[0:128, 0:32]
+            live = t * 128 + i_p < a.shape[0]
+            x = nl.load(a[t * 128 + i_p, i_f], mask=live)
+            if dialect == "legacy isa":
+                y = lisa.activation(op=nl.exp, data=x, mask=live)
+            else:
+                y = nl.exp(x, mask=live)
+            nl.store(out[t * 128 + i_p, i_f], value=y, mask=live)
+        return out
+
+    a = rng.standard_normal((100, 32)).astype(np.float32)
+    one, run1 = legacy.run(legacy.jit(kernel), a, 1)
+    two, run2 = legacy.run(legacy.jit(kernel), a, 2)
+    np.testing.assert_allclose(two, np.exp(a), rtol=2e-6)
+    np.testing.assert_array_equal(two, one)
+    assert _instructions(run2) == _instructions(run1)
+
+
 @pytest.mark.parametrize("mask, what", [
     (lambda i_p, i_f: (i_p >= 4) & (i_f < 20), "not a prefix"),
     (lambda i_p, i_f: i_p + i_f < 20, "several nl.arange in one comparison")])

@@ -14,6 +14,7 @@ from trnsim.nki._ctx import NkiError, unsupported
 from trnsim.nki._broadcast import PsumBroadcast
 from trnsim.nki._tensor import Lazy, NkiTensor, Packed, Pending
 from trnsim.nki._indirect import Indirect
+from trnsim.nki._masking import Void
 from trnsim.nki._dtypes import format_name, packed_format
 
 AluOp = _core.AluOp
@@ -260,7 +261,9 @@ def out_dtype(*xs, dtype=None):
         return format_name(dtype, "dtype")
     for x in xs:
         if isinstance(x, NkiTensor):
-            return "fp32" if view(x).space == "psum" else format_name(x.dtype)
+            # A skipped instruction's operand (_masking.Void) has its space but no View.
+            space = x.space if isinstance(x, Void) else view(x).space
+            return "fp32" if space == "psum" else format_name(x.dtype)
     return "fp32"
 
 

@@ -402,6 +402,8 @@ def store(dst, value, mask=None, **kwargs):
         _tiles("nl.store", dst=dst)
         number = _ops.number(value, "nl.store: value")
         m, dst = _masked(mask, dst)
+        if m.skip:
+            return
         value = _ops.alloc(dst.shape, dst.dtype)
         _ops.memset(value, number)
         if _ops.view(dst).space != "hbm":
@@ -412,7 +414,9 @@ def store(dst, value, mask=None, **kwargs):
     _tiles("nl.store", dst=dst, value=value)
     if isinstance(value, Pending) and value.v is None:
         value.materialize()
-    _, dst, value = _masked(mask, dst, value)
+    m, dst, value = _masked(mask, dst, value)
+    if m.skip:
+        return
     if _ops.view(value).space == "psum":
         value = _ops.new_like(value, dtype=value.dtype, copy=True)
     _ops.dma_copy(dst, value)
@@ -421,9 +425,10 @@ def store(dst, value, mask=None, **kwargs):
 def load_transpose2d(src, dtype=None, mask=None, **kwargs):
     """A new SBUF tile holding src.T, converted to `dtype` if given (_load_transposed)."""
     _tiles("nl.load_transpose2d", src=src)
-    _, src = _masked(mask, src)
+    m, src = _masked(mask, src)
     shape = tuple(reversed(src.shape))
-    return Pending(lambda d: _load_transposed(NkiTensor(d), src), shape, dtype or src.dtype)
+    return m.gate(Pending(lambda d: _load_transposed(NkiTensor(d), src), shape,
+                          dtype or src.dtype))
 
 
 def _load_transposed(dst, src):
@@ -459,7 +464,10 @@ def matmul(x, y, transpose_x=False, mask=None, **kwargs):
     for what, t in (("x", x), ("y", y)):
         if len(t.shape) != 2:
             raise NkiError(f"nl.matmul: {what} must be a 2-dim tile, got shape {tuple(t.shape)}")
-    _, x, y = _masked(mask, x, y)
+    mk, x, y = _masked(mask, x, y)
+    if mk.skip:  # before the transpose of x, which is part of the skipped instruction
+        return mk.void((x.shape[1 if transpose_x else 0], y.shape[1]), float32, "psum",
+                       "matmul")
     if not transpose_x:  # x.T into SBUF: a TensorE transpose to PSUM, copied (_ops.nc_transpose)
         xt = _ops.alloc(tuple(reversed(x.shape)), x.dtype)
         x = _ops.nc_transpose(xt, x, "tensor")
@@ -472,10 +480,10 @@ def matmul(x, y, transpose_x=False, mask=None, **kwargs):
 def transpose(x, dtype=None, mask=None, **kwargs):
     """x.T through the PE array (a PSUM tile)."""
     _tiles("nl.transpose", x=x)
-    _, x = _masked(mask, x)
+    m, x = _masked(mask, x)
     shape = tuple(reversed(x.shape))
-    return Pending(lambda d: _ops.nc_transpose(NkiTensor(d), x, "tensor"), shape,
-                   dtype or x.dtype, "psum")
+    return m.gate(Pending(lambda d: _ops.nc_transpose(NkiTensor(d), x, "tensor"), shape,
+                          dtype or x.dtype, "psum"))
 
 
 def broadcast_to(x, shape):
@@ -502,6 +510,9 @@ def _activation_fn(fname):
 def _binary_fn(name, opname):
     def f(x, y, dtype=None, mask=None, **kwargs):
         m, x, y = _masked(mask, x, y)
+        shapes = [t.shape for t in (x, y) if isinstance(t, NkiTensor)]
+        if m.skip and shapes:  # before binary(), which may emit a partition broadcast for it
+            return m.void(np.broadcast_shapes(*shapes), _ops.out_dtype(x, y, dtype=dtype))
         return m.result(_ops.binary(x, y, opname, dtype))
 
     f.__name__ = name
@@ -602,10 +613,11 @@ def _reduced_shape(x, axes, keepdims):
 def _reduce_fn(name, opname):
     def f(x, axis, dtype=None, mask=None, keepdims=False, **kwargs):
         _tiles(f"nl.{name}", x=x)
-        _, x = _masked(mask, x)
+        m, x = _masked(mask, x)
         axes = _ops.axes_of(axis, len(x.shape), f"nl.{name}")
-        return Pending(lambda d: _ops.tensor_reduce(NkiTensor(d), opname, x, axes),
-                       _reduced_shape(x, axes, keepdims), _ops.out_dtype(x, dtype=dtype))
+        return m.gate(Pending(lambda d: _ops.tensor_reduce(NkiTensor(d), opname, x, axes),
+                              _reduced_shape(x, axes, keepdims),
+                              _ops.out_dtype(x, dtype=dtype)))
 
     f.__name__ = name
     f.__doc__ = f"{name} over free axes `axis` (VectorE tensor_reduce '{opname}')."
@@ -625,7 +637,7 @@ _ops.ALU_OF[prod] = _ops.AluOp.mult
 def _truth_fn(name, opname):
     def f(x, axis, dtype=bool_, mask=None, keepdims=False, **kwargs):
         _tiles(f"nl.{name}", x=x)
-        _, x = _masked(mask, x)
+        m, x = _masked(mask, x)
         axes = _ops.axes_of(axis, len(x.shape), f"nl.{name}")
 
         def emit(d):
@@ -635,7 +647,7 @@ def _truth_fn(name, opname):
             _ops.tensor_scalar(truth, x, "not_equal", 0.0)
             return _ops.tensor_reduce(NkiTensor(d), opname, truth, axes)
 
-        return Pending(emit, _reduced_shape(x, axes, keepdims), dtype)
+        return m.gate(Pending(emit, _reduced_shape(x, axes, keepdims), dtype))
 
     f.__name__ = name
     f.__doc__ = (f"Whether {name} elements along free axes `axis` are non-zero (VectorE: a "
@@ -676,15 +688,22 @@ def loop_reduce(x, op, loop_indices, dtype=None, mask=None, **kwargs):
 
 def mean(x, axis, dtype=None, mask=None, keepdims=False, **kwargs):
     """Mean over free axes: a sum, then a multiply by 1/n (two VectorE instructions)."""
-    s = sum(x, axis, dtype=float32, mask=mask, keepdims=keepdims)
-    n = int(np.prod([x.shape[a] for a in _ops.axes_of(axis, len(x.shape), "nl.mean")]))
+    _tiles("nl.mean", x=x)
+    m, xm = _masked(mask, x)
+    axes = _ops.axes_of(axis, len(xm.shape), "nl.mean")
+    if m.skip:  # both instructions
+        return m.void(_reduced_shape(xm, axes, keepdims), dtype or xm.dtype)
+    s = sum(xm, axis, dtype=float32, keepdims=keepdims)
+    n = int(np.prod([x.shape[a] for a in axes]))
     return _ops.binary(s, 1.0 / n, "mult", dtype or x.dtype)
 
 
 def softmax(x, axis=-1, dtype=None, mask=None, **kwargs):
     """exp(x - max) / sum along the last free axis (max, exp with bias and sum, divide)."""
     _tiles("nl.softmax", x=x)
-    _, x = _masked(mask, x)
+    m, x = _masked(mask, x)
+    if m.skip:  # all its instructions
+        return m.void(x.shape, dtype or x.dtype)
     if len(x.shape) != 2:
         unsupported(f"nl.softmax of a {len(x.shape)}-dim tile", "give a [P, F] tile (reshape)")
     if _ops.axes_of(axis, 2, "nl.softmax") != [1]:

@@ -262,7 +262,8 @@ def dma_copy(dst, src, mask=None, dst_rmw_op=None, oob_mode=None, dge_mode=None,
     _ops.tile(dst, "nisa.dma_copy: dst")
     _ops.tile(src, "nisa.dma_copy: src")
     d, s = _m(mask, dst, src)
-    _ops.dma_copy(d, s, dst_rmw_op, oob_mode)
+    if not _masking.skip:
+        _ops.dma_copy(d, s, dst_rmw_op, oob_mode)
 
 
 def dma_transpose(src, axes=None, mask=None, dtype=None, **kwargs):
@@ -276,7 +277,8 @@ def tensor_copy_predicated(src, dst, predicate, reverse_pred=False, mask=None, d
     """dst = src where predicate holds (NKI 0.1 takes dst too and writes it in place)."""
     _ops.tile(dst, "nisa.tensor_copy_predicated: dst")
     d, s, p = _m(mask, dst, src, predicate)
-    _ops.tensor_copy_predicated(d, s, p, reverse_pred)
+    if not _masking.skip:
+        _ops.tensor_copy_predicated(d, s, p, reverse_pred)
 
 
 def select_reduce(dst, predicate, on_true, on_false, reduce_res=None, reduce_cmd=None,
@@ -284,7 +286,8 @@ def select_reduce(dst, predicate, on_true, on_false, reduce_res=None, reduce_cmd
     """dst = predicate ? on_true : on_false, reduce_res = its row max (written in place)."""
     _ops.tile(dst, "nisa.select_reduce: dst")
     d, p, t, f = _m(mask, dst, predicate, on_true, on_false)
-    _ops.select_reduce(d, p, t, f, reduce_res, reduce_cmd, reduce_op, reverse_pred)
+    if not _masking.skip:
+        _ops.select_reduce(d, p, t, f, reduce_res, reduce_cmd, reduce_op, reverse_pred)
 
 
 for _name in ("dropout", "local_gather", "nc_stream_shuffle", "range_select",
