@@ -65,12 +65,21 @@ def name_or_path(x, what: str) -> str:
     return x
 
 
+def is_real(x) -> bool:
+    """Whether ``x`` is a real number: an int, float or bool, a numpy real scalar, or an
+    ml_dtypes scalar (``ml_dtypes.bfloat16(2)``, ``ml_dtypes.finfo(bfloat16).min``: an
+    np.generic but not an np.number)."""
+    if isinstance(x, (numbers.Real, np.number, np.bool_)):
+        return not isinstance(x, np.complexfloating)
+    return isinstance(x, np.generic) and type(x).__module__.split(".")[0] == "ml_dtypes"
+
+
 def number(x, what: str) -> float:
-    """A real number as a float (ints, floats, numpy numbers; not complex, not strings)."""
+    """A real number as a float (ints, floats, numpy and ml_dtypes numbers; not complex, not
+    strings)."""
     if isinstance(x, (bool, np.bool_)):
         return float(x)
-    if isinstance(x, complex) or isinstance(x, np.complexfloating) or \
-            not isinstance(x, (numbers.Real, np.number)):
+    if not is_real(x):
         raise TypeError(f"{what}: expected a real number, {_got(x)}")
     try:
         return float(x)

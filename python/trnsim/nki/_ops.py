@@ -121,8 +121,7 @@ def scalar(x):
     """A per-partition scalar operand: a number, or a [P, 1] tile."""
     if isinstance(x, NkiTensor):
         return view(x)
-    if isinstance(x, (int, float, np.number, np.bool_)) and not isinstance(
-            x, np.complexfloating):
+    if _check.is_real(x):
         try:
             return float(x)
         except OverflowError:
@@ -290,7 +289,7 @@ def assign(dst, value):
         else:
             tensor_copy(dst, value)
         return
-    if isinstance(value, (int, float, np.number)):
+    if _check.is_real(value):
         memset(dst, value)
         return
     raise NkiError(f"tile[...] = value: cannot assign {_got(value)} to a tile")
@@ -939,8 +938,7 @@ def _column(t, shape):
 
 
 def _number(x, op):
-    if not isinstance(x, (int, float, np.number, np.bool_)) or isinstance(
-            x, np.complexfloating):
+    if not _check.is_real(x):
         raise NkiError(f"{op.name}: the operands are tiles or numbers, {_got(x)}")
     number(x, f"{op.name}: operand")
 

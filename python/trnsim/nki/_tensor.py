@@ -79,6 +79,9 @@ class NkiTensor:
                        "numpy result")
 
     __iter__ = __array__ = __float__ = __int__ = __index__ = __complex__ = _no_values
+    # numpy and ml_dtypes scalars then leave their operators to ours: np.float32(2) * t and
+    # ml_dtypes.bfloat16(2) * t call t.__rmul__ (numpy tried to read the tile's values).
+    __array_ufunc__ = None
 
     def __repr__(self):
         return f"NkiTensor({self._view().describe()})"

@@ -16,6 +16,7 @@ import sys
 import ml_dtypes
 import numpy as np
 
+from trnsim import _check
 from trnsim.nki import _ctx, _ops
 from trnsim.nki._ctx import NkiError, stub, unsupported
 from trnsim.nki._index import Expr, Range, abs_pattern
@@ -398,7 +399,7 @@ def load(src, dtype=None, mask=None, **kwargs):
 def store(dst, value, mask=None, **kwargs):
     """dst (HBM) = value (one DMA; a PSUM value is first copied to SBUF). A number is stored
     to every element: a memset of an SBUF tile of dst's shape, then the DMA."""
-    if not isinstance(value, NkiTensor) and isinstance(value, (int, float, np.number)):
+    if not isinstance(value, NkiTensor) and _check.is_real(value):
         _tiles("nl.store", dst=dst)
         number = _ops.number(value, "nl.store: value")
         m, dst = _masked(mask, dst)
