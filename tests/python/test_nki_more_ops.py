@@ -241,6 +241,40 @@ def test_max8_iota_affine_select_current_dialect(chip, rng):
 
 
 @pytest.mark.parametrize("chip", CHIPS)
+def test_affine_select_of_a_psum_tile(chip, rng):
+    """NKI takes a PSUM on_true_tile (nki-samples' flash attention backward selects its matmul
+    result); GpSimd reads no PSUM, so it goes through SBUF (a VectorE copy) first. Both
+    dialects; the values are the matmul's, masked."""
+    w = rng.integers(-3, 4, (32, 64)).astype(np.float32)
+    y = rng.integers(-3, 4, (32, 64)).astype(np.float32)
+
+    @legacy.jit(chip=chip)
+    def old(w, y):
+        out = nl.ndarray((64, 64), nl.float32, buffer=nl.shared_hbm)
+        ps = nl.ndarray((64, 64), nl.float32, buffer=nl.psum)
+        ps[...] = lisa.nc_matmul(nl.load(w), nl.load(y))
+        i_p, i_f = nl.mgrid[0:64, 0:64]
+        nl.store(out, lisa.affine_select(i_p - i_f >= 0, ps, -9984.0))
+        return out
+
+    @nki.jit(chip=chip)
+    def new(w, y):
+        out = nl.ndarray((64, 64), nl.float32, buffer=nl.shared_hbm)
+        ps = nl.ndarray((64, 64), nl.float32, buffer=nl.psum)
+        nisa.nc_matmul(dst=ps, stationary=nl.load(w), moving=nl.load(y))
+        sel = nl.ndarray((64, 64), nl.float32)
+        nisa.affine_select(dst=sel, pattern=[[-1, 64]], offset=0, channel_multiplier=1,
+                           on_true_tile=ps, on_false_value=-9984.0, cmp_op=nl.greater_equal)
+        nl.store(out, sel)
+        return out
+
+    p, i = np.arange(64)[:, None], np.arange(64)[None, :]
+    ref = np.where(p - i >= 0, w.T @ y, np.float32(-9984))
+    np.testing.assert_array_equal(old(w, y), ref)
+    np.testing.assert_array_equal(new(w, y), ref)
+
+
+@pytest.mark.parametrize("chip", CHIPS)
 def test_max8_iota_affine_select_legacy_dialect(chip, rng):
     x = rng.standard_normal((64, 100)).astype(np.float32)
 

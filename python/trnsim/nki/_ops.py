@@ -818,8 +818,14 @@ def affine_select(dst, pattern, offset, channel_multiplier, on_true_tile, on_fal
         unsupported(f"affine_select with pattern {pattern} and {cmp_name}")
     if sign == -1:  # negate the affine value and flip the comparison
         offset, channel_multiplier, cmp = -offset, -channel_multiplier, alu(_FLIP[cmp_name])
-    kb().affine_select(view(dst), sbuf_view(on_true_tile), cmp, int(offset),
-                       int(channel_multiplier), float(on_false_value))
+    src = sbuf_view(on_true_tile)
+    if src.space == "psum":
+        # GpSimd reads no PSUM (HARDWARE.md s2.2), but NKI takes a PSUM on_true_tile (flash
+        # attention's backward pass selects its matmul result): a VectorE copy to SBUF first,
+        # values unchanged.
+        src = new_like(NkiTensor(src), copy=True).v
+    kb().affine_select(view(dst), src, cmp, int(offset), int(channel_multiplier),
+                       float(on_false_value))
     return dst
 
 
