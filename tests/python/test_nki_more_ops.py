@@ -274,6 +274,33 @@ def test_affine_select_of_a_psum_tile(chip, rng):
     np.testing.assert_array_equal(new(w, y), ref)
 
 
+def test_legacy_tensor_tensor_broadcasts_size_1_free_dims(rng):
+    """nki-samples' double-row FP8 matmul scales [P, F] results by a [P, 1] tile with
+    nisa.tensor_tensor: NKI takes it (its docs recommend tensor_scalar as faster); it used to
+    fail the instruction's shape check. Still one tensor_tensor each, operand order kept."""
+    x = rng.standard_normal((128, 64)).astype(np.float32)
+    s = rng.standard_normal((128, 1)).astype(np.float32)
+    x3 = rng.standard_normal((128, 4, 8)).astype(np.float32)
+    s3 = rng.standard_normal((128, 1, 8)).astype(np.float32)
+
+    @legacy.jit
+    def kernel(x, s, x3, s3):
+        out = nl.ndarray((2, 128, 64), nl.float32, buffer=nl.shared_hbm)
+        out3 = nl.ndarray((128, 4, 8), nl.float32, buffer=nl.shared_hbm)
+        t, c = nl.load(x), nl.load(s)
+        nl.store(out[0], lisa.tensor_tensor(t, c, np.subtract))
+        nl.store(out[1], lisa.tensor_tensor(c, t, np.subtract))
+        nl.store(out3, lisa.tensor_tensor(nl.load(x3), nl.load(s3), np.multiply))
+        return out, out3
+
+    (out, out3), run = legacy.run(kernel, x, s, x3, s3)
+    np.testing.assert_array_equal(out[0], x - s)
+    np.testing.assert_array_equal(out[1], s - x)
+    np.testing.assert_array_equal(out3, x3 * s3)
+    dve = run.figures["engines"]["dve"]["by_opcode"]
+    assert dve.get("tensor_tensor") == 3 and not dve.get("tensor_scalar")
+
+
 @pytest.mark.parametrize("chip", CHIPS)
 def test_max8_iota_affine_select_legacy_dialect(chip, rng):
     x = rng.standard_normal((64, 100)).astype(np.float32)

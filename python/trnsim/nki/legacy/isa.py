@@ -114,10 +114,29 @@ def tensor_partition_reduce(op, data, mask=None, dtype=None, **kwargs):
 
 
 def tensor_tensor(data1, data2, op, dtype=None, mask=None, engine=None, **kwargs):
+    """data1 op data2; an operand with size-1 free dims ([P, 1]) is broadcast along them (a
+    stride-0 view, still one tensor_tensor), as NKI takes it (its docs point to tensor_scalar
+    as the faster way)."""
     _ops.tile(data1, "nisa.tensor_tensor: data1")
     _ops.tile(data2, "nisa.tensor_tensor: data2")
     a, b = _m(mask, data1, data2)
-    return _out(lambda d: _ops.tensor_tensor(d, a, b, op, engine), a.shape, _dt(dtype, a))
+    shape = _free_broadcast(a.shape, b.shape)
+    if shape is not None and not _masking.skip:
+        a = a if tuple(a.shape) == shape else a.broadcast_to(shape)
+        b = b if tuple(b.shape) == shape else b.broadcast_to(shape)
+    return _out(lambda d: _ops.tensor_tensor(d, a, b, op, engine), shape or a.shape,
+                _dt(dtype, a))
+
+
+def _free_broadcast(a, b):
+    """The shape two operands' free dims broadcast to (same rank and partitions, each free dim
+    equal or 1), or None: other shapes are left to the instruction's shape check (the
+    partition dim is never broadcast, it is separate memories)."""
+    if len(a) != len(b) or a[0] != b[0]:
+        return None
+    if any(x != y and 1 not in (x, y) for x, y in zip(a[1:], b[1:])):
+        return None
+    return (a[0], *(max(x, y) for x, y in zip(a[1:], b[1:])))
 
 
 def tensor_tensor_scan(data0, data1, initial, op0, op1, reverse0=False, reverse1=False,
