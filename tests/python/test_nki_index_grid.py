@@ -76,3 +76,104 @@ def test_on_chip_partition_index_on_a_later_axis_is_refused():
 
     with pytest.raises(NkiError, match="transpose is an instruction"):
         nki.simulate_kernel(k, np.zeros((64, 64), np.float32))
+
+
+# --- numpy's broadcasting of index arrays (NKI's advanced indexing) ---
+
+def test_a_grid_field_of_size_one_indexes_a_row_not_a_column(rng):
+    """The nki-samples LayerNorm: with i_p, i_f, i_1 = nl.mgrid[0:128, 0:n, 0:1], g[i_1, i_f]
+    of a [1, n] tensor is the [1, n] row (the index arrays broadcast to [1, n, 1]), not an
+    [n, 1] column of n partitions; x[i_p, i_f] is [128, n] and g[i_1, i_f] broadcasts to it."""
+    n = 256
+    shapes = []
+
+    @nki.jit
+    def k(x, g):
+        out = nl.ndarray(x.shape, x.dtype, buffer=nl.shared_hbm)
+        i_p, i_f, i_1 = nl.mgrid[0:128, 0:n, 0:1]
+        row = nl.load(g.reshape((1, n))[i_1, i_f])
+        t = nl.load(x[i_p, i_f])
+        shapes.extend([row.shape, t.shape])
+        nl.store(out[i_p, i_f], value=t * row.broadcast_to((128, n)))
+        return out
+
+    x = rng.standard_normal((128, n)).astype(np.float32)
+    g = rng.standard_normal(n).astype(np.float32)
+    out, _ = nki.run(k, x, g)
+    assert shapes == [(1, n), (128, n)]
+    np.testing.assert_array_equal(out, x * g[None, :])
+
+
+def test_fields_of_grids_of_different_ranks_broadcast_from_the_end(rng):
+    """The nki-samples LayerNorm v2: i_p of a 3-axis grid and i_f of a 2-axis grid in one
+    index; numpy aligns index shapes at their ends ([128, 1, 1] and [64, 1] give
+    [128, 64, 1]), so i_f moves along the free dim though it is its grid's first field. A
+    grid axis no range spans is left out of the tile ([128, 64, 1] -> [128, 64])."""
+    shapes = []
+
+    @nki.jit
+    def k(x):
+        out = nl.ndarray((128, 64), x.dtype, buffer=nl.shared_hbm)
+        i_p, _, _ = nl.mgrid[0:128, 0:4, 0:1]
+        i_f, _ = nl.mgrid[0:64, 0:6]
+        t = nl.load(x[i_p, 64 + i_f])
+        col = nl.copy(t[i_p, 3])  # an int with a grid index: one value per partition
+        shapes.extend([t.shape, col.shape])
+        nl.store(out[i_p, i_f], value=nl.subtract(t, col))
+        return out
+
+    x = rng.standard_normal((128, 128)).astype(np.float32)
+    out, _ = nki.run(k, x)
+    assert shapes == [(128, 64), (128, 1)]
+    np.testing.assert_array_equal(out, x[:, 64:] - x[:, 67:68])
+
+
+def test_index_arrays_that_do_not_broadcast_are_refused():
+    @nki.jit
+    def k(x):
+        out = nl.ndarray((128, 64), x.dtype, buffer=nl.shared_hbm)
+        i_p, i_f = nl.arange(128)[:, None], nl.arange(64)[:, None]  # both on axis 0
+        nl.store(out, value=nl.load(x[i_p, i_f]))
+        return out
+
+    with pytest.raises(NkiError, match="do not broadcast"):
+        nki.run(k, np.zeros((128, 64), np.float32))
+
+
+def test_a_1d_tensor_indexed_by_a_column_range_is_a_column(rng):
+    """numpy: v[nl.arange(n)[:, None]] of a 1-dim v has the index's shape [n, 1] (the SDK's
+    indirect load example loads its row numbers so, then gathers rows with them)."""
+    shapes = []
+
+    @nki.jit
+    def k(data, idx):
+        out = nl.ndarray((64, 32), data.dtype, buffer=nl.shared_hbm)
+        i_p, i_f = nl.arange(64)[:, None], nl.arange(32)[None, :]
+        rows = nl.load(idx[i_p])
+        shapes.append(rows.shape)
+        nl.store(out[i_p, i_f], value=nl.load(data[rows, i_f]))
+        return out
+
+    data = rng.standard_normal((256, 32)).astype(np.float32)
+    idx = rng.permutation(256)[:64].astype(np.int32)
+    out, _ = nki.run(k, data, idx)
+    assert shapes == [(64, 1)]
+    np.testing.assert_array_equal(out, data[idx])
+
+
+def test_an_int_and_a_row_range_give_a_row(rng):
+    """x[0, i_f] with i_f = nl.arange(n)[None, :]: numpy gives the index's shape [1, n]."""
+    shapes = []
+
+    @nki.jit
+    def k(x):
+        out = nl.ndarray((1, 16), x.dtype, buffer=nl.shared_hbm)
+        t = nl.load(x[3, nl.arange(16)[None, :]])
+        shapes.append(t.shape)
+        nl.store(out, value=t)
+        return out
+
+    x = rng.standard_normal((8, 16)).astype(np.float32)
+    out, _ = nki.run(k, x)
+    assert shapes == [(1, 16)]
+    np.testing.assert_array_equal(out, x[3:4])

@@ -21,12 +21,19 @@ def abs_pattern(v):
 
 
 class Range:
-    """One nl.arange: ``n`` values; ``axis`` is its position in the index grid."""
+    """One nl.arange: ``n`` values; ``axis`` is its position in an index grid of ``rank``
+    axes (nl.mgrid, [:, None] tags), None for a bare nl.arange (no grid)."""
 
-    __slots__ = ("n", "axis", "start")
+    __slots__ = ("n", "axis", "start", "rank")
 
-    def __init__(self, n, axis=None, start=0):
+    def __init__(self, n, axis=None, start=0, rank=None):
         self.n, self.axis, self.start = n, axis, start
+        self.rank = rank if rank is not None or axis is None else axis + 1
+
+    @property
+    def end_axis(self):
+        """Its grid axis counted from the end: numpy aligns index arrays' shapes there."""
+        return self.axis - self.rank
 
 
 class Expr:
@@ -62,13 +69,33 @@ class Expr:
     __rmul__ = __mul__
 
     def __getitem__(self, key):
-        # nl.arange(n)[:, None] / [None, :]: the position of the range in a 2-D grid.
+        # nl.arange(n)[:, None] / [None, :]: the position of the range in a grid of len(key).
         key = key if isinstance(key, tuple) else (key,)
         axis = [i for i, k in enumerate(key) if k is not None]
         if len(self.terms) != 1 or len(axis) != 1:
             raise NkiError("index expressions take [:, None] or [None, :] only")
         r, c = self.terms[0]
-        return Expr(self.const, ((Range(r.n, axis[0], r.start), c),))
+        return Expr(self.const, ((Range(r.n, axis[0], r.start, len(key)), c),))
+
+    @property
+    def rank(self):
+        """Dims of its index array (numpy's broadcast of its ranges' grids); None when it
+        holds a bare nl.arange, which has no grid axis."""
+        if any(r.axis is None for r, _ in self.terms):
+            return None
+        return max((r.rank for r, _ in self.terms), default=0)
+
+    @property
+    def shape(self):
+        """The shape of its index array: each grid axis a range spans has that range's size,
+        the others 1 (every value an access takes, once)."""
+        rank = self.rank
+        if rank is None:
+            return None
+        shape = [1] * rank
+        for r, _ in self.terms:
+            shape[rank + r.end_axis] = max(shape[rank + r.end_axis], r.n)
+        return tuple(shape)
 
     def _cmp(self, op, v):
         return Cond([(self, op, v)])
@@ -125,6 +152,70 @@ def has_expr(key):
 def resolve_index(v, key, extents, shape_only=False):
     """A View for ``v[key]`` with arange expressions, as an explicit access pattern (or only
     its shape: the unmasked shape of a masked access may lie outside the tensor)."""
+    if len(key) > len(v.shape):
+        raise NkiError(f"{len(key)} indices for a {len(v.shape)}-dim tensor")
+    exprs = [k for k in key if isinstance(k, Expr)]
+    if (len(key) < len(v.shape) or any(isinstance(k, slice) for k in key)
+            or any(k.rank is None for k in exprs) or not max(k.rank for k in exprs)):
+        return _resolve_by_position(v, key, extents, shape_only)
+    return _resolve_advanced(v, key, extents, shape_only, max(k.rank for k in exprs))
+
+
+def _extent(r, extents):
+    n = r.n if extents is None else extents.get(r, r.n)
+    if n < 1:
+        raise NkiError("mask= leaves no element of an nl.arange")
+    return n
+
+
+def _resolve_advanced(v, key, extents, shape_only, rank):
+    """Every index an integer or a grid-tagged expression: numpy's advanced indexing. The
+    index arrays broadcast (shapes aligned at the end) and the access has their broadcast
+    shape, element [a, b, ...] at the index values there; a range of size 1 repeats its
+    value. Size-1 free dims are then dropped down to a tile's two ([P, F]), as NKI's tiles
+    (nl.mgrid[0:128, 0:1, 0:n] rows load as [128, n])."""
+    on_chip = v.space != "hbm"
+    strides, offset = abs_pattern(v)
+    size, ext, step = [1] * rank, [None] * rank, [0] * rank
+    src = [set() for _ in range(rank)]  # index positions whose ranges move along the axis
+    for d, k in enumerate(key):
+        if not isinstance(k, Expr):
+            offset += int(k) * strides[d]
+            continue
+        offset += k.const * strides[d]
+        for r, c in k.terms:
+            a = rank + r.end_axis
+            offset += c * r.start * strides[d]
+            e = _extent(r, extents)
+            if r.n == 1:
+                continue  # broadcast: its one value is in the offset
+            if size[a] not in (1, r.n):
+                shapes = [x.shape for x in key if isinstance(x, Expr)]
+                raise NkiError(f"index arrays of shapes {shapes} do not broadcast (numpy's "
+                               "rule: per axis, equal sizes or 1)")
+            size[a] = r.n
+            ext[a] = e if ext[a] is None else min(ext[a], e)
+            step[a] += c * strides[d]
+            src[a].add(d)
+    dims = [(size[a], ext[a] or 1, step[a], src[a]) for a in range(rank)]
+    if rank:  # a tile keeps its partition dim and at least one free dim
+        free = [t for t in dims[1:] if t[0] != 1] or dims[1:][-1:]
+        dims = dims[:1] + free
+    if on_chip and dims:
+        if dims[0][3] - {0} or any(0 in t[3] for t in dims[1:]):
+            raise NkiError("an on-chip tile indexed with its partition index on a later grid "
+                           "axis (t[i_f, i_p]): a partition / free transpose is an instruction "
+                           "(nisa.nc_transpose, nl.transpose), not an index")
+        if not dims[0][3]:
+            dims[0] = dims[0][:2] + (strides[0], dims[0][3])  # one partition
+    if shape_only:
+        return tuple(e for _, e, _, _ in dims)
+    return v.pattern([(st, e) for _, e, st, _ in dims], offset)
+
+
+def _resolve_by_position(v, key, extents, shape_only):
+    """Slices mixed with expressions (NKI refuses the mix; trnsim reads it so) or a bare
+    nl.arange: one dim per range and per slice."""
     shape = list(v.shape)
     on_chip = v.space != "hbm"
     strides, offset = abs_pattern(v)

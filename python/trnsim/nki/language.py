@@ -170,7 +170,7 @@ class _MGrid:
             stop = _ops.integer(s.stop, "nl.mgrid: stop")
             if stop <= start:
                 raise NkiError(f"nl.mgrid: axis {axis} ({start}:{stop}) is empty")
-            out.append(Expr(0, ((Range(stop - start, axis, start), 1),)))
+            out.append(Expr(0, ((Range(stop - start, axis, start, len(key)), 1),)))
         return _Grid(out) if len(out) > 1 else out[0]
 
 
