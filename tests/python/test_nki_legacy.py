@@ -248,6 +248,33 @@ def test_block_dimensions_are_tiles_per_block(rng):
     np.testing.assert_allclose(out, x.sum(1), rtol=1e-6)
 
 
+def test_an_int_on_a_tiles_last_free_dim_keeps_it(rng):
+    """NKI 0.1 tiles have a partition dim and at least one free dim: t[:, i] of a [P, n] tile
+    is [P, 1] (NKI's errors page offers tmp[0:64, 0] as a 2-dim tile; flash attention hands
+    l_buffer[:, i] to a function that writes l[:, 0]); an int on another free dim drops it."""
+    x = rng.standard_normal((128, 32)).astype(np.float32)
+    shapes = []
+
+    def keep_max(col, t):  # flash attention's pattern: writes its [P, 1] argument's column 0
+        col[:, 0] = nl.max(t, axis=1, keepdims=True)
+
+    @nki.jit
+    def k(a):
+        out = nl.ndarray((128, 4), nl.float32, buffer=nl.shared_hbm)
+        buf = nl.zeros((128, 4), nl.float32)
+        t3 = nl.load(a).reshape((128, 4, 8))
+        shapes.extend([buf[:, 1].shape, buf[..., -1].shape, t3[:, 2, :].shape,
+                       t3[:, 2, 5].shape])
+        for i in range(4):
+            keep_max(buf[:, i], t3[:, i, :])
+        nl.store(out, buf)
+        return out
+
+    out, _ = nki.run(k, x)
+    assert shapes == [(128, 1), (128, 1), (128, 8), (128, 1)]
+    np.testing.assert_array_equal(out, x.reshape(128, 4, 8).max(axis=2))
+
+
 def test_left_out_names_raise():
     for name in ("cos", "rand", "dropout", "gather_flattened", "all_reduce", "rms_norm"):
         with pytest.raises(NotImplementedError, match=f"nl.{name}"):

@@ -94,8 +94,12 @@ class NkiTensor:
             return _indirect.from_index(self, key)
         if has_expr(key):
             return Lazy(self, key)
+        v = self._view()
+        c = _ctx._current
+        if c is not None and c.dialect == "legacy" and v.space != "hbm":
+            key = keep_free_dim(key, v.shape)
         try:
-            return NkiTensor(self._view()[key])
+            return NkiTensor(v[key])
         except TypeError as e:  # the C++ index check's own message (bind_kernel.cc)
             raise NkiError(str(e)) from None
 
@@ -357,6 +361,34 @@ def _has_tile(key):
                 return True
         return False
     return isinstance(key, NkiTensor)
+
+
+def keep_free_dim(key, shape):
+    """A legacy tile index whose ints would drop every free dim keeps the last of them as
+    size 1: NKI 0.1 tiles have a partition dim and at least one free dim (``t[:, i]`` of a
+    [P, n] tile is [P, 1]; ints on other free dims still drop theirs)."""
+    key = key if type(key) is tuple else (key,)
+    if len(shape) < 2 or None in key or sum(k is Ellipsis for k in key) > 1:
+        return key
+    if Ellipsis in key:  # as the slices it stands for
+        e = key.index(Ellipsis)
+        key = key[:e] + (slice(None),) * (len(shape) - len(key) + 1) + key[e + 1:]
+    key = key + (slice(None),) * (len(shape) - len(key))
+    if len(key) != len(shape):
+        return key  # too many indices: the View's own error
+    ints = [d for d in range(1, len(key)) if _is_int(key[d])]
+    if len(ints) < len(key) - 1:
+        return key  # a free dim stays
+    d = ints[-1]
+    i = int(key[d])
+    if not -shape[d] <= i < shape[d]:
+        return key  # out of range: the View's own error
+    i %= shape[d]
+    return key[:d] + (slice(i, i + 1),) + key[d + 1:]
+
+
+def _is_int(k):
+    return isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_))
 
 
 def _opsmod():
