@@ -61,6 +61,29 @@ def test_lnc2_instances_run_side_by_side(rng):
     assert {"nc0 pid[0]", "nc1 pid[1]"} <= names
 
 
+def test_nc_times_an_int_is_the_spmd_dim_shorthand(rng):
+    """NKI's launch-grid example: kernel[nl.nc(2) * 2, 2] is kernel[nl.spmd_dim(nl.nc(2), 2),
+    2] (core 0 runs axis-0 instances 0 and 1), and 2 * nl.nc(2) is nl.spmd_dim(2, nl.nc(2))
+    (core 0 runs 0 and 2)."""
+    @nki.jit(chip="trn2")
+    def copy_block(x, out):
+        i, j = nl.program_id(0), nl.program_id(1)
+        t = nl.ndarray((8, 4), nl.float32, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=x[i * 8:(i + 1) * 8, j * 4:(j + 1) * 4])
+        nisa.dma_copy(dst=out[i * 8:(i + 1) * 8, j * 4:(j + 1) * 4], src=t)
+
+    x = rng.standard_normal((32, 8)).astype(np.float32)
+    for axis, core0 in ((nl.nc(2) * 2, {0, 1}), (2 * nl.nc(2), {0, 2})):
+        assert isinstance(axis, nl.spmd_dim)
+        out = np.zeros_like(x)
+        copy_block[axis, 2](x, out)
+        np.testing.assert_array_equal(out, x)
+        # each group runs one instance per core, core 0's first
+        assert {pids[0][0] for pids, _ in copy_block.last_run.groups} == core0
+    with pytest.raises(TypeError):
+        nl.nc(2) * 2.5
+
+
 def add_kernel(a, b):
     out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
     ta = nl.ndarray(a.shape, a.dtype, buffer=nl.sbuf)

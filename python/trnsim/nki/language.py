@@ -240,6 +240,13 @@ class nc:
     def __int__(self):
         return self.n
 
+    # The grid shorthand of NKI's API example: nl.nc(2) * 2 is nl.spmd_dim(nl.nc(2), 2).
+    def __mul__(self, k):
+        return spmd_dim(self, k) if isinstance(k, (int, np.integer)) else NotImplemented
+
+    def __rmul__(self, k):
+        return spmd_dim(k, self) if isinstance(k, (int, np.integer)) else NotImplemented
+
     def __repr__(self):
         return f"nl.nc({self.n})"
 
