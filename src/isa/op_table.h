@@ -59,7 +59,7 @@ inline constexpr NameTable<DtypeRule, 10> kDtypeRuleNames{{{
     {DtypeRule::kMxFp8, "mx_fp8"},
     {DtypeRule::kRowIndex, "int32|uint32"},
     {DtypeRule::kIndex8, "uint16|uint32"},
-    {DtypeRule::kSeed, "int32|uint32"},
+    {DtypeRule::kSeed, "int32|uint32 seed"},
 }}};
 
 struct OperandRole {

@@ -97,7 +97,8 @@ TEST(Random, DropoutKeepsOrZeroesByTheProbability) {
   const auto d = sbuf(num::fp32(), 0, 128, 4096, {512});
   const auto col = sbuf(num::fp32(), 0, 128, 8192, {1});
   std::vector<double> v(128 * 512);
-  for (double& e : v) e = rng.uniform(1, 2);  // never 0: a zero is a dropped element
+  // Never 0 (a zero is a dropped element), and fp32 values, which come back unchanged.
+  for (double& e : v) e = static_cast<float>(rng.uniform(1, 2));
   h.put(x, v);
   isa::Params p;
   for (double prob : {0.0, 1.0, 0.3}) {
