@@ -228,6 +228,16 @@ void bind_kernel_builder(nb::module_& m) {
            nb::arg("vals"))
       .def("match_replace8", &KernelBuilder::match_replace8, nb::arg("dst"), nb::arg("dst_idx"),
            nb::arg("data"), nb::arg("vals"), nb::arg("value"))
+      .def("rand_seed", &KernelBuilder::rand_seed, nb::arg("seeds"),
+           nb::arg("engine") = Engine::kGpSimd)
+      .def("rand", &KernelBuilder::rand, nb::arg("dst"), nb::arg("engine") = Engine::kGpSimd)
+      .def(
+          "dropout",
+          [](KernelBuilder& b, const View& dst, const View& src, nb::handle prob) {
+            b.dropout(dst, src, scalar_of(prob, "prob"));
+          },
+          nb::arg("dst"), nb::arg("src"), nb::arg("prob").none(),
+          "dst = src, or 0 where the VectorE lane's next draw is below prob.")
       .def(
           "exponential",
           [](KernelBuilder& b, const View& dst, const View& src, nb::handle max_value) {

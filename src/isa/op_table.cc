@@ -130,6 +130,15 @@ constexpr std::array<OpInfo, kNumOpcodes> kTable{
        {kValue}, SR::kMatchReplace8,
        "dst = data[P, <= 16384] with the first occurrence of each of vals[P, 8] replaced by value; "
        "dst_idx[P, 8] = their positions (vals taken from the last)"),
+    // The engines' random generators (NKI nl.rand, random_seed, dropout, rand_set_state):
+    // state per lane (partition), kept by the engine between instructions.
+    op(kRandSeed, kDvePool, {R("src", kOnChip, D::kSeed)}, {}, SR::kRandSeed,
+       "seed the engine's generator: lane p from row p of src (every lane from row 0 when src "
+       "has one partition); its draws start again"),
+    op(kRand, kDvePool, {W("dst")}, {}, SR::kNone,
+       "dst = uniform [0, 1) values, the next draws of each lane's generator"),
+    op(kDropout, kDve, {W("dst"), R("src")}, {kArg0}, SR::kElementwise,
+       "dst = src, or 0 where the lane's next draw is below arg0 (the drop probability)"),
     op(kTransposeDve, kDve, {W("dst"), R("src")}, {}, SR::kTransposeDve,
        "dst[F, P] = src[P, F] within one 32-partition reshape bank (P, F <= 32)"),
     op(kExponential, kDve, {W("dst"), R("src")}, {kArg0, kRounding}, SR::kElementwise,

@@ -47,8 +47,9 @@ enum class DtypeRule : uint8_t {
   kMxFp8,     // fp8_e4m3fn or fp8_e5m2
   kRowIndex,  // int32 or uint32: row numbers of an indirect DMA's offsets
   kIndex8,    // uint16 or uint32: positions found by find_index8 / match_replace8
+  kSeed,      // int32 or uint32: random generator seeds
 };
-inline constexpr NameTable<DtypeRule, 9> kDtypeRuleNames{{{
+inline constexpr NameTable<DtypeRule, 10> kDtypeRuleNames{{{
     {DtypeRule::kAny, "any"},
     {DtypeRule::kMatmulIn, "matmul_in"},
     {DtypeRule::kPsumOut, "psum_out"},
@@ -58,6 +59,7 @@ inline constexpr NameTable<DtypeRule, 9> kDtypeRuleNames{{{
     {DtypeRule::kMxFp8, "mx_fp8"},
     {DtypeRule::kRowIndex, "int32|uint32"},
     {DtypeRule::kIndex8, "uint16|uint32"},
+    {DtypeRule::kSeed, "int32|uint32 seed"},
 }}};
 
 struct OperandRole {
@@ -112,6 +114,7 @@ enum class ShapeRule : uint8_t {
   kMax8,             // dst [P, 8] from src [P, 8 .. 16384]
   kFindIndex8,       // dst [P, 8] from data [P, 8 .. 16384] and vals [P, 8]
   kMatchReplace8,    // dst like data [P, <= 16384], dst_idx and vals [P, 8]
+  kRandSeed,         // src [1 or the lanes', k >= 1] seeds
   kTransposeDve,     // dst [F, P] from src [P, F], P, F <= 32
   kTransposePe,      // dst [F, P] from src [P, F], P, F <= the PE array
   kLoadStationary,   // stationary [K, M] within the matmul limits

@@ -41,6 +41,9 @@ namespace trnsim::isa {
   X(kMax8, "max8")                                                                             \
   X(kFindIndex8, "find_index8")           /* indices of 8 values per partition */              \
   X(kMatchReplace8, "match_replace8")     /* those values replaced by an immediate */          \
+  X(kRandSeed, "rand_seed")               /* seed the engine's generator, per lane */          \
+  X(kRand, "rand")                        /* uniform [0, 1) draws of the generator */          \
+  X(kDropout, "dropout")                  /* src, or 0 where a draw < the probability */       \
   X(kTransposeDve, "transpose_dve")       /* 32x32 VectorE transpose */                        \
   X(kExponential, "exponential")          /* NC-v4 VectorE exp(x - m) with running sum */      \
   X(kQuantizeMx, "quantize_mx")           /* NC-v4 VectorE BF16/FP16 -> MXFP8 + E8M0 scales */ \

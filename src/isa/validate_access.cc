@@ -137,6 +137,8 @@ bool dtype_allowed(const Context& c, DtypeRule rule, const num::Format& f) {
       return d == Dtype::kInt32 || d == Dtype::kUint32;
     case DtypeRule::kIndex8:
       return d == Dtype::kUint16 || d == Dtype::kUint32;
+    case DtypeRule::kSeed:
+      return d == Dtype::kInt32 || d == Dtype::kUint32;
   }
   return false;
 }

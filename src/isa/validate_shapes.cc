@@ -177,6 +177,13 @@ void check_shapes(Context& c) {
       expect_free(c, 3, kTop8, "8 values per partition");
       free_range(c, 2, 1, kMax8FreeMax);
       break;
+    case ShapeRule::kRandSeed:
+      if (c.operand(0).num_partitions != 1 && c.operand(0).start_partition != 0)
+        c.report(RuleKind::kShape,
+                 "src starts at partition {}: seed rows are one for every lane, or one per lane "
+                 "from lane 0",
+                 c.operand(0).start_partition);
+      break;
     case ShapeRule::kTransposeDve:
       transposed(c, 0, 1);
       if (c.operand(1).num_partitions > kDveTransposeMax ||

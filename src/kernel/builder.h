@@ -164,6 +164,12 @@ class KernelBuilder {
   // `value`; dst_idx [P, 8] (uint16 / uint32) = their positions.
   void match_replace8(const View& dst, const View& dst_idx, const View& data, const View& vals,
                       double value);
+  // The engine's random generator (VectorE or GpSimd), per lane: seeds [1 or P, k] int32 /
+  // uint32 (one row for every lane, or row p for lane p); rand draws dst's values, uniform in
+  // [0, 1); dropout (VectorE) zeroes each element of src whose draw is below prob.
+  void rand_seed(const View& seeds, isa::Engine engine = isa::Engine::kGpSimd);
+  void rand(const View& dst, isa::Engine engine = isa::Engine::kGpSimd);
+  void dropout(const View& dst, const View& src, Scalar prob);
   // NC-v4: dst = exp(src - max_value) on VectorE (its running sum stays in the engine).
   void exponential(const View& dst, const View& src, Scalar max_value = 0.0f);
   // r[i] = (in0[i] op0 r[i-1]) op1 in1[i] along the free dims, r[-1] = initial (builder_scan.cc).

@@ -113,6 +113,18 @@ void KernelBuilder::match_replace8(const View& dst, const View& dst_idx, const V
   emit_op("match_replace8", Opcode::kMatchReplace8, Engine::kVector, {dst, dst_idx, data, vals}, p);
 }
 
+void KernelBuilder::rand_seed(const View& seeds, Engine engine) {
+  emit_op("rand_seed", Opcode::kRandSeed, engine, {seeds});
+}
+
+void KernelBuilder::rand(const View& dst, Engine engine) {
+  emit_op("rand", Opcode::kRand, engine, {dst});
+}
+
+void KernelBuilder::dropout(const View& dst, const View& src, Scalar prob) {
+  emit_op("dropout", Opcode::kDropout, Engine::kVector, {dst, src}, {}, {{&prob, &Params::arg0}});
+}
+
 void KernelBuilder::exponential(const View& dst, const View& src, Scalar max_value) {
   emit_op("exponential", Opcode::kExponential, Engine::kVector, {dst, src}, {},
           {{&max_value, &Params::arg0}});

@@ -756,6 +756,32 @@ def nc_match_replace8(dst, data, vals, imm, dst_idx=None, name=None):
     return dst
 
 
+# --- the engines' random generators (C++: core/exec/exec_random.cc) ---
+
+def rand_seed(seeds, engines=(Engine.gpsimd,), call="nisa.rand_set_state"):
+    """Seeds the generators of `engines` from an int32 / uint32 tile ([1, k]: every lane the
+    same seed; [P, k]: lane p from row p) or a number (one seed for every lane)."""
+    if not is_tile(seeds):
+        n = integer(seeds, f"{call}: seed", -2**31, 2**32 - 1)
+        seeds = alloc((1, 1), "uint32" if n >= 2**31 else "int32")
+        memset(seeds, float(n))
+    for e in engines:
+        kb().rand_seed(engine_view(seeds, e), engine=e)
+
+
+def rand(dst, engine=Engine.gpsimd):
+    """dst = uniform [0, 1) values, the next draws of `engine`'s lanes."""
+    kb().rand(engine_view(dst, engine), engine=engine)
+    return dst
+
+
+def dropout(dst, data, prob, name=None):
+    """dst = data with each element zeroed where its VectorE lane's draw is below prob (a
+    number or a [P, 1] tile: the drop probability)."""
+    kb().dropout(view(dst), view(data), scalar(prob))
+    return dst
+
+
 def _flat_pattern(dst, pattern):
     """The sign of a pattern that walks the free elements of dst in order (step +-1 on the
     innermost dim, row-major above it), or None."""

@@ -373,9 +373,38 @@ def shared_identity_matrix(n, dtype=bfloat16, **kwargs):
     return t
 
 
-rand = stub("nl.rand", "the ISA random generators are not modelled")
-random_seed = stub("nl.random_seed", "the ISA random generators are not modelled")
-dropout = stub("nl.dropout", "the ISA random generators are not modelled")
+def rand(shape, dtype=float32, buffer=None, name="", mask=None, **kwargs):
+    """A new SBUF tile of uniform [0, 1) values from GpSimd's generator (trnsim's counter-based
+    stream, not the hardware's values: docs/nki.md)."""
+    _no_mask(mask, "nl.rand")
+    if _space(buffer) != "sbuf":
+        raise NkiError("nl.rand: the tile is drawn by GpSimd, which writes SBUF only")
+    t = ndarray(shape, dtype, sbuf, name)
+    return _ops.rand(t)
+
+
+def random_seed(seed, mask=None, **kwargs):
+    """Seeds the generators nl.rand (GpSimd) and nl.dropout (VectorE) draw from: a number or a
+    [1, 1] int32 / uint32 tile. The same seed gives the same sequence."""
+    _no_mask(mask, "nl.random_seed")
+    _ops.rand_seed(seed, (_ops.Engine.gpsimd, _ops.Engine.vector), "nl.random_seed")
+
+
+def dropout(x, rate, dtype=None, mask=None, **kwargs):
+    """x with each element zeroed with probability `rate` (a number or a [P, 1] tile),
+    VectorE's generator deciding."""
+    _no_mask(mask, "nl.dropout")
+    _tiles("nl.dropout", x=x)
+    out = ndarray(x.shape, dtype or x.dtype, sbuf)
+    return _ops.dropout(out, x, rate)
+
+
+def _no_mask(mask, call):
+    if mask is not None:
+        raise NotImplementedError(f"{call}(mask=...): masks on the random generators are not "
+                                  "supported by trnsim")
+
+
 rms_norm = stub("nl.rms_norm", "compose it from square, sum and rsqrt")
 atomic_rmw = stub("nl.atomic_rmw")
 gather_flattened = stub("nl.gather_flattened", "no gather instruction is modelled")

@@ -34,6 +34,13 @@ class ExecContext {
   PeArray& pe() { return st_.pe; }
   RegisterFile& regs() { return st_.regs[static_cast<size_t>(engine)]; }
   std::vector<float>& vector_accumulator() { return st_.vector_accumulator; }
+  // This engine's random generator lanes, started from the run's seed on first use.
+  std::vector<ExecState::RngLane>& rng_lanes() {
+    std::vector<ExecState::RngLane>& lanes = st_.rng[static_cast<size_t>(engine)];
+    if (lanes.empty())
+      lanes.assign(static_cast<size_t>(st_.core.sbuf.partitions), {st_.opts.seed, 0});
+    return lanes;
+  }
 
   bool has(int slot) const { return slot >= 0 && slot < in.num_operands; }
   const isa::AccessPattern& ap(int slot) const { return in.operands[static_cast<size_t>(slot)]; }

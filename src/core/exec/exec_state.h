@@ -36,6 +36,14 @@ struct ExecState {
   // exponential, select_reduce, tensor_scalar_cumulative, ...). exponential adds its row sums
   // here; they start at zero.
   std::vector<float> vector_accumulator;
+  // The random generators of the engines that have one (VectorE, GpSimd), one per lane
+  // (partition): a seed and the number of values drawn since it was set. Empty until an
+  // engine first uses it; then every lane starts from the run's seed (ExecOptions::seed).
+  struct RngLane {
+    uint64_t seed = 0;
+    uint64_t drawn = 0;
+  };
+  std::array<std::vector<RngLane>, isa::kNumEngines> rng;
 
   // Working buffers, reused across instructions.
   std::array<mem::Tile, isa::kMaxOperands> operand_tiles;

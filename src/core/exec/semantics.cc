@@ -59,6 +59,12 @@ SemanticsFn semantics_for(Opcode op) {
       return exec_find_index8;
     case Opcode::kMatchReplace8:
       return exec_match_replace8;
+    case Opcode::kRandSeed:
+      return exec_rand_seed;
+    case Opcode::kRand:
+      return exec_rand;
+    case Opcode::kDropout:
+      return exec_dropout;
     case Opcode::kTransposeDve:
       return exec_transpose_dve;
     case Opcode::kExponential:

@@ -60,6 +60,7 @@ loop:
   transpose_dve sbuf[32:64]+102400 [[1,32]] bf16 <- sbuf[0:32] [[1,32]] bf16
   exponential sbuf[0:128]+106496 [[1,512]] fp32 <- sbuf[0:128]+45056 [[1,512]] fp32, sbuf[0:128]+32768 [[1,1]] fp32 arg0=@2
   quantize_mx sbuf[0:128]+110592 [[1,512]] fp8_e4m3fn, sbuf[0:128]+114688 [[1,128]] e8m0 <- sbuf[0:128] [[1,512]] bf16
+  dropout sbuf[0:128]+156672 [[1,512]] bf16 <- sbuf[0:128] [[1,512]] bf16 arg0=0.25
 
 .engine pool
   iota sbuf[0:128]+118784 [[1,512]] int32 iota_base=-3 channel_multiplier=512
@@ -67,6 +68,8 @@ loop:
   partition_reduce sbuf[0:1]+126976 [[1,512]] fp32 <- sbuf[0:128]+45056 [[1,512]] fp32 reduce_op=max
   memset sbuf[0:128]+131072 [[1,512]] fp32 value=3.25
   iota sbuf[0:128]+143360 [[1,1]] int32 channel_multiplier=1
+  rand_seed sbuf[0:128]+143360 [[1,1]] int32
+  rand sbuf[0:128]+155648 [[1,64]] fp32
   tensor_tensor sbuf[0:128]+135168 [[1,512]] fp32 <- sbuf[0:128] [[1,512]] bf16, sbuf[0:128]+4096 [[1,512]] bf16 op0=max signal=s5+1
   dma_copy S[0:128] [[1,512]] fp32 <- sbuf[0:128]+135168 [[1,512]] fp32 queue=16 wait=s5>=1
   dma_gather sbuf[0:128]+147456 [[1,512]] bf16 <- A[0:128] [[1,512]], sbuf[0:128]+143360 [[1,1]] int32 queue=18

@@ -118,7 +118,9 @@ def sendrecv(src, dst, send_to_rank, recv_from_rank, pipe_id, dma_engine=dma_eng
 
 
 _WHY = {
-    "rng": "the ISA random generators are not modelled",
+    "rng": "trnsim's generators draw uniform values (nl.rand, nisa.dropout) from a "
+           "counter-based stream per lane; raw generator words and the XORWOW state the "
+           "hardware keeps are not modelled",
     "gather": "no gather instruction is modelled",
     "register": "runtime registers and dynamic control flow are not traced",
     "range_select": "needs a VectorE range_select instruction in the core (free index + "
@@ -126,10 +128,32 @@ _WHY = {
                     "fill, fused max into reduce_res); the existing instructions need a GpSimd "
                     "iota and four VectorE passes for the hardware's one",
 }
+def dropout(dst, data, prob, name=None):
+    """dst = data with each element zeroed where VectorE's draw is below prob."""
+    return _ops.dropout(dst, data, prob)
+
+
+def rand_set_state(src_seeds, engine=engine.unknown, name=None):
+    """Seeds `engine`'s generator (GpSimd by default, VectorE on request): row p of the uint32
+    src_seeds seeds lane p (XORWOW takes 6 words on GpSimd, 24 on VectorE; trnsim mixes
+    whatever a row holds into its lane's seed)."""
+    e = _ops.engine(engine, _ops.Engine.gpsimd)
+    if e not in (_ops.Engine.gpsimd, _ops.Engine.vector):
+        raise NkiError(f"nisa.rand_set_state: engine={engine!r}: only GpSimd and VectorE "
+                       "have a random generator")
+    _ops.tile(src_seeds, "nisa.rand_set_state: src_seeds")
+    _ops.rand_seed(src_seeds, (e,), "nisa.rand_set_state")
+
+
+def set_rng_seed(src_seeds, name=None):
+    """Seeds VectorE's generator from a [1, 1] 32-bit tile (every lane the same seed)."""
+    _ops.tile(src_seeds, "nisa.set_rng_seed: src_seeds")
+    _ops.rand_seed(src_seeds, (_ops.Engine.vector,), "nisa.set_rng_seed")
+
+
 for _name, _why in {
     "activate2": "",
-    "dropout": "rng", "rng": "rng", "rand2": "rng", "rand_set_state": "rng",
-    "rand_get_state": "rng", "set_rng_seed": "rng", "local_gather": "gather",
+    "rng": "rng", "rand2": "rng", "rand_get_state": "rng", "local_gather": "gather",
     "nc_n_gather": "gather",
     "nc_stream_shuffle": "", "range_select": "range_select", "sequence_bounds": "",
     "tensor_copy_dynamic_src": "register",

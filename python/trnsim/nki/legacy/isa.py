@@ -237,6 +237,13 @@ def nc_match_replace8(data, vals, imm, dst_idx=None, mask=None, dtype=None, **kw
                 _dt(dtype, x))
 
 
+def dropout(data, prob, mask=None, dtype=None, **kwargs):
+    """data with each element zeroed where VectorE's draw is below prob (a new tile)."""
+    _ops.tile(data, "nisa.dropout: data")
+    x, pr = _m(mask, data, prob)
+    return _out(lambda d: _ops.dropout(d, x, pr), tuple(x.shape), _dt(dtype, x))
+
+
 def _affine(expr):
     """(offset, channel_multiplier, free pattern, shape) of a legacy iota / predicate
     expression: the range on grid axis 0 is the partition, the others the free dims."""
@@ -309,7 +316,7 @@ def select_reduce(dst, predicate, on_true, on_false, reduce_res=None, reduce_cmd
         _ops.select_reduce(d, p, t, f, reduce_res, reduce_cmd, reduce_op, reverse_pred)
 
 
-for _name in ("dropout", "local_gather", "nc_stream_shuffle", "range_select",
+for _name in ("local_gather", "nc_stream_shuffle", "range_select",
               "sequence_bounds", "tensor_copy_dynamic_src",
               "tensor_copy_dynamic_dst", "tensor_scalar_cumulative"):
     globals()[_name] = getattr(_new, _name)
