@@ -370,6 +370,22 @@ def test_mgrid_y_and_z_fields_are_grid_axes_2_and_3(rng):
         g.z
 
 
+def test_an_mgrid_object_as_the_whole_index_is_its_fields_in_order(rng):
+    """nki.isa.reciprocal's example loads and stores t[nl.mgrid[0:128, 0:512]]: the grid object
+    (a tuple of its ranges) indexes as t[g.p, g.x], on HBM tensors and on tiles."""
+    @legacy.jit
+    def recip(x):
+        out = nl.ndarray((128, 64), x.dtype, buffer=nl.shared_hbm)
+        t = nl.ndarray((128, 64), x.dtype, buffer=nl.sbuf)
+        t[nl.mgrid[0:128, 0:64]] = nl.load(x[nl.mgrid[0:128, 0:64]])
+        y = lisa.reciprocal(t[nl.mgrid[0:128, 0:64]])
+        nl.store(out[nl.mgrid[0:128, 0:64]], value=y)
+        return out
+
+    x = rng.uniform(0.5, 2.0, (128, 64)).astype(np.float32)
+    np.testing.assert_allclose(recip(x), 1 / x, rtol=1e-6)
+
+
 def test_reshape_takes_the_shape_keyword(rng):
     @nki.jit
     def split(x):

@@ -88,6 +88,7 @@ class NkiTensor:
 
     # --- views ---
     def __getitem__(self, key):
+        key = plain_key(key)
         if _has_tile(key):  # t[idx_tile, ...]: rows picked at run time (_indirect.py)
             from trnsim.nki import _indirect
 
@@ -353,6 +354,14 @@ class NkiTensor:
         raise NkiError("a tile has no truth value at trace time (use nl.where / nisa.select)")
 
 
+def plain_key(key):
+    """An index as a plain tuple: an nl.mgrid object is a tuple subclass (its .p / .x fields),
+    and t[nl.mgrid[0:128, 0:512]] indexes with its fields in order, as t[g.p, g.x] does."""
+    if type(key) is not tuple and isinstance(key, tuple):
+        return tuple(key)
+    return key
+
+
 def _has_tile(key):
     """Whether an index holds a tile (nl.load(t[idx_tile, ...]): an indirect DMA)."""
     if type(key) is tuple:
@@ -453,6 +462,7 @@ class Packed(NkiTensor):
         return f"NkiTensor({self.pdtype}{list(self.shape)}: {self.v.describe()})"
 
     def __getitem__(self, key):
+        key = plain_key(key)
         if _has_tile(key) or has_expr(key):
             _ctx.unsupported(f"indexing the packed MX tensor {self!r} with a tile or nl.arange",
                              "use ints, slices and nl.ds")
