@@ -274,6 +274,41 @@ def test_affine_select_of_a_psum_tile(chip, rng):
     np.testing.assert_array_equal(new(w, y), ref)
 
 
+@pytest.mark.parametrize("chip", CHIPS)
+def test_nc_matmul_of_psum_operands(chip, rng):
+    """TensorE reads SBUF only, but NKI takes a PSUM nc_matmul operand (nki-samples' flash
+    attention backward multiplies an nc_transpose result): each goes through SBUF (a VectorE
+    copy) first. Both dialects, stationary and moving; the values are the matmul's."""
+    a = rng.integers(-3, 4, (64, 32)).astype(np.float32)
+    c = rng.integers(-3, 4, (48, 32)).astype(np.float32)
+
+    @legacy.jit(chip=chip)
+    def old(a, c):
+        out = nl.ndarray((64, 48), nl.float32, buffer=nl.shared_hbm)
+        ps = nl.ndarray((64, 48), nl.float32, buffer=nl.psum)
+        ps[...] = lisa.nc_matmul(lisa.nc_transpose(nl.load(a)), lisa.nc_transpose(nl.load(c)))
+        nl.store(out, ps)
+        return out
+
+    @nki.jit(chip=chip)
+    def new(a, c):
+        out = nl.ndarray((64, 48), nl.float32, buffer=nl.shared_hbm)
+        at = nl.ndarray((32, 64), nl.float32, buffer=nl.psum)
+        ct = nl.ndarray((32, 48), nl.float32, buffer=nl.psum)
+        nisa.nc_transpose(dst=at, data=nl.load(a))
+        nisa.nc_transpose(dst=ct, data=nl.load(c))
+        ps = nl.ndarray((64, 48), nl.float32, buffer=nl.psum)
+        nisa.nc_matmul(dst=ps, stationary=at, moving=ct)
+        nl.store(out, ps)
+        return out
+
+    for kernel in (old, new):
+        out, run = nki.run(kernel, a, c, chip=chip)
+        np.testing.assert_array_equal(out, a @ c.T)
+        # the two operands' copies to SBUF and the result's on its way to the store
+        assert run.figures["engines"]["dve"]["by_opcode"]["tensor_copy"] == 3
+
+
 def test_legacy_tensor_tensor_broadcasts_size_1_free_dims(rng):
     """nki-samples' double-row FP8 matmul scales [P, F] results by a [P, 1] tile with
     nisa.tensor_tensor: NKI takes it (its docs recommend tensor_scalar as faster); it used to

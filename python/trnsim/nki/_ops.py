@@ -318,12 +318,18 @@ def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_on
     if is_transpose:  # the same instruction as nc_transpose on TensorE, dtype rules included
         check_transpose_identity(stationary, moving, "nisa.nc_matmul")
         return nc_transpose(dst, stationary, Engine.tensor)
-    b = kb()
     double = double_row(perf_mode)
     pos = _pair(tile_position, "nisa.nc_matmul: tile_position")
     size = _pair(tile_size, "nisa.nc_matmul: tile_size")
-    b.matmul(view(dst), sbuf_view(stationary), sbuf_view(moving), accumulate is False, pos, size,
-             double)
+    st, mv = sbuf_view(stationary), sbuf_view(moving)
+    # TensorE reads SBUF only (nc_matmul's docs), but NKI takes a PSUM operand (flash
+    # attention's backward multiplies an nc_transpose result): a VectorE copy to SBUF first,
+    # in the operand's dtype, values unchanged.
+    if st.space == "psum":
+        st = new_like(NkiTensor(st), copy=True).v
+    if mv.space == "psum":
+        mv = new_like(NkiTensor(mv), copy=True).v
+    kb().matmul(view(dst), st, mv, accumulate is False, pos, size, double)
     return dst
 
 
