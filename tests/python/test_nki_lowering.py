@@ -5,6 +5,9 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+import trnsim.nki as cur
+import trnsim.nki.isa as cur_isa
+import trnsim.nki.language as cur_nl
 from trnsim.nki import legacy as nki
 from trnsim.nki.legacy import isa as nisa
 from trnsim.nki.legacy import language as nl
@@ -161,3 +164,52 @@ def test_a_broadcast_used_again_is_read_from_an_sbuf_copy(rng):
         banks = cols // 512
         # one copy each at the second use, or one per bank when wider than a bank
         assert copies == (2 if psum_reads else 2 * banks), (cols, copies)
+
+
+def _fill_rows(t):
+    """Numbers assigned to sub-tiles at many start partitions: single elements row by row, as
+    nl.gather_flattened's example builds its indices, and wider ranges."""
+    for i in range(40):
+        for j in range(2):
+            t[i, j] = 5 * j + i
+    t[1:40, 4:6] = 9  # 39 partitions from partition 1
+    t[64:100, 6:7] = 8  # 36 from 64, 32 from 96: engines may start there
+    t[96:128, 7:9] = 7
+
+
+@pytest.mark.parametrize("chip", ["trn1", "trn2", "trn3"])
+def test_a_number_assigned_where_no_engine_access_may_start_goes_by_dma(chip):
+    """An engine access of 1..32 partitions starts at 0, 32, 64 or 96 only, of 33..64 at 0 or
+    64, of more at 0 (docs/isa.md). t[i, j] = x elsewhere is a memset of a tile at partition 0
+    and a DMA (bound by no such rule) into place; where an engine may start, one memset.
+    Both dialects."""
+    @nki.jit(chip=chip)
+    def old():
+        out = nl.ndarray((128, 10), nl.uint32, buffer=nl.shared_hbm)
+        t = nl.zeros((128, 10), dtype=nl.uint32)
+        _fill_rows(t)
+        nl.store(out, t)
+        return out
+
+    @cur.jit(chip=chip)
+    def new():
+        out = cur_nl.ndarray((128, 10), cur_nl.uint32, buffer=cur_nl.shared_hbm)
+        t = cur_nl.ndarray((128, 10), cur_nl.uint32, buffer=cur_nl.sbuf)
+        cur_isa.memset(t, 0)
+        _fill_rows(t)
+        cur_isa.dma_copy(dst=out, src=t)
+        return out
+
+    ref = np.zeros((128, 10), np.uint32)
+    for i in range(40):
+        ref[i, :2] = [i, 5 + i]
+    ref[1:40, 4:6], ref[64:100, 6], ref[96:128, 7:9] = 9, 8, 7
+    for kernel in (old, new):
+        out, run = nki.run(kernel, chip=chip)
+        np.testing.assert_array_equal(out, ref)
+        ops = opcodes(run)
+        # rows 0 and 32 (2 x 2 elements) and the ranges from 64 and 96 start where engines
+        # may: 1 + 4 + 2 memsets in place; the other 76 elements and the rows from 1 go
+        # through a tile at partition 0 and a DMA each, and one DMA stores the result
+        assert ops["dve"]["memset"] + ops["pool"].get("memset", 0) == 1 + 4 + 2 + 77
+        assert sum(o.get("dma_copy", 0) for o in ops.values()) == 77 + 1
