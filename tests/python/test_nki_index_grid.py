@@ -6,6 +6,7 @@ import pytest
 
 from trnsim.nki import NkiError
 from trnsim.nki import legacy as nki
+from trnsim.nki.legacy import isa as lisa
 from trnsim.nki.legacy import language as nl
 
 CHIPS = ["trn1", "trn2", "trn3"]
@@ -177,3 +178,41 @@ def test_an_int_and_a_row_range_give_a_row(rng):
     out, _ = nki.run(k, x)
     assert shapes == [(1, 16)]
     np.testing.assert_array_equal(out, x[3:4])
+
+
+@pytest.mark.parametrize("chip", CHIPS)
+def test_iota_of_grid_fields_fills_the_whole_grid(chip):
+    """NKI's nl.mgrid is numpy's dense grid, so nisa.iota(3 * w.y + w.z) is the grid's
+    [128, 5, 3, 3] (nki-samples' select-and-scatter combines it with a tile of that shape in
+    nl.where), not the [1, 3, 3] of the ranges it names; it repeats along w.p and w.x.
+    Expressions whose steps are not one count of the elements (a step 0, a mixed sign, a
+    scale) take the general iota (several instructions), checked against numpy."""
+    shapes = []
+
+    @nki.jit(chip=chip)
+    def k(m):
+        w = nl.mgrid[0:128, 0:5, 0:3, 0:3]
+        exprs = [3 * w.y + w.z, 9 * w.x + 3 * w.z + w.y + 1, w.x - 2 * w.z + 7 * w.p + 4,
+                 6 * w.y + 2 * w.z - w.p, w.p]
+        outs = []
+        for e in exprs:
+            t = lisa.iota(e, dtype=nl.int32)
+            shapes.append(t.shape)
+            o = nl.ndarray((128, 5, 3, 3), nl.int32, buffer=nl.shared_hbm)
+            nl.store(o, value=t)
+            outs.append(o)
+        # the kernel's use: first index of a window's maximum, 9 where there is none
+        lin = lisa.iota(3 * w.y + w.z, dtype=nl.uint32)
+        sel = nl.where(nl.load(m), lin, 9, dtype=nl.uint32)
+        o = nl.ndarray((128, 5, 3, 3), nl.uint32, buffer=nl.shared_hbm)
+        nl.store(o, value=sel)
+        return outs + [o]
+
+    m = (np.arange(128 * 45).reshape(128, 5, 3, 3) % 7 == 0).astype(np.uint8)
+    *outs, sel = k(m)
+    p, x, y, z = np.meshgrid(*map(np.arange, (128, 5, 3, 3)), indexing="ij")
+    assert shapes == [(128, 5, 3, 3)] * 5
+    for got, want in zip(outs, [3 * y + z, 9 * x + 3 * z + y + 1, x - 2 * z + 7 * p + 4,
+                                6 * y + 2 * z - p, p]):
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(sel, np.where(m != 0, 3 * y + z, 9))

@@ -337,6 +337,42 @@ def test_legacy_tensor_tensor_broadcasts_size_1_free_dims(rng):
 
 
 @pytest.mark.parametrize("chip", CHIPS)
+def test_iota_and_affine_select_take_any_pattern(chip, rng):
+    """Patterns the GpSimd instructions' own walk (offset + cm p + running index) is not: a
+    step 0 (the value repeats), dims in another order, a scale, mixed signs. One count in
+    another order is one instruction over a permuted view; the others are built from
+    several (docs/nki.md "Lowering")."""
+    x = rng.standard_normal((32, 4, 6)).astype(np.float32)
+    patterns = [[[0, 4], [1, 6]], [[1, 4], [4, 6]], [[12, 4], [2, 6]], [[1, 4], [-1, 6]],
+                [[3, 4], [1, 6]]]
+
+    @nki.jit(chip=chip)
+    def kernel(x):
+        t = nl.load(x)
+        outs = []
+        for pat in patterns:
+            io = nl.ndarray((32, 4, 6), nl.int32)
+            nisa.iota(dst=io, pattern=pat, offset=-5, channel_multiplier=3)
+            sel = nl.ndarray((32, 4, 6), nl.float32)
+            nisa.affine_select(dst=sel, pattern=pat, offset=-20, channel_multiplier=1,
+                               on_true_tile=t, on_false_value=-7.0, cmp_op=nl.greater_equal)
+            for v in (io, sel):
+                o = nl.ndarray(v.shape, v.dtype, buffer=nl.shared_hbm)
+                nl.store(o, v)
+                outs.append(o)
+        return outs
+
+    outs = kernel(x)
+    p, a, b = np.meshgrid(*map(np.arange, (32, 4, 6)), indexing="ij")
+    for k, pat in enumerate(patterns):
+        value = pat[0][0] * a + pat[1][0] * b
+        np.testing.assert_array_equal(outs[2 * k], -5 + 3 * p + value, err_msg=str(pat))
+        np.testing.assert_array_equal(outs[2 * k + 1],
+                                      np.where(-20 + p + value >= 0, x, np.float32(-7)),
+                                      err_msg=str(pat))
+
+
+@pytest.mark.parametrize("chip", CHIPS)
 def test_max8_iota_affine_select_legacy_dialect(chip, rng):
     x = rng.standard_normal((64, 100)).astype(np.float32)
 

@@ -22,13 +22,18 @@ def abs_pattern(v):
 
 class Range:
     """One nl.arange: ``n`` values; ``axis`` is its position in an index grid of ``rank``
-    axes (nl.mgrid, [:, None] tags), None for a bare nl.arange (no grid)."""
+    axes (nl.mgrid, [:, None] tags), None for a bare nl.arange (no grid). ``grid`` is the
+    sizes of that grid's axes: an nl.mgrid's own, a tagged range's n on its axis and 1 on
+    the others (nisa.iota of an nl.mgrid field fills the whole grid, as numpy's mgrid)."""
 
-    __slots__ = ("n", "axis", "start", "rank")
+    __slots__ = ("n", "axis", "start", "rank", "grid")
 
-    def __init__(self, n, axis=None, start=0, rank=None):
+    def __init__(self, n, axis=None, start=0, rank=None, grid=None):
         self.n, self.axis, self.start = n, axis, start
         self.rank = rank if rank is not None or axis is None else axis + 1
+        if grid is None and axis is not None:
+            grid = tuple(n if a == axis else 1 for a in range(self.rank))
+        self.grid = grid
 
     @property
     def end_axis(self):
@@ -95,6 +100,22 @@ class Expr:
         shape = [1] * rank
         for r, _ in self.terms:
             shape[rank + r.end_axis] = max(shape[rank + r.end_axis], r.n)
+        return tuple(shape)
+
+    @property
+    def grid_shape(self):
+        """The shape of the dense grid its ranges come from (numpy's broadcast of their
+        grids, aligned at the end): what nisa.iota of it fills. None with a bare nl.arange."""
+        rank = self.rank
+        if rank is None:
+            return None
+        shape = [1] * rank
+        for r, _ in self.terms:
+            for a, n in enumerate(r.grid, rank - len(r.grid)):
+                if shape[a] not in (1, n) and n != 1:
+                    raise NkiError(f"index expression over grids of shapes "
+                                   f"{[x.grid for x, _ in self.terms]} that do not broadcast")
+                shape[a] = max(shape[a], n)
         return tuple(shape)
 
     def _cmp(self, op, v):

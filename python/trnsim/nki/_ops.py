@@ -13,6 +13,7 @@ from trnsim.nki import _ctx
 from trnsim.nki._ctx import NkiError, unsupported
 from trnsim.nki._broadcast import PsumBroadcast
 from trnsim.nki._tensor import Lazy, NkiTensor, Packed, Pending
+from trnsim.nki._index import abs_pattern
 from trnsim.nki._indirect import Indirect
 from trnsim.nki._masking import Void
 from trnsim.nki._dtypes import format_name, packed_format
@@ -841,14 +842,86 @@ def iota(dst, pattern, offset, channel_multiplier=0, name=None):
     elif sign == -1:  # offset + cm p - i = -(-offset - cm p + i)
         b.iota(view(dst), -int(offset), -int(channel_multiplier))
         tensor_scalar(dst, dst, "mult", -1.0)
-    elif all(s == 0 for s, _ in pattern):  # constant along the free dims
-        col = alloc([dst.shape[0], 1], dst.dtype)
-        b.iota(view(col), int(offset), int(channel_multiplier))
-        tensor_copy(dst, col.broadcast_to(dst.shape))
     else:
-        unsupported(f"iota with pattern {pattern}",
-                    "the GpSimd iota walks the free elements in order (step 1 or -1)")
+        _iota_any(_by_pattern(dst, pattern), pattern_of(pattern, "pattern"), int(offset),
+                  int(channel_multiplier))
     return dst
+
+
+def _by_pattern(t, pattern):
+    """Tile `t` with one free dim per pattern entry (its free elements in order, as a
+    pattern walks them)."""
+    t = NkiTensor(view(t))
+    return t.reshape([t.shape[0]] + [int(n) for _, n in pattern])
+
+
+def _radix(pattern):
+    """(scale, order) when the dims a pattern moves along (step != 0, num > 1) count as one
+    mixed-radix number times `scale` (sorted by |step|: each step the previous one times the
+    previous num, all of one sign), `order` those dims from the largest step; else None."""
+    moving = sorted((abs(s), j) for j, (s, n) in enumerate(pattern) if s != 0 and n > 1)
+    if len({pattern[j][0] > 0 for _, j in moving}) > 1:
+        return None
+    unit = moving[0][0] if moving else 1
+    expect = unit
+    for a, j in moving:
+        if a != expect:
+            return None
+        expect *= pattern[j][1]
+    sign = -1 if moving and pattern[moving[0][1]][0] < 0 else 1
+    return sign * unit, [j for _, j in reversed(moving)]
+
+
+def _iota_any(d, pattern, offset, cm):
+    """d[p, i...] = offset + cm p + sum(step_j i_j), d with one dim per pattern entry, when
+    the GpSimd iota's own walk (offset + cm p + running index) is not the pattern. A pattern
+    that is one count (_radix) is one iota over the dims it moves along, in order of step:
+    a view of d when it moves along all of them, else a compact tile copied into d along a
+    stride-0 view (the value repeats along the others); a scale other than +-1 is a VectorE
+    multiply-add after it. Any other pattern is the sum of such iotas, one per dim."""
+    radix = _radix(pattern)
+    if radix is None:
+        moving = [j for j, (s, n) in enumerate(pattern) if s != 0 and n > 1]
+        terms = []
+        for k, j in enumerate(moving):
+            t = alloc(d.shape, "int32")
+            one = [(s if i == j else 0, n) for i, (s, n) in enumerate(pattern)]
+            _iota_any(t, one, offset if k == 0 else 0, cm if k == 0 else 0)
+            terms.append(t)
+        acc = terms[0]
+        for k, t in enumerate(terms[1:], 2):
+            out = d if k == len(terms) else acc
+            tensor_tensor(out, acc, t, "add")
+            acc = out
+        return d
+    scale, order = radix
+    p = d.shape[0]
+    still = [j for j, (_, n) in enumerate(pattern) if n > 1 and j not in order]
+    if still:
+        c = alloc([p] + [pattern[j][1] for j in order], d.dtype)
+    else:  # d itself, walked from the largest step (the dims of one element add nothing)
+        c = NkiTensor(_walked(view(d), pattern, order))
+    b = kb()
+    if scale == 1:
+        b.iota(view(c), offset, cm)
+    elif scale == -1:
+        b.iota(view(c), -offset, -cm)
+        tensor_scalar(c, c, "mult", -1.0)
+    else:  # the count, then times the scale plus offset + cm p (a column when cm != 0)
+        b.iota(view(c), 0, 0)
+        add = offset
+        if cm:
+            add = alloc([p, 1], "int32")
+            b.iota(view(add), offset, cm)
+        tensor_scalar(c, c, "mult", float(scale), op1="add", operand1=add)
+    if still:
+        cstrides, coff = abs_pattern(view(c))
+        step = {j: int(np.prod([pattern[i][1] for i in order[k + 1:]]))
+                for k, j in enumerate(order)}
+        tensor_copy(d, NkiTensor(view(c).pattern(
+            [(cstrides[0], p)] + [(step.get(j, 0), n) for j, (_, n) in enumerate(pattern)],
+            coff)))
+    return d
 
 
 _FLIP = {"is_ge": "is_le", "is_le": "is_ge", "is_gt": "is_lt", "is_lt": "is_gt",
@@ -866,8 +939,21 @@ def affine_select(dst, pattern, offset, channel_multiplier, on_true_tile, on_fal
     channel_multiplier = integer(channel_multiplier, "nisa.affine_select: channel_multiplier",
                                  -2**31, 2**31 - 1)
     on_false_value = number(on_false_value, "nisa.affine_select: on_false_value")
-    if sign is None or cmp_name not in _FLIP:
-        unsupported(f"affine_select with pattern {pattern} and {cmp_name}")
+    if cmp_name not in _FLIP:
+        unsupported(f"affine_select with {cmp_name}", "cmp_op is a comparison")
+    order = None
+    if sign is None:
+        pattern = pattern_of(pattern, "pattern")
+        radix = _radix(pattern)
+        if radix is None or abs(radix[0]) != 1 or any(
+                n > 1 and j not in radix[1] for j, (_, n) in enumerate(pattern)):
+            # Not one count of the elements: the affine value by iota (_iota_any), compared
+            # and selected on VectorE (the GpSimd select's predicate is its running index).
+            value = iota(alloc(dst.shape, "int32"), pattern, offset, channel_multiplier)
+            pred = alloc(dst.shape, "uint8")
+            tensor_scalar(pred, value, cmp, 0.0)
+            return select(dst, pred, on_true_tile, on_false_value)
+        sign, order = radix  # one count in another order: dst and src walked in that order
     if sign == -1:  # negate the affine value and flip the comparison
         offset, channel_multiplier, cmp = -offset, -channel_multiplier, alu(_FLIP[cmp_name])
     src = sbuf_view(on_true_tile)
@@ -876,9 +962,20 @@ def affine_select(dst, pattern, offset, channel_multiplier, on_true_tile, on_fal
         # attention's backward pass selects its matmul result): a VectorE copy to SBUF first,
         # values unchanged.
         src = new_like(NkiTensor(src), copy=True).v
-    kb().affine_select(view(dst), src, cmp, int(offset), int(channel_multiplier),
+    d = view(dst)
+    if order is not None:
+        d, src = (_walked(t, pattern, order) for t in (d, src))
+    kb().affine_select(d, src, cmp, int(offset), int(channel_multiplier),
                        float(on_false_value))
     return dst
+
+
+def _walked(v, pattern, order):
+    """View `v` (one free dim per pattern entry) walking the dims `order` in that order."""
+    v = _by_pattern(NkiTensor(v), pattern).v
+    strides, off = abs_pattern(v)
+    return v.pattern([(strides[0], v.shape[0])] +
+                     [(strides[1 + j], pattern[j][1]) for j in order], off)
 
 
 # --- DMA ---

@@ -161,7 +161,7 @@ class _Grid(tuple):
 class _MGrid:
     def __getitem__(self, key):
         key = key if isinstance(key, tuple) else (key,)
-        out = []
+        bounds = []
         for axis, s in enumerate(key):
             if not isinstance(s, slice) or s.stop is None or s.step not in (None, 1):
                 raise NkiError(f"nl.mgrid[{key!r}]: axis {axis} must be a slice start:stop "
@@ -170,7 +170,12 @@ class _MGrid:
             stop = _ops.integer(s.stop, "nl.mgrid: stop")
             if stop <= start:
                 raise NkiError(f"nl.mgrid: axis {axis} ({start}:{stop}) is empty")
-            out.append(Expr(0, ((Range(stop - start, axis, start, len(key)), 1),)))
+            bounds.append((start, stop))
+        # Every field knows the whole grid: nisa.iota of a field fills all of it (dense, as
+        # numpy's mgrid), while an index reads a field along its own axis only (_index.py).
+        grid = tuple(stop - start for start, stop in bounds)
+        out = [Expr(0, ((Range(stop - start, axis, start, len(key), grid), 1),))
+               for axis, (start, stop) in enumerate(bounds)]
         return _Grid(out) if len(out) > 1 else out[0]
 
 

@@ -246,20 +246,29 @@ def dropout(data, prob, mask=None, dtype=None, **kwargs):
 
 def _affine(expr):
     """(offset, channel_multiplier, free pattern, shape) of a legacy iota / predicate
-    expression: the range on grid axis 0 is the partition, the others the free dims."""
+    expression over its dense grid (Expr.grid_shape: all of an nl.mgrid, as NKI's iota of
+    ``3 * grid.y + grid.z`` fills the grid's [128, 56, 3, 3]): grid axis 0 is the partition,
+    the others the free dims, each stepping by its ranges' coefficients (0 along an axis the
+    expression does not move: the value repeats there)."""
     if not isinstance(expr, Expr):
         raise NkiError("expected an nl.arange / nl.mgrid expression")
-    cm, part, free = 0, 1, []
-    offset = expr.const
+    offset = expr.const + sum(c * r.start for r, c in expr.terms)
+    grid = expr.grid_shape
+    if grid is None:  # a bare nl.arange (no grid axis): ranges in order, free from the first
+        cm, part, free = 0, 1, []
+        for r, c in expr.terms:
+            if r.axis == 0:
+                cm, part = c, r.n
+            else:
+                free.append((r.axis or 1, c, r.n))
+        free.sort()
+        pattern = [[c, n] for _, c, n in free] or [[1, 1]]
+        return offset, cm, pattern, (part, *[n for _, _, n in free]) if free else (part, 1)
+    steps = [0] * len(grid)
     for r, c in expr.terms:
-        offset += c * r.start
-        if r.axis == 0:
-            cm, part = c, r.n
-        else:
-            free.append((r.axis or 1, c, r.n))
-    free.sort()
-    pattern = [[c, n] for _, c, n in free] or [[1, 1]]
-    return offset, cm, pattern, (part, *[n for _, _, n in free]) if free else (part, 1)
+        steps[len(grid) + r.end_axis] += c
+    grid, steps = grid + (1,) * (2 - len(grid)), steps + [0] * (2 - len(grid))
+    return offset, steps[0], [[s, n] for s, n in zip(steps[1:], grid[1:])], grid
 
 
 def iota(expr, dtype, mask=None, **kwargs):
