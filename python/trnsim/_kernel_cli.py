@@ -63,6 +63,9 @@ def _parser(command):
     p.add_argument("--seed", type=_seed, default=0,
                    help="seed of the random inputs (floats uniform in [-1, 1), integers small)")
     p.add_argument("--json", action="store_true", help="the results as JSON, with a manifest")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="a spec override, repeatable: a what-if chip, as `trnsim spec --set` "
+                   "takes it (trnsim spec --keys lists the keys)")
     if command == "run":
         p.add_argument("--mode", default="functional+timing",
                        help="functional+timing (default), timing, or functional")
@@ -114,6 +117,10 @@ def _chips(o, kernel):
             load_chip(target(c))
         except (ValueError, TypeError) as e:
             raise UsageError(f"--chip {c}: {e}") from None
+        try:
+            load_chip(target(c), o.set)
+        except (ValueError, TypeError) as e:
+            raise UsageError(f"--set: {e}") from None
     return chips
 
 
@@ -129,7 +136,8 @@ def _manifest(o, command, name, kernel, inputs, chips, mode=None):
 
     return {"trnsim": _core.__version__, "command": command,
             "kernel_file": o.file, "kernel": name, "dialect": kernel.dialect,
-            "inputs": inputs.manifest(), "chips": chips, "mode": mode, "seed": o.seed,
+            "inputs": inputs.manifest(), "chips": chips, "set": o.set, "mode": mode,
+            "seed": o.seed,
             "spec_dir": spec_dir()}
 
 
@@ -205,7 +213,7 @@ def _run(o, command) -> int:
 
 
 def _run_chip(o, kernel, inputs, chip, mode, several):
-    from trnsim.nki import launch
+    from trnsim.nki import compile_overrides, launch
 
     args, kwargs, arrays = inputs.arguments()
     before = {k: v.copy() for k, v in arrays.items()}
@@ -213,7 +221,8 @@ def _run_chip(o, kernel, inputs, chip, mode, several):
         with _KernelErrors(o.file):
             ret, run = launch(kernel.fn, args, kwargs, kernel.grid, chip, kernel.dialect,
                               trace=bool(o.trace), mode=mode,
-                              policy=kernel.options.get("dma_policy"))
+                              policy=kernel.options.get("dma_policy"),
+                              overrides=compile_overrides(kernel.options) + o.set)
     except RuntimeError as e:  # a simulated hardware fault: the run's finding, exit 1
         if "simulated hardware fault" not in str(e):
             raise
@@ -340,7 +349,7 @@ def _check(o, command) -> int:
     with tempfile.TemporaryDirectory(prefix="trnsim-check-") as tmp:
         for chip in chips:
             args, kwargs, _ = inputs.arguments()
-            spec = load_chip(target(chip))
+            spec = load_chip(target(chip), o.set)
             with _KernelErrors(o.file):
                 program = _launch._trace(kernel.fn, args, kwargs, spec, (), [], kernel.dialect,
                                          kernel.options.get("dma_policy"))[0]
@@ -351,7 +360,8 @@ def _check(o, command) -> int:
             with _written("--save-program", path):
                 write_text_atomically(path, program.text())
             argv = ["check", path, "--chip", target(chip)] + (["--json"] if o.json else []) + (
-                ["--max-instructions", str(o.max_instructions)] if o.max_instructions else [])
+                ["--max-instructions", str(o.max_instructions)] if o.max_instructions else []) + [
+                a for kv in o.set for a in ("--set", kv)]
             rc, out, err = _captured(argv)
             status = max(status, rc)
             sys.stderr.write(err.replace(path, label))

@@ -242,3 +242,22 @@ def test_help_and_plain_programs_still_reach_the_cpp_command(files):
     assert r.returncode == 0 and "--save-outputs" in r.stdout
     r = trnsim(files, "run", "prog.s")
     assert r.returncode == 2 and "prog.s" in r.stderr  # the C++ command's own message
+
+
+def test_set_runs_the_kernel_on_a_what_if_chip(files):
+    def total_ps(*args):
+        r = trnsim(files, "run", "k.py", "128x4096", "128x4096", "--mode", "timing", "--json",
+                   *args)
+        assert r.returncode == 0, r.stderr
+        doc = json.loads(r.stdout)
+        return doc["manifest"]["set"], doc["runs"][0]["total_ps"]
+
+    base_set, base = total_ps()
+    slow_set, slow = total_ps("--set", "core.dma.engine_bandwidth_practical_gbps=5")
+    assert base_set == [] and slow_set == ["core.dma.engine_bandwidth_practical_gbps=5"]
+    assert slow > 2 * base  # DMA-bound: a quarter of the engines' rate
+    r = trnsim(files, "run", "k.py", "128x512", "128x512", "--set", "core.no_such_key=1")
+    assert r.returncode == 2 and "--set" in r.stderr and "no_such_key" in r.stderr
+    r = trnsim(files, "check", "k.py", "128x512", "128x512", "--set",
+               "core.dma.engine_bandwidth_practical_gbps=5")
+    assert r.returncode == 0, r.stderr
