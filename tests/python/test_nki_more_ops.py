@@ -554,16 +554,3 @@ def test_a_mask_that_leaves_no_element_skips_the_instruction(rng, dialect):
     np.testing.assert_allclose(two, np.exp(a), rtol=2e-6)
     np.testing.assert_array_equal(two, one)
     assert _instructions(run2) == _instructions(run1)
-
-
-@pytest.mark.parametrize("mask, what", [
-    (lambda i_p, i_f: (i_p >= 4) & (i_f < 20), "not a prefix"),
-    (lambda i_p, i_f: i_p + i_f < 20, "several nl.arange in one comparison")])
-def test_masks_that_are_not_a_box_refuse(mask, what):
-    @legacy.jit
-    def kernel(x):
-        i_p, i_f = nl.mgrid[0:16, 0:32]
-        nl.load(x[i_p, i_f], mask=mask(i_p, i_f))
-
-    with pytest.raises(NotImplementedError, match=what):
-        kernel(np.zeros((16, 32), np.float32))

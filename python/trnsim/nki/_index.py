@@ -4,6 +4,8 @@ resolution of an index holding them into an explicit access pattern of a View.""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from trnsim.nki import _ctx
@@ -136,27 +138,129 @@ class Cond:
         self.parts = parts
 
     def __and__(self, o):
+        if isinstance(o, (bool, np.bool_)):  # a trace-time bool joined in (loop indices)
+            return self if o else Cond(self.parts + [(Expr(0), "<", 0)])
         return Cond(self.parts + o.parts)
 
-    def extents(self):
-        """Range -> how many of its values satisfy every comparison (from the start)."""
-        out = {}
-        for e, op, v in self.parts:
-            if len(e.terms) != 1:
-                _ctx.unsupported("mask= over several nl.arange in one comparison")
-            r, c = e.terms[0]
-            n = out.get(r, r.n)
-            keep = [{"<": x < v, "<=": x <= v, ">": x > v, ">=": x >= v}[op]
-                    for x in (e.const + c * (r.start + i) for i in range(n))]  # n <= 512
-            ok = keep.index(False) if False in keep else n
-            if any(keep[ok:]):
-                # A lower bound (i >= 4) keeps values after the start: shortening the range
-                # cannot say that, and "no element" would be wrong.
-                _ctx.unsupported("mask= keeping values that are not a prefix of their "
-                                 "nl.arange (a lower bound such as i >= k)",
-                                 "offset the range instead: nl.arange(k, n)")
-            out[r] = ok
+    __rand__ = __and__
+
+    def plan(self):
+        """Which elements the mask keeps, evaluated over its ranges at trace time (a
+        MaskPlan). Comparisons that share a range are evaluated together."""
+        comps = [_comparison(e, op, v) for e, op, v in self.parts]
+        if any(not terms and not _OPS[op](k, 0) for terms, k, op in comps):
+            return MaskPlan([], empty=True)
+        comps = [c for c in comps if c[0]]
+        groups = []  # (ranges, comparisons), ranges sharing a comparison in one group
+        for c in comps:
+            joined = [g for g in groups if any(r in g[0] for r in c[0])]
+            ranges = [r for g in joined for r in g[0]]
+            ranges += [r for r in c[0] if r not in ranges]
+            groups = [g for g in groups if g not in joined]
+            groups.append((ranges, [x for g in joined for x in g[1]] + [c]))
+        parts = []
+        for ranges, cs in groups:
+            size = int(np.prod([r.n for r in ranges]))
+            if size > 1 << 26:
+                _ctx.unsupported(f"mask= over nl.arange ranges of {size} elements together")
+            kept = np.ones([r.n for r in ranges], bool)
+            for terms, k, op in cs:
+                value = np.full((1,) * len(ranges), k, np.int64)
+                for r, c in terms.items():
+                    a = ranges.index(r)
+                    value = value + c * (r.start + np.arange(r.n)).reshape(
+                        [-1 if b == a else 1 for b in range(len(ranges))])
+                kept &= _OPS[op](value, 0)
+            parts.append((ranges, kept, [c for c in cs if len(c[0]) > 1]))
+        return MaskPlan(parts)
+
+
+_OPS = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal}
+
+
+def _comparison(e, op, v):
+    """(range -> coefficient, constant, op) of ``e op v`` as ``sum(c r) + constant op 0``
+    (ranges counted by their values, r.start + index). A fractional constant is rounded the
+    way that keeps the same integers (x < 2.5 is x < 3)."""
+    d = e - v if isinstance(v, Expr) else e - 0
+    terms = {}
+    k = d.const - (0 if isinstance(v, Expr) else v)
+    for r, c in d.terms:
+        if c != int(c):
+            raise NkiError(f"mask=: an nl.arange scaled by {c}; coefficients are integers")
+        terms[r] = terms.get(r, 0) + int(c)
+    terms = {r: c for r, c in terms.items() if c}
+    if k != int(k):
+        k = math.floor(k) if op in ("<", ">=") else math.ceil(k)
+    return terms, int(k), op
+
+
+class MaskPlan:
+    """The elements a mask keeps. ``box``: range -> (lo, hi), the smallest box holding them
+    (ranges the mask names; others keep all values); ``exact``: whether they are that box;
+    ``preds``: the comparisons over several ranges, which select within the box when it is
+    not exact (the single-range ones hold everywhere in it); ``empty``: none kept."""
+
+    __slots__ = ("parts", "box", "exact", "empty", "preds")
+
+    def __init__(self, parts, empty=False):
+        self.parts = parts
+        self.box, self.exact, self.preds = {}, True, []
+        self.empty = empty or any(not kept.any() for _, kept, _ in parts)
+        if self.empty:
+            return
+        for (ranges, kept, multi) in parts:
+            n = 1
+            for a, r in enumerate(ranges):
+                on = np.flatnonzero(kept.any(axis=tuple(b for b in range(kept.ndim) if b != a)))
+                self.box[r] = (int(on[0]), int(on[-1]) + 1)
+                n *= int(on[-1]) + 1 - int(on[0])
+            if int(kept.sum()) != n:
+                self.exact = False
+                self.preds += multi
+
+    @property
+    def everything(self):
+        return not self.empty and self.exact and all(
+            b == (0, r.n) for r, b in self.box.items())
+
+    def boxes(self, whole=()):
+        """Disjoint boxes (range -> (lo, hi)) holding exactly the kept elements: each group
+        of ranges split along its ranges in turn (runs of values whose kept sets agree).
+        Ranges in `whole` are split last and must stay one interval per box of the others
+        (an instruction reducing along them writes each result once)."""
+        out = [{}]
+        for ranges, kept, _ in self.parts:
+            # Partition ranges first: boxes of whole rows are DMAs of contiguous rows.
+            order = sorted(range(len(ranges)), key=lambda a: (
+                ranges[a] in whole, ranges[a].end_axis if ranges[a].axis is not None else 0))
+            split = _split(kept.transpose(order), [ranges[a] for a in order])
+            outer = [r for r in ranges if r not in whole]
+            keys = [tuple(b[r] for r in outer) for b in split]
+            if len(set(keys)) != len(keys):
+                _ctx.unsupported("mask= that is not a box along the dims an instruction "
+                                 "reduces (a reduction over part of a range that depends on "
+                                 "another)")
+            out = [{**a, **b} for a in out for b in split]
         return out
+
+
+def _split(kept, ranges):
+    """Boxes holding the True elements of `kept` (one axis per range): runs of the first
+    range's values with equal slices, each split along the other ranges."""
+    if not ranges:
+        return [{}] if kept else []
+    out, v, n = [], 0, kept.shape[0]
+    while v < n:
+        if not kept[v].any():
+            v += 1
+            continue
+        w = v + 1
+        while w < n and np.array_equal(kept[w], kept[v]):
+            w += 1
+        out += [{ranges[0]: (v, w), **b} for b in _split(kept[v], ranges[1:])]
+        v = w
+    return out
 
 
 def has_expr(key):
@@ -170,35 +274,52 @@ def has_expr(key):
     return type(key) is Expr
 
 
-def resolve_index(v, key, extents, shape_only=False):
+def resolve_index(v, key, extents, shape_only=False, dims=False):
     """A View for ``v[key]`` with arange expressions, as an explicit access pattern (or only
-    its shape: the unmasked shape of a masked access may lie outside the tensor)."""
+    its shape: the unmasked shape of a masked access may lie outside the tensor). `extents`
+    (a mask's box, range -> (lo, hi)) limits ranges to values lo..hi-1 of theirs. dims=True
+    gives (full size, lo, size, ranges moving along it) per dim of the access instead."""
     if len(key) > len(v.shape):
         raise NkiError(f"{len(key)} indices for a {len(v.shape)}-dim tensor")
     exprs = [k for k in key if isinstance(k, Expr)]
     if (len(key) < len(v.shape) or any(isinstance(k, slice) for k in key)
             or any(k.rank is None for k in exprs) or not max(k.rank for k in exprs)):
-        return _resolve_by_position(v, key, extents, shape_only)
-    return _resolve_advanced(v, key, extents, shape_only, max(k.rank for k in exprs))
+        out, offset = _resolve_by_position(v, key, extents)
+    else:
+        out, offset = _resolve_advanced(v, key, extents, max(k.rank for k in exprs))
+    if dims:
+        return [(full, lo, n, ranges) for full, lo, n, _, ranges in out]
+    if shape_only:
+        return tuple(n for _, _, n, _, _ in out)
+    return v.pattern([(st, n) for _, _, n, st, _ in out], offset)
 
 
 def _extent(r, extents):
-    n = r.n if extents is None else extents.get(r, r.n)
-    if n < 1:
+    """(lo, hi): the values of range r an access takes (a mask's box: lo..hi-1)."""
+    lo, hi = (0, r.n) if extents is None else extents.get(r, (0, r.n))
+    if hi <= lo:
         raise NkiError("mask= leaves no element of an nl.arange")
-    return n
+    return lo, hi
 
 
-def _resolve_advanced(v, key, extents, shape_only, rank):
+_TRANSPOSE = ("an on-chip tile indexed with its partition index on a later grid axis "
+              "(t[i_f, i_p]): a partition / free transpose is an instruction "
+              "(nisa.nc_transpose, nl.transpose), not an index")
+
+
+def _resolve_advanced(v, key, extents, rank):
     """Every index an integer or a grid-tagged expression: numpy's advanced indexing. The
     index arrays broadcast (shapes aligned at the end) and the access has their broadcast
     shape, element [a, b, ...] at the index values there; a range of size 1 repeats its
     value. Size-1 free dims are then dropped down to a tile's two ([P, F]), as NKI's tiles
-    (nl.mgrid[0:128, 0:1, 0:n] rows load as [128, n])."""
+    (nl.mgrid[0:128, 0:1, 0:n] rows load as [128, n]). A mask's box keeps grid positions
+    lo..hi-1 of each axis (ranges on one axis: the positions all of them keep)."""
     on_chip = v.space != "hbm"
     strides, offset = abs_pattern(v)
-    size, ext, step = [1] * rank, [None] * rank, [0] * rank
+    size, lo, hi, step = [1] * rank, [0] * rank, [None] * rank, [0] * rank
     src = [set() for _ in range(rank)]  # index positions whose ranges move along the axis
+    moving = [[] for _ in range(rank)]
+    terms = []
     for d, k in enumerate(key):
         if not isinstance(k, Expr):
             offset += int(k) * strides[d]
@@ -206,35 +327,38 @@ def _resolve_advanced(v, key, extents, shape_only, rank):
         offset += k.const * strides[d]
         for r, c in k.terms:
             a = rank + r.end_axis
-            offset += c * r.start * strides[d]
-            e = _extent(r, extents)
+            rlo, rhi = _extent(r, extents)
             if r.n == 1:
-                continue  # broadcast: its one value is in the offset
+                offset += c * r.start * strides[d]  # broadcast: its one value
+                continue
             if size[a] not in (1, r.n):
                 shapes = [x.shape for x in key if isinstance(x, Expr)]
                 raise NkiError(f"index arrays of shapes {shapes} do not broadcast (numpy's "
                                "rule: per axis, equal sizes or 1)")
             size[a] = r.n
-            ext[a] = e if ext[a] is None else min(ext[a], e)
+            lo[a], hi[a] = max(lo[a], rlo), rhi if hi[a] is None else min(hi[a], rhi)
             step[a] += c * strides[d]
             src[a].add(d)
-    dims = [(size[a], ext[a] or 1, step[a], src[a]) for a in range(rank)]
+            moving[a].append(r)
+            terms.append((a, d, r, c))
+    for a, d, r, c in terms:
+        offset += c * (r.start + lo[a]) * strides[d]
+    if any(h is not None and h <= x for x, h in zip(lo, hi)):
+        raise NkiError("mask= leaves no element of an nl.arange")
+    dims = [(size[a], lo[a], 1 if hi[a] is None else hi[a] - lo[a], step[a], src[a], moving[a])
+            for a in range(rank)]
     if rank:  # a tile keeps its partition dim and at least one free dim
         free = [t for t in dims[1:] if t[0] != 1] or dims[1:][-1:]
         dims = dims[:1] + free
     if on_chip and dims:
-        if dims[0][3] - {0} or any(0 in t[3] for t in dims[1:]):
-            raise NkiError("an on-chip tile indexed with its partition index on a later grid "
-                           "axis (t[i_f, i_p]): a partition / free transpose is an instruction "
-                           "(nisa.nc_transpose, nl.transpose), not an index")
-        if not dims[0][3]:
-            dims[0] = dims[0][:2] + (strides[0], dims[0][3])  # one partition
-    if shape_only:
-        return tuple(e for _, e, _, _ in dims)
-    return v.pattern([(st, e) for _, e, st, _ in dims], offset)
+        if dims[0][4] - {0} or any(0 in t[4] for t in dims[1:]):
+            raise NkiError(_TRANSPOSE)
+        if not dims[0][4]:
+            dims[0] = dims[0][:3] + (strides[0],) + dims[0][4:]  # one partition
+    return [(f, x, n, st, m) for f, x, n, st, _, m in dims], offset
 
 
-def _resolve_by_position(v, key, extents, shape_only):
+def _resolve_by_position(v, key, extents):
     """Slices mixed with expressions (NKI refuses the mix; trnsim reads it so) or a bare
     nl.arange: one dim per range and per slice."""
     shape = list(v.shape)
@@ -242,39 +366,35 @@ def _resolve_by_position(v, key, extents, shape_only):
     strides, offset = abs_pattern(v)
     if len(key) > len(shape):
         raise NkiError(f"{len(key)} indices for a {len(shape)}-dim tensor")
-    # (grid axis, index position, order, size, stride). When every range has its grid axis
-    # ([:, None] / [None, :] tags, nl.mgrid), dims follow the grid axes, as NKI's index grid
-    # does: out[i_f, i_p] = t writes t transposed, and x[i_p, i_f1 * 8 + i_f0] reads a free-dim
-    # transpose. Else (a bare nl.arange) dims follow the index positions, several ranges in
-    # one position the largest step outermost. Slices keep their position.
+    # (grid axis, index position, order, (full, lo, size, stride, ranges)). When every range
+    # has its grid axis ([:, None] / [None, :] tags, nl.mgrid), dims follow the grid axes, as
+    # NKI's index grid does: out[i_f, i_p] = t writes t transposed, and x[i_p, i_f1 * 8 +
+    # i_f0] reads a free-dim transpose. Else (a bare nl.arange) dims follow the index
+    # positions, several ranges in one position the largest step outermost. Slices keep
+    # their position.
     by_axis = all(r.axis is not None for k in key if isinstance(k, Expr) for r, _ in k.terms)
     dims = []
     for d in range(len(shape)):
         k = key[d] if d < len(key) else slice(None)
         if isinstance(k, slice):
             b, e, s = k.indices(shape[d])
-            dims.append((d, d, 0, len(range(b, e, s)), strides[d] * s))
+            n = len(range(b, e, s))
+            dims.append((d, d, 0, (n, 0, n, strides[d] * s, [])))
             offset += b * strides[d]
         elif isinstance(k, Expr):
             offset += k.const * strides[d]
             for r, c in k.terms:
-                n = r.n if extents is None else extents.get(r, r.n)
-                if n < 1:
-                    raise NkiError("mask= leaves no element of an nl.arange")
-                offset += c * r.start * strides[d]
-                dims.append((r.axis if by_axis else d, d, -abs(c), n, c * strides[d]))
+                rlo, rhi = _extent(r, extents)
+                offset += c * (r.start + rlo) * strides[d]
+                dims.append((r.axis if by_axis else d, d, -abs(c),
+                             (r.n, rlo, rhi - rlo, c * strides[d], [r])))
         else:
             offset += int(k) * strides[d]
-            if d == 0 and on_chip:
-                dims.append((-1, 0, 0, 1, strides[0]))  # an int partition: still the first dim
+            if d == 0 and on_chip:  # an int partition: still the first dim
+                dims.append((-1, 0, 0, (1, 0, 1, strides[0], [])))
     dims.sort(key=lambda t: t[:3])  # stable: equal keys keep the index order
-    if shape_only:
-        return tuple(n for *_, n, _ in dims)
-    pattern = [(st, n) for *_, n, st in dims]
     if on_chip and (not dims or dims[0][1] != 0):
         if any(t[1] == 0 for t in dims):
-            raise NkiError("an on-chip tile indexed with its partition index on a later grid "
-                           "axis (t[i_f, i_p]): a partition / free transpose is an instruction "
-                           "(nisa.nc_transpose, nl.transpose), not an index")
+            raise NkiError(_TRANSPOSE)
         raise NkiError("the partition dim of an on-chip tile must be indexed first")
-    return v.pattern(pattern, offset)
+    return [t[3] for t in dims], offset

@@ -20,8 +20,8 @@ from trnsim import _check
 from trnsim.nki import _ctx, _ops
 from trnsim.nki._ctx import NkiError, stub, unsupported
 from trnsim.nki._index import Expr, Range, abs_pattern
-from trnsim.nki._masking import Masking
-from trnsim.nki._tensor import Blocked, NkiTensor, Packed, Pending
+from trnsim.nki._masking import Masking, Void
+from trnsim.nki._tensor import Blocked, Lazy, NkiTensor, Packed, Pending
 from trnsim.nki._dtypes import NkiDType, finfo, format_name, packed_format  # noqa: F401 - nl.finfo
 from trnsim.nki import _lang_constants as constants
 
@@ -417,9 +417,26 @@ all_reduce = stub("nl.all_reduce", "collectives run through trnsim.fabric, not k
 
 
 # --- memory operations ---
-def _masked(mask, *xs):
-    m = Masking(mask, xs)
+def _masked(mask, *xs, pointwise=False, split=None):
+    """The operands with the mask applied (_masking.Masking): `pointwise` for elementwise
+    results (a mask that is not a box merges under a predicate), `split` for DMAs (True)
+    and reductions (the dims reduced) (one instruction per box)."""
+    m = Masking(mask, xs, pointwise, split)
     return (m, *m.xs)
+
+
+def _full_shape(x):
+    """x's shape, of an nl.arange-indexed operand unmasked without resolving it (a masked
+    access may reach outside the tensor where the mask drops it)."""
+    return Void(x).shape if isinstance(x, Lazy) else x.shape
+
+
+def _reduced_dims(rank, axes, keepdims):
+    """For each dim of a reduction's result, the operand dim it is (None: a reduced one)."""
+    if keepdims:
+        return [None if i in axes else i for i in range(rank)]
+    kept = [i for i in range(rank) if i not in axes]
+    return kept + [None] if len(kept) == 1 else kept
 
 
 def _tiles(call, **operands):
@@ -432,7 +449,9 @@ def _tiles(call, **operands):
 def load(src, dtype=None, mask=None, **kwargs):
     """A new SBUF tile with src's elements (one DMA from HBM)."""
     _tiles("nl.load", src=src)
-    m, src = _masked(mask, src)
+    m, src = _masked(mask, src, split=True)
+    if m.parts is not None:  # one DMA per box of the mask
+        return m.split_result(lambda d, s: _ops.dma_copy(d, s), src.shape, dtype or src.dtype)
     return m.result(Pending(lambda d: _ops.dma_copy(NkiTensor(d), src), src.shape,
                             dtype or src.dtype))
 
@@ -443,25 +462,27 @@ def store(dst, value, mask=None, **kwargs):
     if not isinstance(value, NkiTensor) and _check.is_real(value):
         _tiles("nl.store", dst=dst)
         number = _ops.number(value, "nl.store: value")
-        m, dst = _masked(mask, dst)
+        m, dst = _masked(mask, dst, split=True)
         if m.skip:
             return
-        value = _ops.alloc(dst.shape, dst.dtype)
-        _ops.memset(value, number)
-        if _ops.view(dst).space != "hbm":
-            _ops.tensor_copy(dst, value)
-        else:
-            _ops.dma_copy(dst, value)
+        for (d,) in m.each(dst):
+            value = _ops.alloc(d.shape, d.dtype)
+            _ops.memset(value, number)
+            if _ops.view(d).space != "hbm":
+                _ops.tensor_copy(d, value)
+            else:
+                _ops.dma_copy(d, value)
         return
     _tiles("nl.store", dst=dst, value=value)
     if isinstance(value, Pending) and value.v is None:
         value.materialize()
-    m, dst, value = _masked(mask, dst, value)
+    m, dst, value = _masked(mask, dst, value, split=True)
     if m.skip:
         return
-    if _ops.view(value).space == "psum":
-        value = _ops.new_like(value, dtype=value.dtype, copy=True)
-    _ops.dma_copy(dst, value)
+    for d, v in m.each(dst, value):  # one DMA per box of the mask: nothing else written
+        if _ops.view(v).space == "psum":
+            v = _ops.new_like(v, dtype=v.dtype, copy=True)
+        _ops.dma_copy(d, v)
 
 
 def load_transpose2d(src, dtype=None, mask=None, **kwargs):
@@ -494,7 +515,7 @@ def _load_transposed(dst, src):
 def copy(x, dtype=None, mask=None, **kwargs):
     """A copy of x in a new tile (VectorE)."""
     _tiles("nl.copy", x=x)
-    m, x = _masked(mask, x)
+    m, x = _masked(mask, x, pointwise=True)
     return m.result(Pending(lambda d: _ops.tensor_copy(NkiTensor(d), x), x.shape,
                             dtype or x.dtype))
 
@@ -540,7 +561,7 @@ def expand_dims(x, axis):
 def _activation_fn(fname):
     def f(x, dtype=None, mask=None, **kwargs):
         _tiles(f"nl.{f.__name__}", x=x)
-        m, x = _masked(mask, x)
+        m, x = _masked(mask, x, pointwise=True)
         return m.result(Pending(lambda d: _ops.activation(NkiTensor(d), fname, x), x.shape,
                                 _ops.out_dtype(x, dtype=dtype)))
 
@@ -551,7 +572,7 @@ def _activation_fn(fname):
 
 def _binary_fn(name, opname):
     def f(x, y, dtype=None, mask=None, **kwargs):
-        m, x, y = _masked(mask, x, y)
+        m, x, y = _masked(mask, x, y, pointwise=True)
         shapes = [t.shape for t in (x, y) if isinstance(t, NkiTensor)]
         if m.skip and shapes:  # before binary(), which may emit a partition broadcast for it
             return m.void(np.broadcast_shapes(*shapes), _ops.out_dtype(x, y, dtype=dtype))
@@ -590,20 +611,20 @@ for _n, _a in _BINARY.items():
 def abs(x, dtype=None, mask=None, **kwargs):  # noqa: A001 - NKI's name
     """|x| element-wise on VectorE."""
     _tiles("nl.abs", x=x)
-    m, x = _masked(mask, x)
+    m, x = _masked(mask, x, pointwise=True)
     return m.result(_ops.unary_alu(x, "abs", dtype))
 
 
 def negative(x, dtype=None, mask=None, **kwargs):
     """-x element-wise on VectorE."""
     _tiles("nl.negative", x=x)
-    m, x = _masked(mask, x)
+    m, x = _masked(mask, x, pointwise=True)
     return m.result(_ops.binary(x, -1.0, "mult", dtype))
 
 
 def invert(x, dtype=None, mask=None, **kwargs):
     _tiles("nl.invert", x=x)
-    m, x = _masked(mask, x)
+    m, x = _masked(mask, x, pointwise=True)
     return m.result(_ops.unary_alu(x, "bitwise_not", dtype))
 
 
@@ -612,7 +633,7 @@ bitwise_not = invert
 
 def logical_not(x, dtype=None, mask=None, **kwargs):
     _tiles("nl.logical_not", x=x)
-    m, x = _masked(mask, x)
+    m, x = _masked(mask, x, pointwise=True)
     return m.result(_ops.binary(x, 0.0, "is_equal", dtype))
 
 
@@ -639,7 +660,7 @@ def where(condition, x, y, dtype=None, mask=None, **kwargs):
     for what, v in (("x", x), ("y", y)):
         if not isinstance(v, NkiTensor):
             _ops.number(v, f"nl.where: {what}")
-    m, condition, x, y = _masked(mask, condition, x, y)
+    m, condition, x, y = _masked(mask, condition, x, y, pointwise=True)
     return m.result(Pending(lambda d: _ops.select(NkiTensor(d), condition, x, y),
                             condition.shape, _ops.out_dtype(x, y, dtype=dtype)))
 
@@ -655,8 +676,14 @@ def _reduced_shape(x, axes, keepdims):
 def _reduce_fn(name, opname):
     def f(x, axis, dtype=None, mask=None, keepdims=False, **kwargs):
         _tiles(f"nl.{name}", x=x)
-        m, x = _masked(mask, x)
-        axes = _ops.axes_of(axis, len(x.shape), f"nl.{name}")
+        rank = len(_full_shape(x))
+        axes = _ops.axes_of(axis, rank, f"nl.{name}")
+        m, x = _masked(mask, x, split=axes)
+        if m.parts is not None:  # one reduction per box of the mask, into its region
+            return m.split_result(lambda d, xp: _ops.tensor_reduce(d, opname, xp, axes),
+                                  _reduced_shape(x, axes, keepdims),
+                                  _ops.out_dtype(x, dtype=dtype),
+                                  _reduced_dims(rank, axes, keepdims))
         return m.gate(Pending(lambda d: _ops.tensor_reduce(NkiTensor(d), opname, x, axes),
                               _reduced_shape(x, axes, keepdims),
                               _ops.out_dtype(x, dtype=dtype)))
@@ -679,16 +706,21 @@ _ops.ALU_OF[prod] = _ops.AluOp.mult
 def _truth_fn(name, opname):
     def f(x, axis, dtype=bool_, mask=None, keepdims=False, **kwargs):
         _tiles(f"nl.{name}", x=x)
-        m, x = _masked(mask, x)
-        axes = _ops.axes_of(axis, len(x.shape), f"nl.{name}")
+        rank = len(_full_shape(x))
+        axes = _ops.axes_of(axis, rank, f"nl.{name}")
+        m, x = _masked(mask, x, split=axes)
 
-        def emit(d):
+        def emit(d, x=x):
             # x != 0 as 0 / 1 (NaN counts as true, as in numpy), then its min (all) or max
             # (any) over the axes: the reduce alone would return a lone element unchanged.
             truth = _ops.alloc(x.shape, bool_)
             _ops.tensor_scalar(truth, x, "not_equal", 0.0)
-            return _ops.tensor_reduce(NkiTensor(d), opname, truth, axes)
+            d = d if isinstance(d, NkiTensor) else NkiTensor(d)  # a region, or a View
+            return _ops.tensor_reduce(d, opname, truth, axes)
 
+        if m.parts is not None:  # one reduction per box of the mask, into its region
+            return m.split_result(emit, _reduced_shape(x, axes, keepdims), dtype,
+                                  _reduced_dims(rank, axes, keepdims))
         return m.gate(Pending(emit, _reduced_shape(x, axes, keepdims), dtype))
 
     f.__name__ = name

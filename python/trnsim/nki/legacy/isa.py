@@ -15,8 +15,8 @@ from trnsim.nki import isa as _new
 from trnsim.nki.isa import constants  # noqa: F401 - neuronxcc.nki.isa.constants
 from trnsim.nki._ctx import NkiArgumentError, NkiError, stub, unsupported
 from trnsim.nki._index import Cond, Expr
-from trnsim.nki._masking import Masking
-from trnsim.nki._tensor import NkiTensor, Pending
+from trnsim.nki._masking import Masking, Void
+from trnsim.nki._tensor import Lazy, NkiTensor, Pending
 
 engine = _new.engine
 tensor_engine, vector_engine = _new.tensor_engine, _new.vector_engine
@@ -26,10 +26,11 @@ reduce_cmd, dge_mode, oob_mode = _new.reduce_cmd, _new.dge_mode, _new.oob_mode
 nc_version, get_nc_version = _new.nc_version, _new.get_nc_version
 
 
-def _m(mask, *xs):
-    """Operands with the mask applied (_tensor.Masking); the Masking is kept for _out."""
+def _m(mask, *xs, pointwise=False, split=None):
+    """Operands with the mask applied (_masking.Masking: `pointwise` for elementwise results,
+    `split` for DMAs and reductions); the Masking is kept for _out."""
     global _masking
-    _masking = Masking(mask, xs)
+    _masking = Masking(mask, xs, pointwise, split)
     xs, _masking.xs = _masking.xs, ()  # _out needs its shapes only: keep no tile alive
     return xs
 
@@ -84,7 +85,9 @@ def activation(op, data, bias=None, scale=1.0, reduce_op=None, reduce_res=None,
                reduce_cmd=None, mask=None, dtype=None, **kwargs):
     _ops.tile(data, "nisa.activation: data")
     _ops.check_reduce_cmd(reduce_cmd, reduce_res, "nisa.activation")
-    x, b, s = _m(mask, data, bias, scale)
+    # An elementwise result: a mask that is not a box merges it under a predicate, which
+    # the reduction into reduce_res (over the whole box) would not follow.
+    x, b, s = _m(mask, data, bias, scale, pointwise=reduce_res is None)
     return _out(lambda d: _ops.activation(d, op, x, b, s, reduce_op, reduce_res), x.shape,
                 _dt(dtype, x))
 
@@ -97,12 +100,19 @@ def activation_reduce(op, data, reduce_op, reduce_res, bias=None, scale=1.0, mas
 def tensor_reduce(op, data, axis, mask=None, dtype=None, negate=False, keepdims=False,
                   **kwargs):
     _ops.tile(data, "nisa.tensor_reduce: data")
-    (x,) = _m(mask, data)
-    axes = _ops.axes_of(axis, x.ndim, "nisa.tensor_reduce")
+    rank = len(Void(data).shape if isinstance(data, Lazy) else data.shape)
+    axes = _ops.axes_of(axis, rank, "nisa.tensor_reduce")
+    (x,) = _m(mask, data, split=axes)
     shape = [1 if i in axes else s for i, s in enumerate(x.shape)]
+    dims = [None if i in axes else i for i in range(rank)]
     if not keepdims:
         shape = [s for i, s in enumerate(x.shape) if i not in axes] or [1]
-        shape = shape + [1] if len(shape) == 1 else shape
+        dims = [i for i in range(rank) if i not in axes] or [None]
+        shape, dims = (shape + [1], dims + [None]) if len(shape) == 1 else (shape, dims)
+    if _masking.parts is not None:  # one reduction per box of the mask, into its region
+        return _masking.split_result(
+            lambda d, xp: _ops.tensor_reduce(d, op, xp, axes, negate), shape, _dt(dtype, x),
+            dims)
     return _out(lambda d: _ops.tensor_reduce(d, op, x, axes, negate), shape, _dt(dtype, x))
 
 
@@ -119,7 +129,7 @@ def tensor_tensor(data1, data2, op, dtype=None, mask=None, engine=None, **kwargs
     as the faster way)."""
     _ops.tile(data1, "nisa.tensor_tensor: data1")
     _ops.tile(data2, "nisa.tensor_tensor: data2")
-    a, b = _m(mask, data1, data2)
+    a, b = _m(mask, data1, data2, pointwise=True)
     shape = _free_broadcast(a.shape, b.shape)
     if shape is not None and not _masking.skip:
         a = a if tuple(a.shape) == shape else a.broadcast_to(shape)
@@ -151,7 +161,7 @@ def tensor_tensor_scan(data0, data1, initial, op0, op1, reverse0=False, reverse1
 def scalar_tensor_tensor(data, op0, operand0, op1, operand1, reverse0=False, reverse1=False,
                          dtype=None, mask=None, **kwargs):
     _ops.tile(data, "nisa.scalar_tensor_tensor: data")
-    x, o0, o1 = _m(mask, data, operand0, operand1)
+    x, o0, o1 = _m(mask, data, operand0, operand1, pointwise=True)
     return _out(lambda d: _ops.scalar_tensor_tensor(d, x, op0, o0, op1, o1, reverse0, reverse1),
                 x.shape, _dt(dtype, x))
 
@@ -159,7 +169,7 @@ def scalar_tensor_tensor(data, op0, operand0, op1, operand1, reverse0=False, rev
 def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, reverse1=False,
                   dtype=None, mask=None, engine=None, **kwargs):
     _ops.tile(data, "nisa.tensor_scalar: data")
-    x, o0, o1 = _m(mask, data, operand0, operand1)
+    x, o0, o1 = _m(mask, data, operand0, operand1, pointwise=True)
     return _out(lambda d: _ops.tensor_scalar(d, x, op0, o0, reverse0, op1, o1, reverse1, engine),
                 x.shape, _dt(dtype, x))
 
@@ -175,13 +185,13 @@ def tensor_scalar_reduce(data, op0, operand0, reduce_op, reduce_res, reverse0=Fa
 
 def tensor_copy(src, mask=None, dtype=None, engine=None, **kwargs):
     _ops.tile(src, "nisa.tensor_copy: src")
-    (x,) = _m(mask, src)
+    (x,) = _m(mask, src, pointwise=True)
     return _out(lambda d: _ops.tensor_copy(d, x, engine), x.shape, _dt(dtype, x))
 
 
 def reciprocal(data, dtype=None, mask=None, **kwargs):
     _ops.tile(data, "nisa.reciprocal: data")
-    (x,) = _m(mask, data)
+    (x,) = _m(mask, data, pointwise=True)
     return _out(lambda d: _ops.reciprocal(d, x), x.shape, _dt(dtype, x))
 
 
@@ -196,7 +206,7 @@ def exponential(src, max_value=0.0, reduce_res=None, mask=None, dtype=None, redu
                 **kwargs):
     _ops.check_reduce_cmd(reduce_cmd, reduce_res, "nisa.exponential")
     _ops.tile(src, "nisa.exponential: src")
-    x, m = _m(mask, src, max_value)
+    x, m = _m(mask, src, max_value, pointwise=reduce_res is None)
     return _out(lambda d: _ops.exponential(d, x, m, reduce_res), x.shape, _dt(dtype, x))
 
 
@@ -240,7 +250,7 @@ def nc_match_replace8(data, vals, imm, dst_idx=None, mask=None, dtype=None, **kw
 def dropout(data, prob, mask=None, dtype=None, **kwargs):
     """data with each element zeroed where VectorE's draw is below prob (a new tile)."""
     _ops.tile(data, "nisa.dropout: data")
-    x, pr = _m(mask, data, prob)
+    x, pr = _m(mask, data, prob, pointwise=True)
     return _out(lambda d: _ops.dropout(d, x, pr), tuple(x.shape), _dt(dtype, x))
 
 
@@ -288,7 +298,7 @@ def affine_select(pred, on_true_tile, on_false_value, mask=None, dtype=None, **k
         unsupported("affine_select with a predicate of several comparisons", "use nl.where")
     e, op, v = pred.parts[0]
     offset, cm, pattern, _ = _affine(e - v)
-    (x,) = _m(mask, on_true_tile)
+    (x,) = _m(mask, on_true_tile, pointwise=True)
     return _out(lambda d: _ops.affine_select(d, pattern, offset, cm, x, on_false_value,
                                              _CMP[op]), x.shape, _dt(dtype, x))
 
@@ -296,9 +306,10 @@ def affine_select(pred, on_true_tile, on_false_value, mask=None, dtype=None, **k
 def dma_copy(dst, src, mask=None, dst_rmw_op=None, oob_mode=None, dge_mode=None, **kwargs):
     _ops.tile(dst, "nisa.dma_copy: dst")
     _ops.tile(src, "nisa.dma_copy: src")
-    d, s = _m(mask, dst, src)
+    d, s = _m(mask, dst, src, split=True)
     if not _masking.skip:
-        _ops.dma_copy(d, s, dst_rmw_op, oob_mode)
+        for d, s in _masking.each(d, s):  # one DMA per box of the mask
+            _ops.dma_copy(d, s, dst_rmw_op, oob_mode)
 
 
 def dma_transpose(src, axes=None, mask=None, dtype=None, **kwargs):
