@@ -138,14 +138,14 @@ def test_scale_is_twice_the_ocp_scale():
 
 
 @nki.jit(chip="trn3")
-def packed_scales(a, b):
-    """Scale operands that are views: the stationary's scales in the first M columns of a
-    wider tile, the moving's in a tile's columns from M (the NKI MX tutorial also packs them at
-    partition offset 4 of each quadrant, scales[4:, :], which the core's start-partition rule
-    refuses: docs/nki.md)."""
+def packed_scales(a, b, quadrants):
+    """Scale operands that are views of one tile: the stationary's scales in its first M
+    columns; the moving's in its columns from M, or (quadrants: the NKI MX tutorial's packing)
+    at partitions 4..7 of each quadrant, scales[4:, :N], beside the stationary's 0..3."""
     m, n = a.shape[1] // 4, b.shape[1] // 4
-    scales = nl.ndarray((128, m + n), nl.uint8, buffer=nl.sbuf)
-    st_scale, mv_scale = scales[:, :m], scales[:, m:]
+    scales = nl.ndarray((128, max(m, n) if quadrants else m + n), nl.uint8, buffer=nl.sbuf)
+    st_scale = scales[:, :m]
+    mv_scale = scales[4:, :n] if quadrants else scales[:, m:]
     qs = []
     for x, s in ((a, st_scale), (b, mv_scale)):
         t = nl.ndarray(x.shape, nl.bfloat16, buffer=nl.sbuf)
@@ -160,36 +160,10 @@ def packed_scales(a, b):
     return c
 
 
-def test_scales_of_two_operands_in_one_tile(rng):
+@pytest.mark.parametrize("quadrants", [False, True], ids=["columns", "quadrants"])
+def test_scales_of_two_operands_in_one_tile(rng, quadrants):
     a, b = mx_input(rng, 128, 4 * 16), mx_input(rng, 128, 4 * 32)
-    c = packed_scales(a, b)
-    check_product(c, dequantized(*ref_quantize(a, E4M3)), dequantized(*ref_quantize(b, E4M3)))
-
-
-@nki.jit(chip="trn3")
-def quadrant_packed_scales(a, b):
-    """The NKI MX tutorial's packing: the moving's scales at partitions 4..7 of each quadrant
-    of the tile whose partitions 0..3 hold the stationary's (scales[4:, :])."""
-    m, n = a.shape[1] // 4, b.shape[1] // 4
-    scales = nl.ndarray((128, max(m, n)), nl.uint8, buffer=nl.sbuf)
-    st_scale, mv_scale = scales[:, :m], scales[4:, :n]
-    qs = []
-    for x, s in ((a, st_scale), (b, mv_scale)):
-        t = nl.ndarray(x.shape, nl.bfloat16, buffer=nl.sbuf)
-        nisa.dma_copy(dst=t, src=x)
-        q = nl.ndarray((128, x.shape[1] // 4), nl.float8_e4m3fn_x4, buffer=nl.sbuf)
-        nisa.quantize_mx(dst=q, src=t, dst_scale=s)
-        qs.append(q)
-    ps = nl.ndarray((m, n), nl.float32, buffer=nl.psum)
-    nisa.nc_matmul_mx(ps, qs[0], qs[1], st_scale, mv_scale)
-    c = nl.ndarray((m, n), nl.float32, buffer=nl.shared_hbm)
-    nl.store(c, value=ps)
-    return c
-
-
-def test_scales_of_two_operands_in_the_quadrants_of_one_tile(rng):
-    a, b = mx_input(rng, 128, 4 * 16), mx_input(rng, 128, 4 * 32)
-    c = quadrant_packed_scales(a, b)
+    c = packed_scales(a, b, quadrants)
     check_product(c, dequantized(*ref_quantize(a, E4M3)), dequantized(*ref_quantize(b, E4M3)))
 
 

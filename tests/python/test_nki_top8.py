@@ -116,34 +116,24 @@ def test_find_index8_and_match_replace8_legacy_dialect(chip, rng):
     np.testing.assert_array_equal(rep, want)
 
 
-def test_bad_shapes_and_dtypes_are_errors_naming_the_instruction(rng):
+@nki.jit(chip="trn2")
+def find8_of(x, idx_dtype, values, imm):
+    t = nl.load(x)
+    if imm is None:
+        idx = nl.ndarray((32, 8), idx_dtype)
+        nisa.nc_find_index8(dst=idx, data=t, vals=t[:, 0:values])
+    else:
+        nisa.nc_match_replace8(dst=t, data=t, vals=t[:, 0:values], imm=imm)
+    return t
+
+
+@pytest.mark.parametrize("idx_dtype, values, imm, message", [
+    (nl.float32, 8, None, "find_index8.*uint16\\|uint32"),  # positions are integers
+    (nl.uint32, 7, None, "find_index8"),  # 8 values per partition
+    (nl.uint32, 8, "big", "imm"),
+])
+def test_bad_shapes_and_dtypes_are_errors_naming_the_instruction(rng, idx_dtype, values, imm,
+                                                                   message):
     x = rng.standard_normal((32, 64)).astype(np.float32)
-
-    @nki.jit(chip="trn2")
-    def float_positions(x):
-        t = nl.load(x)
-        idx = nl.ndarray((32, 8), nl.float32)
-        nisa.nc_find_index8(dst=idx, data=t, vals=t[:, 0:8])
-        return t
-
-    with pytest.raises(ValueError, match="find_index8.*uint16\\|uint32"):
-        float_positions(x)
-
-    @nki.jit(chip="trn2")
-    def seven_values(x):
-        t = nl.load(x)
-        idx = nl.ndarray((32, 8), nl.uint32)
-        nisa.nc_find_index8(dst=idx, data=t, vals=t[:, 0:7])
-        return t
-
-    with pytest.raises(ValueError, match="find_index8"):
-        seven_values(x)
-
-    @nki.jit(chip="trn2")
-    def bad_imm(x):
-        t = nl.load(x)
-        nisa.nc_match_replace8(dst=t, data=t, vals=t[:, 0:8], imm="big")
-        return t
-
-    with pytest.raises(ValueError, match="imm"):
-        bad_imm(x)
+    with pytest.raises(ValueError, match=message):
+        find8_of(x, idx_dtype, values, imm)
