@@ -1,5 +1,7 @@
 // `trnsim isa`: the op table and the enumerations as text, generated from the declarations so
 // the listing cannot drift from what the assembler accepts.
+#include "isa/describe.h"
+
 #include <fmt/format.h>
 
 #include <string_view>
@@ -55,6 +57,8 @@ std::string names_line(std::string_view what, const T& table) {
 }
 
 }  // namespace
+
+std::string describe_op(Opcode op) { return op_line(op_info(op)); }
 
 std::string describe_isa() {
   std::string s = fmt::format(
