@@ -40,7 +40,8 @@ bool has_big_number(std::string_view a) {
 bool too_costly(const std::vector<std::string>& args, std::string_view file) {
   if (args.empty()) return true;
   const std::string& cmd = args[0];
-  if (cmd != "spec" && cmd != "check" && cmd != "run" && cmd != "collective") return true;
+  if (cmd != "spec" && cmd != "check" && cmd != "run" && cmd != "collective" && cmd != "isa")
+    return true;
   bool timing = false, listing = false, sizes = false;
   for (const std::string& a : args) {
     sizes = sizes || a.starts_with("--sizes");
