@@ -4,6 +4,7 @@ ids, names for tiles, and the results of ISA calls not yet placed (legacy dialec
 from __future__ import annotations
 
 from trnsim.nki._cse import TrackedBuilder
+from trnsim.nki._split import SplittingBuilder
 
 
 class NkiError(ValueError):
@@ -20,7 +21,9 @@ class Ctx:
                  "dialect", "constants", "lnc", "rank", "ones", "fresh_broadcasts")
 
     def __init__(self, kb, chip, pids, grid, dialect, lnc=1, rank=0):
-        self.kb = TrackedBuilder(kb)  # write counts for common-subexpression elimination
+        # write counts for common-subexpression elimination; VectorE calls over the engine's
+        # limit split into parts (_split.py)
+        self.kb = TrackedBuilder(SplittingBuilder(kb, self.name))
         self.chip = chip
         self.pids = pids  # this instance's program id per grid axis
         self.grid = grid  # grid sizes
