@@ -123,6 +123,7 @@ struct FeatureSpec {
   bool bit_exact_transpose = false;
   bool indirect_addressing = false;
   bool core_to_core = false;  // core_barrier, sendrecv
+  bool range_select = false;  // NC-v3 VectorE range_select
 };
 
 // A kernel launch (one NEFF execution) around the core's own run: the device's start-up and

@@ -178,6 +178,8 @@ void add_flags(S core) {
   f.add(TRNSIM_KEY(indirect_addressing), "", "free-dim gather/scatter through an offset tensor");
   f.add(TRNSIM_KEY(core_to_core), "",
         "core_barrier and sendrecv between the physical cores of a logical core");
+  f.add(TRNSIM_KEY(range_select), "",
+        "VectorE range_select: a free-index range select with a fused max (NC-v3 and newer)");
 }
 
 }  // namespace

@@ -228,6 +228,20 @@ void bind_kernel_builder(nb::module_& m) {
            nb::arg("vals"))
       .def("match_replace8", &KernelBuilder::match_replace8, nb::arg("dst"), nb::arg("dst_idx"),
            nb::arg("data"), nb::arg("vals"), nb::arg("value"))
+      .def(
+          "range_select",
+          [](KernelBuilder& b, const View& dst, const View& reduce_res, const View& on_true,
+             AluOp op0, nb::handle bound0, AluOp op1, nb::handle bound1, int64_t range_start,
+             double on_false, bool accumulate) {
+            b.range_select(dst, reduce_res, on_true, op0, scalar_of(bound0, "bound0"), op1,
+                           scalar_of(bound1, "bound1"), range_start, on_false, accumulate);
+          },
+          nb::arg("dst"), nb::arg("reduce_res"), nb::arg("on_true"), nb::arg("op0"),
+          nb::arg("bound0").none(), nb::arg("op1"), nb::arg("bound1").none(),
+          nb::arg("range_start") = 0, nb::arg("on_false") = -3.4028234663852886e38,
+          nb::arg("accumulate") = false,
+          "NC-v3: dst = on_true where (range_start + i) op0 bound0 and op1 bound1, else "
+          "on_false; reduce_res = the max (accumulate: with the VectorE accumulator's).")
       .def("rand_seed", &KernelBuilder::rand_seed, nb::arg("seeds"),
            nb::arg("engine") = Engine::kGpSimd)
       .def("rand", &KernelBuilder::rand, nb::arg("dst"), nb::arg("engine") = Engine::kGpSimd)

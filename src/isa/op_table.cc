@@ -130,6 +130,13 @@ constexpr std::array<OpInfo, kNumOpcodes> kTable{
        {kValue}, SR::kMatchReplace8,
        "dst = data[P, <= 16384] with the first occurrence of each of vals[P, 8] replaced by value; "
        "dst_idx[P, 8] = their positions (vals taken from the last)"),
+    op(kRangeSelect, kDve, {W("dst"), W("reduce_res"), R("on_true")},
+       {kOp0, kArg0, kOp1, kArg1, kIotaBase, kValue, kReduceOp, kAccumulate, kRounding},
+       SR::kReduceAccum,
+       "dst = (iota_base + i) op0 arg0 and (iota_base + i) op1 arg1 ? on_true : value (i: flat "
+       "free index); reduce_res[P, 1] = max of dst, with accumulate also of the VectorE "
+       "accumulator's earlier max",
+       Feature::kRangeSelect),
     // The engines' random generators (NKI nl.rand, random_seed, dropout, rand_set_state):
     // state per lane (partition), kept by the engine between instructions.
     op(kRandSeed, kDvePool, {R("src", kOnChip, D::kSeed)}, {}, SR::kRandSeed,
@@ -242,6 +249,8 @@ bool has_feature(const arch::CoreSpec& core, Feature f) {
       return x.bit_exact_transpose;
     case Feature::kCoreToCore:
       return x.core_to_core;
+    case Feature::kRangeSelect:
+      return x.range_select;
   }
   return false;
 }

@@ -86,8 +86,9 @@ enum class Feature : uint8_t {
   kBf16Psum,                // core.features.bf16_psum (a bf16 matmul result)
   kBitExactTranspose,       // core.features.bit_exact_transpose (transpose_pe transpose=true)
   kCoreToCore,              // core.features.core_to_core (core_barrier, sendrecv)
+  kRangeSelect,             // core.features.range_select (NC-v3 VectorE range_select)
 };
-inline constexpr NameTable<Feature, 10> kFeatureNames{{{
+inline constexpr NameTable<Feature, 11> kFeatureNames{{{
     {Feature::kNone, "none"},
     {Feature::kQuantizeMx, "features.quantize_mx"},
     {Feature::kFastExponential, "features.fast_exponential"},
@@ -98,6 +99,7 @@ inline constexpr NameTable<Feature, 10> kFeatureNames{{{
     {Feature::kBf16Psum, "features.bf16_psum"},
     {Feature::kBitExactTranspose, "features.bit_exact_transpose"},
     {Feature::kCoreToCore, "features.core_to_core"},
+    {Feature::kRangeSelect, "features.range_select"},
 }}};
 bool has_feature(const arch::CoreSpec& core, Feature f);
 

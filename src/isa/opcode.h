@@ -41,6 +41,7 @@ namespace trnsim::isa {
   X(kMax8, "max8")                                                                             \
   X(kFindIndex8, "find_index8")           /* indices of 8 values per partition */              \
   X(kMatchReplace8, "match_replace8")     /* those values replaced by an immediate */          \
+  X(kRangeSelect, "range_select")         /* NC-v3 free index in a range ? src : fill, max */  \
   X(kRandSeed, "rand_seed")               /* seed the engine's generator, per lane */          \
   X(kRand, "rand")                        /* uniform [0, 1) draws of the generator */          \
   X(kDropout, "dropout")                  /* src, or 0 where a draw < the probability */       \

@@ -45,7 +45,7 @@ namespace trnsim::isa {
   X(kChannelMultiplier, "channel_multiplier", "affine pattern coefficient of the partition") \
   X(kValue, "value", "constant: memset fill, affine_select replacement")                     \
   X(kQueue, "queue", "DMA queue of the core (0 .. engines x queues_per_engine - 1)")         \
-  X(kAccumulate, "accumulate", "DMA adds into the destination instead of overwriting")       \
+  X(kAccumulate, "accumulate", "DMA adds into dst; range_select keeps the VectorE max")      \
   X(kSendTo, "send_to", "sendrecv: the core (rank in the logical core) that receives src")   \
   X(kRecvFrom, "recv_from", "sendrecv: the core whose src arrives in dst")                   \
   X(kPipe, "pipe", "sendrecv: pairs the k-th sendrecv on a pipe with the peer's k-th")       \

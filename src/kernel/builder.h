@@ -164,6 +164,13 @@ class KernelBuilder {
   // `value`; dst_idx [P, 8] (uint16 / uint32) = their positions.
   void match_replace8(const View& dst, const View& dst_idx, const View& data, const View& vals,
                       double value);
+  // NC-v3 (NKI range_select): dst = on_true where
+  // (range_start + i) op0 bound0 and (range_start + i) op1 bound1 (i: flat free index), else
+  // on_false; reduce_res [P, 1] = max of dst, with `accumulate` also of the VectorE
+  // accumulator's max from earlier range_selects.
+  void range_select(const View& dst, const View& reduce_res, const View& on_true, isa::AluOp op0,
+                    Scalar bound0, isa::AluOp op1, Scalar bound1, int64_t range_start,
+                    double on_false, bool accumulate);
   // The engine's random generator (VectorE or GpSimd), per lane: seeds [1 or P, k] int32 /
   // uint32 (one row for every lane, or row p for lane p); rand draws dst's values, uniform in
   // [0, 1); dropout (VectorE) zeroes each element of src whose draw is below prob.

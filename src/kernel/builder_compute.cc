@@ -125,6 +125,20 @@ void KernelBuilder::dropout(const View& dst, const View& src, Scalar prob) {
   emit_op("dropout", Opcode::kDropout, Engine::kVector, {dst, src}, {}, {{&prob, &Params::arg0}});
 }
 
+void KernelBuilder::range_select(const View& dst, const View& reduce_res, const View& on_true,
+                                 isa::AluOp op0, Scalar bound0, isa::AluOp op1, Scalar bound1,
+                                 int64_t range_start, double on_false, bool accumulate) {
+  Params p;
+  p.op0 = op0;
+  p.op1 = op1;
+  p.iota_base = range_start;
+  p.value = on_false;
+  p.reduce_op = isa::AluOp::kMax;
+  p.dma_accumulate = accumulate;
+  emit_op("range_select", Opcode::kRangeSelect, Engine::kVector, {dst, reduce_res, on_true}, p,
+          {{&bound0, &Params::arg0}, {&bound1, &Params::arg1}});
+}
+
 void KernelBuilder::exponential(const View& dst, const View& src, Scalar max_value) {
   emit_op("exponential", Opcode::kExponential, Engine::kVector, {dst, src}, {},
           {{&max_value, &Params::arg0}});

@@ -345,7 +345,7 @@ def test_limits_raise_like_nki():
         psum_matmul_too_wide(np.zeros((128, 1024), np.float32), np.zeros(1, np.float32))
 
 
-@pytest.mark.parametrize("name", ["local_gather", "rng", "range_select",
+@pytest.mark.parametrize("name", ["local_gather", "rng",
                                   "register_alloc", "activate2", "nc_stream_shuffle",
                                   "dma_compute", "nonzero_with_count"])
 def test_left_out_names_raise_not_implemented(name):

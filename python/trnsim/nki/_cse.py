@@ -39,7 +39,7 @@ _PURE = frozenset({
 })
 # The arguments a builder call writes, when not just the first (dst).
 _WRITTEN = {"activation_reduce": (0, 1), "tensor_scalar_reduce": (0, 1),
-            "match_replace8": (0, 1),
+            "match_replace8": (0, 1), "range_select": (0, 1),
             "quantize_mx": (0, 1)}  # dst, scale (given by position, _ops.quantize_mx)
 _WRITTEN_KW = ("dst", "reduce_dst", "dst_idx")
 # Calls after which another core may have written shared HBM.

@@ -751,6 +751,49 @@ def select_reduce(dst, predicate, on_true, on_false, reduce_res=None, reduce_cmd
     return dst
 
 
+FP32_MIN = -3.4028234663852886e38
+
+
+def range_select(dst, on_true_tile, comp_op0, comp_op1, bound0, bound1, reduce_cmd=None,
+                 reduce_res=None, reduce_op=None, range_start=0, on_false_value=None,
+                 name=None):
+    """NC-v3: dst = on_true_tile where (range_start + i) comp_op0 bound0 and (range_start + i)
+    comp_op1 bound1 (i: the flat free index; bounds numbers or [P, 1] tiles), else
+    on_false_value (default fp32 min); the row max goes to the VectorE accumulator and to
+    reduce_res (a scratch [P, 1] fp32 tile when absent). reduce_cmd: idle / reset_reduce
+    start the accumulator from this instruction's max, reduce takes the max with it (a chain
+    of range_selects, as the API reference's example); reset / load_reduce raise."""
+    call = "nisa.range_select"
+    tile(dst, f"{call}: dst")
+    tile(on_true_tile, f"{call}: on_true_tile")
+    cmd = getattr(reduce_cmd, "name", reduce_cmd)
+    if cmd in ("reset", "load_reduce"):
+        unsupported(f"{call}(reduce_cmd=reduce_cmd.{cmd})",
+                    "the VectorE accumulator is kept for range_select's max with reduce_cmd "
+                    "idle, reset_reduce and reduce; reset and load_reduce are not modelled")
+    if cmd not in (None, "idle", "reset_reduce", "reduce"):
+        raise NkiError(f"{call}: reduce_cmd={reduce_cmd!r}: use nisa.reduce_cmd.idle, "
+                       "reset_reduce or reduce")
+    if reduce_op is not None and alu(reduce_op) != AluOp.max:
+        raise NkiError(f"{call}: reduce_op must be nl.maximum (the only reduction it has)")
+    ops = []
+    for op, what in ((comp_op0, "comp_op0"), (comp_op1, "comp_op1")):
+        a = alu(op)
+        if a not in (AluOp.is_equal, AluOp.not_equal, AluOp.is_ge, AluOp.is_gt, AluOp.is_le,
+                     AluOp.is_lt):
+            raise NkiError(f"{call}: {what} must be a comparison (nl.greater_equal, nl.less, "
+                           f"nl.equal, ...), got {_describe(op)}")
+        ops.append(a)
+    start = integer(range_start, f"{call}: range_start")
+    fill = FP32_MIN if on_false_value is None or on_false_value is Ellipsis else number(
+        on_false_value, f"{call}: on_false_value")
+    if reduce_res is None:
+        reduce_res = alloc((view(on_true_tile).shape[0], 1), "float32")
+    kb().range_select(view(dst), view(reduce_res), view(on_true_tile), ops[0], scalar(bound0),
+                      ops[1], scalar(bound1), start, fill, cmd == "reduce")
+    return dst
+
+
 def bn_stats(dst, data, name=None):
     kb().bn_stats(view(dst), view(data))
     return dst

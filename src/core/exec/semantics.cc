@@ -59,6 +59,8 @@ SemanticsFn semantics_for(Opcode op) {
       return exec_find_index8;
     case Opcode::kMatchReplace8:
       return exec_match_replace8;
+    case Opcode::kRangeSelect:
+      return exec_range_select;
     case Opcode::kRandSeed:
       return exec_rand_seed;
     case Opcode::kRand:

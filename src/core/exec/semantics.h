@@ -50,6 +50,7 @@ void exec_bn_aggr(ExecContext&);
 void exec_max8(ExecContext&);
 void exec_find_index8(ExecContext&);     // exec_match8.cc
 void exec_match_replace8(ExecContext&);  // exec_match8.cc
+void exec_range_select(ExecContext&);    // exec_range_select.cc
 void exec_rand_seed(ExecContext&);       // exec_random.cc
 void exec_rand(ExecContext&);            // exec_random.cc
 void exec_dropout(ExecContext&);         // exec_random.cc

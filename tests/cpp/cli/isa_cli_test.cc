@@ -38,8 +38,10 @@ TEST(IsaCli, JsonRecordsWithAvailability) {
     ASSERT_TRUE(op.contains("engines") && op.contains("operands") && op.contains("doc"));
     if (!op["available"].get<bool>()) unavailable.insert(op["op"].get<std::string>());
   }
-  // NC-v2 has neither MX nor the NC-v4 VectorE exponential nor core-to-core instructions.
-  for (const char* op : {"matmul_mx", "quantize_mx", "exponential", "core_barrier", "sendrecv"})
+  // NC-v2 has neither MX nor the NC-v4 VectorE exponential nor core-to-core instructions nor
+  // the NC-v3 range_select.
+  for (const char* op :
+       {"matmul_mx", "quantize_mx", "exponential", "core_barrier", "sendrecv", "range_select"})
     EXPECT_TRUE(unavailable.count(op)) << op;
   EXPECT_FALSE(unavailable.count("max8"));
   const nlohmann::json mx = nlohmann::json::parse(run_cli({"isa", "matmul_mx", "--json"}).out);

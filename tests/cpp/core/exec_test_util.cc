@@ -35,6 +35,7 @@ arch::CoreSpec test_core(int version) {
   f.mx_matmul = f.bf16_psum = f.fast_exponential = f.quantize_mx = version >= 4;
   f.near_memory_accumulation = version >= 4;
   f.bit_exact_transpose = version >= 3;
+  f.range_select = version >= 3;
   return c;
 }
 

@@ -61,6 +61,7 @@ loop:
   exponential sbuf[0:128]+106496 [[1,512]] fp32 <- sbuf[0:128]+45056 [[1,512]] fp32, sbuf[0:128]+32768 [[1,1]] fp32 arg0=@2
   quantize_mx sbuf[0:128]+110592 [[1,512]] fp8_e4m3fn, sbuf[0:128]+114688 [[1,128]] e8m0 <- sbuf[0:128] [[1,512]] bf16
   dropout sbuf[0:128]+156672 [[1,512]] bf16 <- sbuf[0:128] [[1,512]] bf16 arg0=0.25
+  range_select sbuf[0:128]+157696 [[1,512]] fp32, sbuf[0:128]+159744 [[1,1]] fp32 <- sbuf[0:128]+45056 [[1,512]] fp32, sbuf[0:128]+32768 [[1,1]] fp32 op0=is_ge arg0=@3 op1=is_lt arg1=100 reduce_op=max iota_base=32 value=-inf
 
 .engine pool
   iota sbuf[0:128]+118784 [[1,512]] int32 iota_base=-3 channel_multiplier=512

@@ -43,6 +43,7 @@ bn_aggr = _ops.bn_aggr
 max8 = _ops.max8
 nc_find_index8 = _ops.nc_find_index8
 nc_match_replace8 = _ops.nc_match_replace8
+range_select = _ops.range_select
 dma_copy = _ops.dma_copy
 dma_transpose = _ops.dma_transpose
 tensor_copy_predicated = _ops.tensor_copy_predicated
@@ -123,10 +124,6 @@ _WHY = {
            "hardware keeps are not modelled",
     "gather": "no gather instruction is modelled",
     "register": "runtime registers and dynamic control flow are not traced",
-    "range_select": "needs a VectorE range_select instruction in the core (free index + "
-                    "range_start compared with the per-partition bound0 / bound1, on_false "
-                    "fill, fused max into reduce_res); the existing instructions need a GpSimd "
-                    "iota and four VectorE passes for the hardware's one",
 }
 def dropout(dst, data, prob, name=None):
     """dst = data with each element zeroed where VectorE's draw is below prob."""
@@ -155,7 +152,7 @@ for _name, _why in {
     "activate2": "",
     "rng": "rng", "rand2": "rng", "rand_get_state": "rng", "local_gather": "gather",
     "nc_n_gather": "gather",
-    "nc_stream_shuffle": "", "range_select": "range_select", "sequence_bounds": "",
+    "nc_stream_shuffle": "", "sequence_bounds": "",
     "tensor_copy_dynamic_src": "register",
     "tensor_copy_dynamic_dst": "register", "tensor_scalar_cumulative": "",
     "dma_compute": "", "register_alloc": "register", "register_load": "register",

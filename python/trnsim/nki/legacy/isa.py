@@ -336,7 +336,19 @@ def select_reduce(dst, predicate, on_true, on_false, reduce_res=None, reduce_cmd
         _ops.select_reduce(d, p, t, f, reduce_res, reduce_cmd, reduce_op, reverse_pred)
 
 
-for _name in ("local_gather", "nc_stream_shuffle", "range_select",
+def range_select(on_true_tile, comp_op0, comp_op1, bound0, bound1, reduce_cmd=None,
+                 reduce_res=None, reduce_op=None, range_start=0, on_false_value=None,
+                 mask=None, dtype=None, **kwargs):
+    """NC-v3: on_true_tile where (range_start + i) comp_op0 bound0 and comp_op1 bound1, else
+    on_false_value (fp32 min), as a new tile; reduce_res, if given, receives the row max."""
+    _ops.tile(on_true_tile, "nisa.range_select: on_true_tile")
+    (x,) = _m(mask, on_true_tile)
+    return _out(lambda d: _ops.range_select(d, x, comp_op0, comp_op1, bound0, bound1, reduce_cmd,
+                                            reduce_res, reduce_op, range_start, on_false_value),
+                tuple(x.shape), _dt(dtype, x))
+
+
+for _name in ("local_gather", "nc_stream_shuffle",
               "sequence_bounds", "tensor_copy_dynamic_src",
               "tensor_copy_dynamic_dst", "tensor_scalar_cumulative"):
     globals()[_name] = getattr(_new, _name)
