@@ -96,9 +96,11 @@ def test_legacy_dialect_chaining_accumulates_the_max(rng):
 
     sel, red = np.zeros_like(x), np.zeros((128, 1), np.float32)
     kernel(x, lo, hi, sel, red)
-    m = np.full((128, 1), FP32_MIN, np.float32)
+    m, t = np.full((128, 1), FP32_MIN, np.float32), x.copy()
     for i in range(3):
-        want, mx = reference(x + i, lo, hi, 32 + 128 * i)
+        if i:
+            t = t + np.float32(1)  # fp32 adds, as the kernel's
+        want, mx = reference(t, lo, hi, 32 + 128 * i)
         m = np.maximum(m, mx)
     np.testing.assert_array_equal(sel, want)
     np.testing.assert_array_equal(red, m)
