@@ -15,6 +15,7 @@
 #include "base/error.h"
 #include "bindings/bindings.h"
 #include "bindings/kernel_types.h"
+#include "isa/access_rules.h"
 #include "isa/names.h"
 #include "kernel/builder.h"
 
@@ -212,6 +213,12 @@ kernel::Scalar scalar_of(nb::handle h, const char* what) {
 }
 
 void bind_kernel(nb::module_& m) {
+  // The addressing rules (isa/access_rules.h), for front ends that lower around them.
+  m.def("start_partition_allowed", &isa::start_partition_allowed, nb::arg("start"),
+        nb::arg("count"), "Whether an engine access of count partitions may start at start.");
+  m.attr("MAX_FREE_SIZE") = isa::kMaxFreeSize;
+  m.attr("VECTOR_FREE_MAX_SBUF") = isa::kVectorFreeMaxSbuf;
+  m.attr("VECTOR_FREE_MAX_PSUM") = isa::kVectorFreeMaxPsum;
   nb::enum_<isa::Engine>(m, "Engine", "A NeuronCore instruction stream.")
       .value("tensor", isa::Engine::kTensor)
       .value("vector", isa::Engine::kVector)

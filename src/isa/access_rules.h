@@ -20,6 +20,10 @@ constexpr bool start_partition_allowed(int64_t start, int64_t count) {
 
 // Hardware free-dim fields: size uint16 (>= 1), stride int16, in elements (AG2).
 inline constexpr int64_t kMaxFreeSize = 65535;
+// Elements per partition VectorE streams in one instruction, by operand memory (HARDWARE.md
+// s2.3): 64K from SBUF, 4K from PSUM.
+inline constexpr int64_t kVectorFreeMaxSbuf = 65536;
+inline constexpr int64_t kVectorFreeMaxPsum = 4096;
 inline constexpr int64_t kMinFreeStride = -32768, kMaxFreeStride = 32767;
 
 // Bytes an access touches, [lo, hi): within a partition for SBUF/PSUM (relative to the start

@@ -7,9 +7,6 @@ namespace trnsim::isa::detail {
 
 namespace {
 
-// VectorE streams at most 64K elements per partition from SBUF and 4K from PSUM (AG2).
-constexpr int64_t kVectorFreeMaxSbuf = 65536;
-constexpr int64_t kVectorFreeMaxPsum = 4096;
 // HBM sizes have no 16-bit field; 2^40 bounds them so extents stay exact in 128 bits.
 constexpr int64_t kMaxHbmSize = int64_t{1} << 40;
 

@@ -292,7 +292,7 @@ def assign(dst, value):
         return
     if _check.is_real(value):
         d = view(dst)
-        if d.space == "sbuf" and not engine_start_ok(d.start_partition, d.shape[0]):
+        if d.space == "sbuf" and not _core.start_partition_allowed(d.start_partition, d.shape[0]):
             # No engine access may start there (t[i, j] = x for a row i of a loop): the value
             # is set in a tile at partition 0, which any engine may write, and a DMA, which
             # reaches every partition, moves it in place.
@@ -303,17 +303,6 @@ def assign(dst, value):
         memset(dst, value)
         return
     raise NkiError(f"tile[...] = value: cannot assign {_got(value)} to a tile")
-
-
-def engine_start_ok(start, count):
-    """Whether an engine access of `count` partitions may start at partition `start`: more
-    than 64 start at 0, 33..64 at 0 or 64, 1..32 at 0, 32, 64 or 96 (isa/access_rules.h,
-    HARDWARE.md s3); DMA is not bound by it."""
-    if count > 64:
-        return start == 0
-    if count > 32:
-        return start in (0, 64)
-    return start in (0, 32, 64, 96)
 
 
 def accumulate(dst, value, op):

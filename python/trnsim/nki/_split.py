@@ -1,5 +1,5 @@
 """VectorE instructions over more elements per partition than the engine streams in one
-(65,536 from SBUF, 4,096 from PSUM: src/isa/validate_access.cc, HARDWARE.md s2.3) become
+(65,536 from SBUF, 4,096 from PSUM: src/isa/access_rules.h, HARDWARE.md s2.3) become
 several, as neuronx-cc splits them: parts over the outermost free dims that are not reduced,
 each within the limit and a separate instruction (its own fixed cost). An instruction within
 the limit is passed on unchanged. A reduction whose reduced dims alone exceed the limit is
@@ -18,12 +18,12 @@ from trnsim import _core
 
 Engine = _core.Engine
 
-# Elements per partition VectorE streams per instruction, by operand memory (AG2; mirrors
-# kVectorFreeMaxSbuf / kVectorFreeMaxPsum of src/isa/validate_access.cc).
-VECTOR_MAX = {"sbuf": 65536, "psum": 4096}
+# Elements per partition VectorE streams per instruction, by operand memory (the core's
+# isa/access_rules.h, so the two cannot drift).
+VECTOR_MAX = {"sbuf": _core.VECTOR_FREE_MAX_SBUF, "psum": _core.VECTOR_FREE_MAX_PSUM}
 # A free dim's size is at most 65,535 (a 16-bit field) and the builder merges contiguous dims,
 # so parts stay within this too.
-DIM_MAX = 65535
+DIM_MAX = _core.MAX_FREE_SIZE
 
 # Builder calls split elementwise: their parameters in order, the element operands among
 # them (all of one shape) and the engine parameter (or the engine itself). Not split:
