@@ -20,6 +20,13 @@ struct RuntimeSpec {
   // cost proceeds while the data moves (docs/fabric.md, "Launch cost").
   double launch_us = 0;
   double overlap_us = 0;
+  // Synchronisation per step (docs/fabric.md, "Handshakes"): before a step's data moves, each
+  // rank does a semaphore round trip with every peer on its server that it reads from or
+  // writes to in that step, one peer after the other (peer_sync_us each); each server's
+  // network proxy handles every exchange of its ranks with peers on other servers, one after
+  // the other (efa_message_us each). The data moves when the slowest of them is done.
+  double peer_sync_us = 0;
+  double efa_message_us = 0;
   // Algorithm choice (select.cc): mesh below mesh_max_bytes, RDH below rdh_max_bytes, then
   // KangaRing or ring; mesh only up to mesh_max_ranks ranks.
   double mesh_max_bytes = 0;

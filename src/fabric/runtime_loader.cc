@@ -25,6 +25,13 @@ const std::vector<Row>& rows() {
       num_row<RuntimeSpec>("launch.overlap_us", "us", 0, 1e7,
                            "the part of launch_us that proceeds while the device moves data",
                            [](RuntimeSpec& r, double v) { r.overlap_us = v; }),
+      num_row<RuntimeSpec>("sync.peer_us", "us", 0, 1e7,
+                           "per step, a rank's semaphore round trip with one peer on its server",
+                           [](RuntimeSpec& r, double v) { r.peer_sync_us = v; }),
+      num_row<RuntimeSpec>("sync.efa_message_us", "us", 0, 1e7,
+                           "per step, the server proxy's work for one exchange of one of its ranks "
+                           "with a peer on another server (EFA)",
+                           [](RuntimeSpec& r, double v) { r.efa_message_us = v; }),
       num_row<RuntimeSpec>("select.mesh_max_bytes", "bytes", 0, 1e18,
                            "mesh below this size (when the ranks allow it)",
                            [](RuntimeSpec& r, double v) { r.mesh_max_bytes = v; }),
@@ -80,7 +87,7 @@ RuntimeSpec load_runtime(std::string_view name_or_path,
     }
   }
   apply_tables(spec, spec.fields, rows(), root, arch::LeafContext{spec.file, true},
-               "meta, launch, select");
+               "meta, launch, sync, select");
   for (const auto& r : rows()) {
     if (!spec.fields.contains(r.info.key)) throw InputError(spec.file, r.info.key, "required");
   }

@@ -91,9 +91,12 @@ std::string format_sweep_json(const nlohmann::json& sweep) {
                        sweep.at("chip").get<std::string>(), ranks,
                        sweep.at("ranks_per_chip").get<int64_t>(),
                        sweep.at("runtime").get<std::string>());
-    out += fmt::format("# launch {} us (overlap {} us); busbw factor {:.4f}\n",
-                       sweep.at("launch_us").get<double>(), sweep.at("overlap_us").get<double>(),
-                       busbw_factor(parse_op(op), ranks));
+    out += fmt::format(
+        "# launch {} us (overlap {} us); per step and peer {} us, across EFA {} us; busbw "
+        "factor {:.4f}\n",
+        sweep.at("launch_us").get<double>(), sweep.at("overlap_us").get<double>(),
+        sweep.value("peer_sync_us", 0.0), sweep.value("efa_message_us", 0.0),
+        busbw_factor(parse_op(op), ranks));
   }
   out += fmt::format("{:>14} {:>12} {:>6} {:>12} {:>12} {:>12}  {}\n", "size(B)", "count", "type",
                      "time(us)", "algbw(GB/s)", "busbw(GB/s)", "algorithm");
@@ -118,6 +121,8 @@ nlohmann::json sweep_json(const Fabric& f, const std::vector<CollectiveResult>& 
   j["ranks_per_chip"] = f.network().ranks_per_chip();
   j["launch_us"] = f.runtime().launch_us;
   j["overlap_us"] = f.runtime().overlap_us;
+  j["peer_sync_us"] = f.runtime().peer_sync_us;
+  j["efa_message_us"] = f.runtime().efa_message_us;
   j["rows"] = nlohmann::json::array();
   for (const auto& r : rows) j["rows"].push_back(sweep_row_json(r));
   return j;
@@ -131,6 +136,7 @@ nlohmann::json sweep_row_json(const CollectiveResult& r) {
                      {"dtype", r.dtype},
                      {"time_us", static_cast<double>(r.time.v) * 1e-6},
                      {"device_us", static_cast<double>(r.device.v) * 1e-6},
+                     {"sync_us", static_cast<double>(r.timing.sync.v) * 1e-6},
                      {"algbw_gib_s", r.algbw_gib_s()},
                      {"busbw_gib_s", r.busbw_gib_s()},
                      {"link_bytes", r.timing.link_bytes},
@@ -148,6 +154,7 @@ nlohmann::json sweep_row_json(const CollectiveResult& r) {
     row["phases"].push_back({{"name", p.name},
                              {"steps", p.steps},
                              {"time_us", static_cast<double>(p.time.v) * 1e-6},
+                             {"sync_us", static_cast<double>(p.sync.v) * 1e-6},
                              {"flows_per_step", p.flows},
                              {"flow_classes", p.flow_classes}});
   }

@@ -23,12 +23,50 @@ void even_out_remainders(std::vector<double>& bytes) {
 
 struct StepResult {
   StepTiming t;
+  Picoseconds sync{0};
   int64_t flows = 0;
 };
 
+// The handshakes that open a step (runtime.h, sync.*): every rank does one round trip with
+// each distinct rank on its server it shares a non-empty transfer with, one after the other;
+// each server's network proxy does the same for every (own rank, remote peer) pair that crosses
+// EFA. The step's data moves once the slowest rank and the slowest proxy are through. A rank
+// with no data in the step waits for no one.
+Picoseconds step_sync(const std::vector<Transfer>& xfers, const Context& ctx,
+                      std::vector<std::pair<int32_t, int32_t>>& pairs, std::vector<double>& us) {
+  const RuntimeSpec& rt = *ctx.runtime;
+  if (rt.peer_sync_us <= 0 && rt.efa_message_us <= 0) return Picoseconds(0);
+  pairs.clear();
+  for (const Transfer& x : xfers) {
+    if (x.count <= 0) continue;
+    const int32_t ex = x.executor();
+    for (int32_t p : {x.src, x.src2, x.src3, x.dst, x.dst2}) {
+      if (p < 0 || p == ex) continue;
+      pairs.emplace_back(ex, p);
+      pairs.emplace_back(p, ex);
+    }
+  }
+  std::sort(pairs.begin(), pairs.end());
+  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+  const Network& net = *ctx.net;
+  // Ranks first, then one slot per server used (its proxy).
+  const auto ranks = static_cast<size_t>(net.ranks());
+  us.assign(ranks + static_cast<size_t>(net.servers_used()), 0.0);
+  double slowest = 0;
+  for (const auto& [a, b] : pairs) {
+    const int64_t server = net.server_of(a);
+    const bool local = server == net.server_of(b);
+    double& t = us[local ? static_cast<size_t>(a) : ranks + static_cast<size_t>(server)];
+    t += local ? rt.peer_sync_us : rt.efa_message_us;
+    slowest = std::max(slowest, t);
+  }
+  return Picoseconds(std::llround(slowest * 1e6));
+}
+
 // Builds the flows of one step, counts its traffic (`times` steps' worth) and solves it.
 StepResult run_step(const std::vector<Transfer>& xfers, const Context& ctx, bool fold,
-                    int64_t times, Timing& acc, FlowSet& fs, std::vector<Use>& uses) {
+                    int64_t times, Timing& acc, FlowSet& fs, std::vector<Use>& uses,
+                    std::vector<std::pair<int32_t, int32_t>>& pairs, std::vector<double>& sync_us) {
   const Network& net = *ctx.net;
   const int64_t links = net.topology().num_links();
   fs.clear();
@@ -59,6 +97,8 @@ StepResult run_step(const std::vector<Transfer>& xfers, const Context& ctx, bool
   r.flows = static_cast<int64_t>(xfers.size());
   r.t = solve_step(
       fs, [&net](int64_t res) { return net.capacity(res); }, fold);
+  r.sync = step_sync(xfers, ctx, pairs, sync_us);
+  r.t.duration += r.sync;
   return r;
 }
 
@@ -72,6 +112,8 @@ Timing time_plan(const Plan& plan, const Context& ctx, bool folded) {
   FlowSet fs;
   std::vector<Use> uses;
   std::vector<Transfer> xfers;
+  std::vector<std::pair<int32_t, int32_t>> pairs;
+  std::vector<double> sync_us;
   for (const Phase& ph : plan.phases) {
     PhaseTiming pt{ph.name, ph.steps};
     const bool fold_time = folded && ph.uniform;
@@ -80,13 +122,15 @@ Timing time_plan(const Plan& plan, const Context& ctx, bool folded) {
       xfers.clear();
       ph.emit(k, xfers);
       const int64_t times = fold_time ? ph.steps : 1;
-      const StepResult r = run_step(xfers, ctx, folded, times, acc, fs, uses);
+      const StepResult r = run_step(xfers, ctx, folded, times, acc, fs, uses, pairs, sync_us);
       pt.time += Picoseconds(r.t.duration.v * times);
+      pt.sync += Picoseconds(r.sync.v * times);
       pt.flows = std::max(pt.flows, r.flows);
       pt.flow_classes = std::max(pt.flow_classes, r.t.flow_classes);
       pt.resource_classes = std::max(pt.resource_classes, r.t.resource_classes);
     }
     acc.device += pt.time;
+    acc.sync += pt.sync;
     acc.phases.push_back(std::move(pt));
   }
   return acc;

@@ -1,7 +1,8 @@
 // Timing mode: a plan's steps as flows on the network (flow_solver.h). Folded (the default)
 // simulates one step of a uniform phase and multiplies, and solves each step on its symmetry
-// classes (flows that differ only by block remainders, < 0.1 %, count as equal); per-rank simulates every step with every flow and resource on its own. Both count
-// the HBM traffic of every transfer on the chips that do it.
+// classes (flows that differ only by block remainders, < 0.1 %, count as equal); per-rank simulates
+// every step with every flow and resource on its own. Both count the HBM traffic of every transfer
+// on the chips that do it.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +19,7 @@ struct PhaseTiming {
   std::string name;
   int64_t steps = 0;
   Picoseconds time{0};
+  Picoseconds sync{0};       // of `time`: the handshakes before each step (runtime.h)
   int64_t flows = 0;         // flows in one step
   int64_t flow_classes = 0;  // after folding (max over simulated steps)
   int64_t resource_classes = 0;
@@ -25,6 +27,7 @@ struct PhaseTiming {
 
 struct Timing {
   Picoseconds device{0};  // sum of the phases' step times
+  Picoseconds sync{0};    // of `device`: the steps' handshakes (runtime.h, sync.*)
   std::vector<PhaseTiming> phases;
   std::vector<int64_t> hbm_read, hbm_write;  // bytes per chip of the system
   int64_t link_bytes = 0;                    // bytes x links crossed, all transfers

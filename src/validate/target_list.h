@@ -11,5 +11,7 @@ std::vector<Record> matmul_tutorial_records();  // VALIDATION.md s2, trn1
 std::vector<Record> single_dma_records();       // VALIDATION.md s3, trn2
 std::vector<Record> allreduce_2rank_records();  // VALIDATION.md s4, trn1 (fabric)
 std::vector<Record> vendor_constant_records();  // VALIDATION.md s5, trn1 and trn2
+std::vector<Record> collective_s7_records();    // VALIDATION.md s7, trn1 and trn2 (fabric)
+std::vector<Record> collective_page_records();  // nccom-test page sweeps not in VALIDATION.md
 
 }  // namespace trnsim::validate

@@ -23,6 +23,14 @@ std::vector<Target> builtin() {
        "engine constants the vendor states: dependent-instruction interval, matmul turnaround, "
        "static overhead (s5)",
        vendor_constant_records},
+      {"collectives-s7",
+       "nccom-test examples: 2023 and Neuron 2.28 runtimes, all-gather, all-reduce, permute, "
+       "all-to-all-v on Trn1 and Trn2 (s7)",
+       collective_s7_records},
+      {"nccom-page",
+       "nccom-test page sweeps not in VALIDATION.md: 32-rank all-gather on one trn1.32xlarge, "
+       "64-rank all-reduce on two",
+       collective_page_records},
   };
 }
 

@@ -64,6 +64,9 @@ TEST(LoaderInputs, RuntimeMetaIsATableOfStrings) {
 [launch]
 launch_us = { v = 58, assume = "test" }
 overlap_us = { v = 20, assume = "test" }
+[sync]
+peer_us = { v = 4, assume = "test" }
+efa_message_us = { v = 13, assume = "test" }
 [select]
 mesh_max_bytes = { v = 1, unit = "MiB", assume = "test" }
 rdh_max_bytes = { v = 56, unit = "MiB", assume = "test" }

@@ -32,23 +32,31 @@ CollectiveResult sim(const Fabric& f, Op op, int64_t bytes, const std::string& a
 
 double us(Picoseconds t) { return static_cast<double>(t.v) * 1e-6; }
 
+// The data movement alone: a step's time less the handshakes that open it (runtime.h).
+double data_us(const CollectiveResult& r) { return us(r.device - r.timing.sync); }
+
 // Ring all-reduce on N chips of a switch whose ports bound everything: each of the 2(N-1) steps
-// moves S/N per chip through its port at B, plus the step latency and one switch pass, and the
-// call adds the launch cost's non-overlapped part.
+// opens with a round trip with each ring neighbour (2 x sync.peer_us), then moves S/N per chip
+// through its port at B, plus the step latency and one switch pass; the call adds the launch
+// cost's non-overlapped part.
 TEST(Timing, RingAllReduceMatchesItsClosedForm) {
   const Fabric f = make(kData + "link_bound_switch.toml", RankUnit::kChip, 8);
   const double B = 2.56e12, lat = 1.5e-6 + 300e-9;
+  const double h = f.runtime().peer_sync_us * 1e-6;
+  const auto not_overlapped =
+      Picoseconds(std::llround((f.runtime().launch_us - f.runtime().overlap_us) * 1e6));
   for (int64_t bytes : {8 * kMiB, 256 * kMiB, 1 * kGiB}) {
     const CollectiveResult r = sim(f, Op::kAllReduce, bytes, "ring");
     // Two channels (both directions) share each port: S/N per chip per step either way.
-    const double step = static_cast<double>(bytes) / 8 / B + lat;
+    const double step = static_cast<double>(bytes) / 8 / B + lat + 2 * h;
     EXPECT_NEAR(us(r.device), 14 * step * 1e6, 1e-3) << bytes;
-    EXPECT_EQ(r.time, Picoseconds(38'000'000) + r.device);
+    EXPECT_NEAR(us(r.timing.sync), 14 * 2 * h * 1e6, 1e-6) << bytes;
+    EXPECT_EQ(r.time, not_overlapped + r.device);
   }
   // Approaches 2(N-1)/N * S / B as S grows: the latency share shrinks.
   auto ratio = [&](int64_t bytes) {
     const double bound = 2.0 * 7 / 8 * static_cast<double>(bytes) / B;
-    return static_cast<double>(sim(f, Op::kAllReduce, bytes, "ring").device.v) * 1e-12 / bound;
+    return data_us(sim(f, Op::kAllReduce, bytes, "ring")) * 1e-6 / bound;
   };
   EXPECT_GT(ratio(64 * kMiB), ratio(kGiB));
   EXPECT_GT(ratio(kGiB), ratio(16 * kGiB));
@@ -61,24 +69,27 @@ TEST(Timing, AllToAllOnTheSwitchPaysNoHopCount) {
   const int64_t bytes = 256 * kMiB;
   const CollectiveResult s = sim(sw, Op::kAllToAll, bytes);
   const CollectiveResult t = sim(torus, Op::kAllToAll, bytes);
-  // Switch: each port carries 63/64 of S out and in: one step of that at the port bandwidth.
+  // Switch: each port carries 63/64 of S out and in: one step of that at the port bandwidth,
+  // after a round trip with each of the 63 peers.
   const double closed = 63.0 / 64 * static_cast<double>(bytes) / 2.56e12 + 1.8e-6;
-  EXPECT_NEAR(static_cast<double>(s.device.v) * 1e-12 / closed, 1.0, 0.001);
+  EXPECT_NEAR(data_us(s) * 1e-6 / closed, 1.0, 0.001);
+  EXPECT_NEAR(us(s.timing.sync), 63 * sw.runtime().peer_sync_us, 1e-6);
   // Torus with the same bandwidth per chip: the average route is 3 hops, so links carry ~3x
   // the bytes a port does.
-  EXPECT_GT(static_cast<double>(t.device.v) / static_cast<double>(s.device.v), 2.5);
+  EXPECT_GT(data_us(t) / data_us(s), 2.5);
 }
 
 TEST(Timing, TheTwoDimensionalTorusBeatsARingOfTheSameSize) {
   const Fabric torus = make("trn2.48xlarge", RankUnit::kChip, 16);
   const Fabric ring = make(kData + "ring16.toml", RankUnit::kChip, 16);
+  // The networks alone: both pay the same handshakes for the same algorithm.
   for (int64_t bytes : {64 * kKiB, 4 * kMiB, 32 * kMiB}) {
-    EXPECT_LT(sim(torus, Op::kAllReduce, bytes).device, sim(ring, Op::kAllReduce, bytes).device)
+    EXPECT_LT(data_us(sim(torus, Op::kAllReduce, bytes)), data_us(sim(ring, Op::kAllReduce, bytes)))
         << bytes;
   }
   for (int64_t bytes : {kMiB, 256 * kMiB})
-    EXPECT_LT(sim(torus, Op::kAllToAll, bytes).device, sim(ring, Op::kAllToAll, bytes).device);
-  EXPECT_LE(sim(torus, Op::kAllReduce, kGiB).device, sim(ring, Op::kAllReduce, kGiB).device);
+    EXPECT_LT(data_us(sim(torus, Op::kAllToAll, bytes)), data_us(sim(ring, Op::kAllToAll, bytes)));
+  EXPECT_LE(data_us(sim(torus, Op::kAllReduce, kGiB)), data_us(sim(ring, Op::kAllReduce, kGiB)));
 }
 
 // Folding (symmetry classes, uniform steps simulated once) must not change any time.
@@ -164,6 +175,45 @@ TEST(Timing, DeterministicAndSelectsByTheDocumentedRule) {
 TEST(Timing, TheSmallestCollectiveCostsTheLaunch) {
   const Fabric f = make("trn1.32xlarge", RankUnit::kCore, 2);
   EXPECT_EQ(sim(f, Op::kAllReduce, 8).time, Picoseconds(58'000'000));
+}
+
+// Handshakes (runtime.h, sync.*): a step opens with one round trip per peer on the server,
+// peer after peer, so a mesh step with r-1 peers costs (r-1) x sync.peer_us and a ring step
+// with its two neighbours 2 x; an exchange across EFA goes through each server's proxy, one
+// exchange after another; a rank with nothing to move in a step waits for no one.
+TEST(Timing, HandshakesCountPeersPerStep) {
+  const Fabric f = make("trn1.32xlarge", RankUnit::kCore, 32);
+  const double h = f.runtime().peer_sync_us;
+  const CollectiveResult mesh = sim(f, Op::kAllGather, 64 * kKiB, "mesh");
+  EXPECT_NEAR(us(mesh.timing.sync), 31 * h, 1e-6);
+  // The ring: 31 steps, each with the distinct neighbours of the rank on all its channels (a
+  // channel per ring order and direction; RingAllReduceMatchesItsClosedForm has exactly 2).
+  const double ring = us(sim(f, Op::kAllGather, 64 * kKiB, "ring").timing.sync) / (31 * h);
+  EXPECT_NEAR(ring, std::round(ring), 1e-9);
+  EXPECT_GE(ring, 2);
+  EXPECT_LE(ring, 4);
+  // All-to-all-v with data only from rank 0 to rank 5: one peer each, one round trip.
+  CollectiveRequest req;
+  req.op = Op::kAllToAllV;
+  req.bytes = 4 * 32 * 32;
+  req.a2av.assign(32, std::vector<int64_t>(32, 0));
+  req.a2av[0][5] = 256;
+  req.algorithm = "mesh";
+  EXPECT_NEAR(us(f.simulate(req).timing.sync), h, 1e-6);
+  // Two servers of 32 ranks: the inter-server steps pair every rank with one peer across EFA,
+  // so each proxy handles 32 exchanges a step.
+  const Fabric two = make("trn1.32xlarge", RankUnit::kCore, 64, {{"cluster.servers", "2"}});
+  const CollectiveResult r = sim(two, Op::kAllReduce, kMiB);
+  ASSERT_EQ(r.algorithm, "hierarchical(kangaring+rdh)");
+  int inter = 0;
+  for (const auto& p : r.timing.phases) {
+    if (!p.name.starts_with("inter")) continue;
+    ++inter;
+    EXPECT_NEAR(us(p.sync), 32 * two.runtime().efa_message_us, 1e-6) << p.name;
+  }
+  EXPECT_EQ(inter, 2);
+  // Per-rank and folded agree on the handshakes too.
+  EXPECT_EQ(sim(two, Op::kAllReduce, kMiB, "auto", false).timing.sync, r.timing.sync);
 }
 
 // VALIDATION.md s4, each size within 15 %.
