@@ -22,11 +22,14 @@ struct RuntimeSpec {
   double overlap_us = 0;
   // Synchronisation per step (docs/fabric.md, "Handshakes"): before a step's data moves, each
   // rank does a semaphore round trip with every peer on its server that it reads from or
-  // writes to in that step, one peer after the other (peer_sync_us each); each server's
-  // network proxy handles every exchange of its ranks with peers on other servers, one after
-  // the other (efa_message_us each). The data moves when the slowest of them is done.
+  // writes to in that step, one peer after the other (peer_sync_us each); a network proxy (a
+  // host thread serving ranks_per_proxy ranks of one server, the runtime's
+  // NEURON_RT_RANKS_PER_NETWORK_PROXY) handles every exchange of its ranks with peers on other
+  // servers, one after the other (efa_message_us each). The data moves when the slowest of
+  // them is done.
   double peer_sync_us = 0;
   double efa_message_us = 0;
+  int64_t ranks_per_proxy = 1;
   // Algorithm choice (select.cc): mesh below mesh_max_bytes, RDH below rdh_max_bytes, then
   // KangaRing or ring; mesh only up to mesh_max_ranks ranks.
   double mesh_max_bytes = 0;

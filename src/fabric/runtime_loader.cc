@@ -32,6 +32,9 @@ const std::vector<Row>& rows() {
                            "per step, the server proxy's work for one exchange of one of its ranks "
                            "with a peer on another server (EFA)",
                            [](RuntimeSpec& r, double v) { r.efa_message_us = v; }),
+      int_row<RuntimeSpec>("sync.ranks_per_proxy", 1, 1 << 20,
+                           "ranks of a server served by one network proxy thread",
+                           [](RuntimeSpec& r, int64_t v) { r.ranks_per_proxy = v; }),
       num_row<RuntimeSpec>("select.mesh_max_bytes", "bytes", 0, 1e18,
                            "mesh below this size (when the ranks allow it)",
                            [](RuntimeSpec& r, double v) { r.mesh_max_bytes = v; }),

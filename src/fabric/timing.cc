@@ -29,9 +29,9 @@ struct StepResult {
 
 // The handshakes that open a step (runtime.h, sync.*): every rank does one round trip with
 // each distinct rank on its server it shares a non-empty transfer with, one after the other;
-// each server's network proxy does the same for every (own rank, remote peer) pair that crosses
-// EFA. The step's data moves once the slowest rank and the slowest proxy are through. A rank
-// with no data in the step waits for no one.
+// each network proxy (a host thread serving ranks_per_proxy ranks of a server) does the same
+// for every (own rank, remote peer) pair that crosses EFA. The step's data moves once the slowest
+// rank and the slowest proxy are through. A rank with no data in the step waits for no one.
 Picoseconds step_sync(const std::vector<Transfer>& xfers, const Context& ctx,
                       std::vector<std::pair<int32_t, int32_t>>& pairs, std::vector<double>& us) {
   const RuntimeSpec& rt = *ctx.runtime;
@@ -49,14 +49,18 @@ Picoseconds step_sync(const std::vector<Transfer>& xfers, const Context& ctx,
   std::sort(pairs.begin(), pairs.end());
   pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
   const Network& net = *ctx.net;
-  // Ranks first, then one slot per server used (its proxy).
+  // Ranks first, then the network proxies: each server's ranks in groups of ranks_per_proxy.
   const auto ranks = static_cast<size_t>(net.ranks());
-  us.assign(ranks + static_cast<size_t>(net.servers_used()), 0.0);
+  const int64_t rps = net.ranks_per_server();
+  const int64_t rpp = std::max<int64_t>(1, rt.ranks_per_proxy);
+  const int64_t proxies = (rps + rpp - 1) / rpp;
+  us.assign(ranks + static_cast<size_t>(net.servers_used() * proxies), 0.0);
   double slowest = 0;
   for (const auto& [a, b] : pairs) {
     const int64_t server = net.server_of(a);
     const bool local = server == net.server_of(b);
-    double& t = us[local ? static_cast<size_t>(a) : ranks + static_cast<size_t>(server)];
+    const int64_t proxy = server * proxies + (a % rps) / rpp;
+    double& t = us[local ? static_cast<size_t>(a) : ranks + static_cast<size_t>(proxy)];
     t += local ? rt.peer_sync_us : rt.efa_message_us;
     slowest = std::max(slowest, t);
   }

@@ -67,6 +67,7 @@ overlap_us = { v = 20, assume = "test" }
 [sync]
 peer_us = { v = 4, assume = "test" }
 efa_message_us = { v = 13, assume = "test" }
+ranks_per_proxy = { v = 32, assume = "test" }
 [select]
 mesh_max_bytes = { v = 1, unit = "MiB", assume = "test" }
 rdh_max_bytes = { v = 56, unit = "MiB", assume = "test" }

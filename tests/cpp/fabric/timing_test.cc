@@ -214,6 +214,14 @@ TEST(Timing, HandshakesCountPeersPerStep) {
   EXPECT_EQ(inter, 2);
   // Per-rank and folded agree on the handshakes too.
   EXPECT_EQ(sim(two, Op::kAllReduce, kMiB, "auto", false).timing.sync, r.timing.sync);
+  // Proxies serving 8 ranks each: 8 exchanges one after another, 4 proxies at once.
+  Placement pl;
+  pl.ranks = 64;
+  const Fabric eight(load_system("trn1.32xlarge", {{"cluster.servers", "2"}}),
+                     load_runtime(kDefaultRuntime, {{"sync.ranks_per_proxy", "8"}}), pl);
+  for (const auto& p : sim(eight, Op::kAllReduce, kMiB).timing.phases)
+    if (p.name.starts_with("inter"))
+      EXPECT_NEAR(us(p.sync), 8 * eight.runtime().efa_message_us, 1e-6) << p.name;
 }
 
 // VALIDATION.md s4, each size within 15 %.
