@@ -10,13 +10,14 @@ Modules:
     trnsim.run       running programs on a NeuronCore: outputs, latency, figures, traces
     trnsim.profile   traces: Chrome / Perfetto JSON, summaries, merging
     trnsim.nki       NKI kernels (``nki`` and ``neuronxcc.nki`` dialects) on trnsim
+    trnsim.fabric    systems of chips and collectives: timing records and functional runs
 """
 
 from trnsim import _core
-from trnsim import kernel, numerics, profile, run, spec
+from trnsim import fabric, kernel, numerics, profile, run, spec
 
 __version__ = _core.__version__
-__all__ = ["numerics", "spec", "kernel", "run", "profile", "nki", "__version__"]
+__all__ = ["numerics", "spec", "kernel", "run", "profile", "fabric", "nki", "__version__"]
 
 
 def __getattr__(name):  # trnsim.nki on first use (it registers nothing until imported)

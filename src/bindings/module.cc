@@ -36,4 +36,5 @@ NB_MODULE(_core, m) {
   trnsim::bindings::bind_cli(m);
   trnsim::bindings::bind_kernel(m);
   trnsim::bindings::bind_run(m);
+  trnsim::bindings::bind_fabric(m);
 }
