@@ -372,7 +372,7 @@ class Fabric:
         servers: servers in the cluster (``cluster.servers``).
         ranks_per_server: ranks placed on each server (default: fill each server).
         runtime: the collective runtime's name or .toml path (spec/runtime).
-        set: overrides, as ``trnsim collective --set``: launch.* and select.* keys go to the
+        set: overrides, as ``trnsim collective --set``: launch.*, sync.* and select.* keys go to the
             runtime, the rest to the system.
 
     As on the command line, ranks fill a chip's cores, then chips in ring order, then servers.

@@ -43,14 +43,14 @@ std::vector<arch::Override> overrides_of(const std::vector<std::string>& sets) {
   return out;
 }
 
-// The command's rule (cli/cmd_collective.cc): launch.* and select.* are runtime keys, the rest
-// system keys, so one `set` list serves both files as `--set` does.
+// The command's rule (fabric::is_runtime_key): keys of the runtime file's tables go to the
+// runtime, the rest to the system, so one `set` list serves both files as `--set` does.
 std::pair<std::vector<std::string>, std::vector<std::string>> split_sets(
     const std::vector<std::string>& sets) {
   std::vector<std::string> sys, rt;
   for (const auto& s : sets) {
     const arch::Override o = arch::parse_override(s);
-    (o.key.starts_with("launch.") || o.key.starts_with("select.") ? rt : sys).push_back(s);
+    (fabric::is_runtime_key(o.key) ? rt : sys).push_back(s);
   }
   return {sys, rt};
 }
@@ -244,7 +244,7 @@ void bind_fabric(nb::module_& m) {
       "A collective runtime by name (spec/runtime) or .toml path with `key=value` overrides.");
   m.def("fabric_split_sets", &split_sets, nb::arg("sets"),
         "`key=value` overrides split as `trnsim collective --set` splits them: (system, "
-        "runtime), launch.* and select.* being runtime keys.");
+        "runtime), the runtime file's keys (launch.*, sync.*, select.*) going to the runtime.");
   m.def("fabric_systems", &fabric::list_systems, "Names of the systems in spec/systems.");
   m.def("fabric_runtimes", &fabric::list_runtimes, "Names of the runtimes in spec/runtime.");
   m.def("fabric_ops", &fabric::op_names, "The collectives, as the command names them.");

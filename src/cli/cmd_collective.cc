@@ -83,8 +83,7 @@ void run_collective(const CollectiveOptions& o, Io& io) {
   std::vector<arch::Override> sys_sets, rt_sets;
   for (const auto& s : o.sets) {
     arch::Override ov = arch::parse_override(s);
-    (ov.key.starts_with("launch.") || ov.key.starts_with("select.") ? rt_sets : sys_sets)
-        .push_back(ov);
+    (fabric::is_runtime_key(ov.key) ? rt_sets : sys_sets).push_back(ov);
   }
   if (o.servers > 0) sys_sets.push_back({"cluster.servers", std::to_string(o.servers)});
   fabric::Placement pl;

@@ -47,6 +47,9 @@ std::vector<std::string> list_runtimes();
 RuntimeSpec load_runtime(std::string_view name_or_path,
                          const std::vector<arch::Override>& overrides = {});
 std::string format_runtime_keys();
+// Whether a `--set` key belongs to the runtime file (its tables: launch, sync, select) rather
+// than the system file; `trnsim collective` and trnsim.fabric route overrides by it.
+bool is_runtime_key(std::string_view key);
 
 inline constexpr std::string_view kDefaultRuntime = "neuron-2023";
 

@@ -103,4 +103,13 @@ RuntimeSpec load_runtime(std::string_view name_or_path,
 
 std::string format_runtime_keys() { return format_rows(rows()); }
 
+bool is_runtime_key(std::string_view key) {
+  for (const auto& r : rows()) {
+    const std::string_view k = r.info.key;
+    const size_t dot = k.find('.');
+    if (key.substr(0, dot + 1) == k.substr(0, dot + 1)) return true;  // same table
+  }
+  return false;
+}
+
 }  // namespace trnsim::fabric

@@ -119,5 +119,16 @@ TEST(Runtime, TheDefaultRuntimeCarriesTheLaunchCost) {
   EXPECT_THROW(load_runtime(kDefaultRuntime, {{"launch.overlap_us", "100"}}), InputError);
 }
 
+// `--set` keys are routed to the runtime file by its tables, the rest to the system.
+TEST(Runtime, OverridesAreRoutedByTheRuntimeTables) {
+  for (const char* k : {"launch.launch_us", "sync.peer_us", "sync.ranks_per_proxy",
+                        "select.rdh_max_bytes", "sync.unknown"})
+    EXPECT_TRUE(is_runtime_key(k)) << k;
+  for (const char* k : {"cluster.servers", "server.link_gbps", "collective.lnc", "launch", ""})
+    EXPECT_FALSE(is_runtime_key(k)) << k;
+  const RuntimeSpec r = load_runtime("neuron-2.28", {{"sync.peer_us", "0.5"}});
+  EXPECT_DOUBLE_EQ(r.peer_sync_us, 0.5);
+}
+
 }  // namespace
 }  // namespace trnsim::fabric
