@@ -15,6 +15,7 @@
 #include "cli/commands.h"
 #include "cli/sweep_journal.h"
 #include "fabric/collective.h"
+#include "fabric/concurrent.h"
 
 namespace trnsim::cli {
 
@@ -40,6 +41,8 @@ struct CollectiveOptions {
   bool list = false;
   std::vector<std::string> sets;
   std::string resume;  // the sweep's journal (sweep_journal.h)
+  int64_t groups = 1;  // concurrent communicators of the same collective (concurrent.h)
+  std::string group_layout = "contiguous";
 };
 
 // What makes two sweeps the same, sizes aside (a journal resumes only its own sweep).
@@ -59,7 +62,26 @@ nlohmann::json sweep_identity(const CollectiveOptions& o) {
           {"inter", o.inter},
           {"root", o.root},
           {"per_rank", o.per_rank},
-          {"sets", o.sets}};
+          {"sets", o.sets},
+          {"groups", o.groups},
+          {"group_layout", o.group_layout}};
+}
+
+// K groups of the ranks run the same collective at once: the row is the slowest group's, with
+// every group's row under "groups" (the size is each group's tensor).
+nlohmann::json concurrent_row(const fabric::Fabric& f, const fabric::CollectiveRequest& req,
+                              const CollectiveOptions& o) {
+  std::vector<fabric::GroupRequest> groups;
+  for (auto& ranks : fabric::split_ranks(f.network().ranks(), o.groups, o.group_layout))
+    groups.push_back({req, std::move(ranks)});
+  const fabric::ConcurrentResult c = fabric::simulate_concurrent(f, groups);
+  size_t slowest = 0;
+  for (size_t g = 0; g < c.groups.size(); ++g)
+    if (c.groups[g].time > c.groups[slowest].time) slowest = g;
+  nlohmann::json row = fabric::sweep_row_json(c.groups[slowest]);
+  row["groups"] = nlohmann::json::array();
+  for (const auto& r : c.groups) row["groups"].push_back(fabric::sweep_row_json(r));
+  return row;
 }
 
 void run_collective(const CollectiveOptions& o, Io& io) {
@@ -108,6 +130,10 @@ void run_collective(const CollectiveOptions& o, Io& io) {
   std::optional<SweepJournal> journal;
   if (!o.resume.empty()) journal.emplace(o.resume, sweep_identity(o));
   nlohmann::json sweep = fabric::sweep_json(f, {});
+  if (o.groups > 1) {
+    sweep["groups"] = o.groups;
+    sweep["group_layout"] = o.group_layout;
+  }
   for (int64_t bytes : sizes) {
     check_interrupt();  // between sizes too: a sweep of large sizes stops promptly
     if (journal)
@@ -116,7 +142,8 @@ void run_collective(const CollectiveOptions& o, Io& io) {
         continue;
       }
     req.bytes = bytes;
-    nlohmann::json row = fabric::sweep_row_json(f.simulate(req));
+    nlohmann::json row =
+        o.groups > 1 ? concurrent_row(f, req, o) : fabric::sweep_row_json(f.simulate(req));
     if (journal) journal->record(row);
     sweep["rows"].push_back(std::move(row));
   }
@@ -169,6 +196,13 @@ void setup_collective_command(CLI::App& app, Io& io) {
       ->capture_default_str();
   sub->add_option("--set", o->sets, "override a system or runtime key: --set cluster.servers=8");
   sub->add_flag("--per-rank", o->per_rank, "simulate every rank and step (no folding)");
+  sub->add_option("--groups", o->groups,
+                  "run the collective on this many equal groups of the ranks at once, sharing "
+                  "the system (the row is the slowest group's; --json lists every group)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  sub->add_option("--group-layout", o->group_layout,
+                  "contiguous (group g: ranks g*n/K..) or strided (group g: g, g+K, ..)")
+      ->capture_default_str();
   sub->add_option("--resume", o->resume,
                   "keep finished sizes in this file and skip them when the same sweep runs "
                   "again (a long sweep that was stopped resumes where it stopped)");

@@ -20,6 +20,7 @@ double CollectiveResult::busbw_gib_s() const { return algbw_gib_s() * busbw_fact
 Fabric::Fabric(SystemSpec system, RuntimeSpec runtime, Placement placement)
     : system_(std::move(system)),
       runtime_(std::move(runtime)),
+      placement_(placement),
       net_(std::make_unique<Network>(system_, placement)) {}
 
 Context Fabric::context(const CollectiveRequest& req) const {

@@ -50,6 +50,7 @@ class Fabric {
   const Network& network() const { return *net_; }
   const SystemSpec& system() const { return system_; }
   const RuntimeSpec& runtime() const { return runtime_; }
+  const Placement& placement() const { return placement_; }
 
   Context context(const CollectiveRequest& req) const;
   const Algorithm& choose(const Context& ctx, const std::string& forced) const;
@@ -61,6 +62,7 @@ class Fabric {
  private:
   SystemSpec system_;
   RuntimeSpec runtime_;
+  Placement placement_;
   std::unique_ptr<Network> net_;
 };
 

@@ -97,6 +97,13 @@ std::string format_sweep_json(const nlohmann::json& sweep) {
         sweep.at("launch_us").get<double>(), sweep.at("overlap_us").get<double>(),
         sweep.value("peer_sync_us", 0.0), sweep.value("efa_message_us", 0.0),
         busbw_factor(parse_op(op), ranks));
+    if (sweep.contains("groups")) {
+      const auto k = sweep.at("groups").get<int64_t>();
+      out += fmt::format(
+          "# {} {} groups of {} ranks at once; each row is the slowest group's (busbw by its "
+          "ranks)\n",
+          k, sweep.value("group_layout", std::string("contiguous")), ranks / k);
+    }
   }
   out += fmt::format("{:>14} {:>12} {:>6} {:>12} {:>12} {:>12}  {}\n", "size(B)", "count", "type",
                      "time(us)", "algbw(GB/s)", "busbw(GB/s)", "algorithm");

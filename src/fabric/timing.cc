@@ -27,15 +27,66 @@ struct StepResult {
   int64_t flows = 0;
 };
 
+// Builds the flows of one step, counts its traffic (`times` steps' worth) and solves it.
+StepResult run_step(const std::vector<Transfer>& xfers, const Context& ctx, bool fold,
+                    int64_t times, Timing& acc, FlowSet& fs, std::vector<Use>& uses,
+                    std::vector<std::pair<int32_t, int32_t>>& pairs, std::vector<double>& sync_us) {
+  const Network& net = *ctx.net;
+  fs.clear();
+  for (const Transfer& x : xfers) {
+    uses.clear();
+    const Picoseconds lat = net.path(x, uses);
+    const int64_t bytes = x.count * ctx.elem_bytes;
+    for (const Use& u : uses) {
+      fs.res.push_back(u.resource);
+      fs.coef.push_back(u.coef);
+    }
+    count_links(uses, bytes * times, net, acc);
+    fs.close_flow(static_cast<double>(bytes), lat);
+    count_hbm(x, bytes * times, net, acc);
+  }
+  if (fold) even_out_remainders(fs.bytes);
+  StepResult r;
+  r.flows = static_cast<int64_t>(xfers.size());
+  r.t = solve_step(
+      fs, [&net](int64_t res) { return net.capacity(res); }, fold);
+  r.sync = step_sync(xfers, net, ctx.runtime, pairs, sync_us);
+  r.t.duration += r.sync;
+  return r;
+}
+
+}  // namespace
+
+void count_links(const std::vector<Use>& uses, int64_t bytes, const Network& net, Timing& acc) {
+  const int64_t links = net.topology().num_links();
+  for (const Use& u : uses) {
+    if (u.resource >= links) continue;
+    const auto b = static_cast<int64_t>(u.coef) * bytes;
+    acc.link_bytes += b;
+    if (net.topology().link(u.resource).kind == LinkKind::kEfaUp) acc.efa_bytes += b;
+  }
+}
+
+// HBM traffic as Network::path charges it: one read per operand, one write per destination.
+void count_hbm(const Transfer& x, int64_t bytes, const Network& net, Timing& acc) {
+  auto chip = [&net](int32_t rank) { return static_cast<size_t>(net.chip_of(rank)); };
+  if (x.reduce) acc.hbm_read[chip(x.executor())] += bytes;
+  for (int32_t s : {x.src, x.src2, x.src3})
+    if (s >= 0) acc.hbm_read[chip(s)] += bytes;
+  for (int32_t d : {x.dst, x.dst2})
+    if (d >= 0) acc.hbm_write[chip(d)] += bytes;
+}
+
 // The handshakes that open a step (runtime.h, sync.*): every rank does one round trip with
 // each distinct rank on its server it shares a non-empty transfer with, one after the other;
 // each network proxy (a host thread serving ranks_per_proxy ranks of a server) does the same
 // for every (own rank, remote peer) pair that crosses EFA. The step's data moves once the slowest
 // rank and the slowest proxy are through. A rank with no data in the step waits for no one.
-Picoseconds step_sync(const std::vector<Transfer>& xfers, const Context& ctx,
-                      std::vector<std::pair<int32_t, int32_t>>& pairs, std::vector<double>& us) {
-  if (ctx.runtime == nullptr) return Picoseconds(0);  // a context built without a runtime
-  const RuntimeSpec& rt = *ctx.runtime;
+Picoseconds step_sync(const std::vector<Transfer>& xfers, const Network& net,
+                      const RuntimeSpec* runtime, std::vector<std::pair<int32_t, int32_t>>& pairs,
+                      std::vector<double>& us) {
+  if (runtime == nullptr) return Picoseconds(0);  // a context built without a runtime
+  const RuntimeSpec& rt = *runtime;
   if (rt.peer_sync_us <= 0 && rt.efa_message_us <= 0) return Picoseconds(0);
   pairs.clear();
   for (const Transfer& x : xfers) {
@@ -49,7 +100,6 @@ Picoseconds step_sync(const std::vector<Transfer>& xfers, const Context& ctx,
   }
   std::sort(pairs.begin(), pairs.end());
   pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
-  const Network& net = *ctx.net;
   // Ranks first, then the network proxies: each server's ranks in groups of ranks_per_proxy.
   const auto ranks = static_cast<size_t>(net.ranks());
   const int64_t rps = net.ranks_per_server();
@@ -67,47 +117,6 @@ Picoseconds step_sync(const std::vector<Transfer>& xfers, const Context& ctx,
   }
   return Picoseconds(std::llround(slowest * 1e6));
 }
-
-// Builds the flows of one step, counts its traffic (`times` steps' worth) and solves it.
-StepResult run_step(const std::vector<Transfer>& xfers, const Context& ctx, bool fold,
-                    int64_t times, Timing& acc, FlowSet& fs, std::vector<Use>& uses,
-                    std::vector<std::pair<int32_t, int32_t>>& pairs, std::vector<double>& sync_us) {
-  const Network& net = *ctx.net;
-  const int64_t links = net.topology().num_links();
-  fs.clear();
-  for (const Transfer& x : xfers) {
-    uses.clear();
-    const Picoseconds lat = net.path(x, uses);
-    const int64_t bytes = x.count * ctx.elem_bytes;
-    for (const Use& u : uses) {
-      fs.res.push_back(u.resource);
-      fs.coef.push_back(u.coef);
-      if (u.resource < links) {
-        const auto b = static_cast<int64_t>(u.coef) * bytes * times;
-        acc.link_bytes += b;
-        if (net.topology().link(u.resource).kind == LinkKind::kEfaUp) acc.efa_bytes += b;
-      }
-    }
-    fs.close_flow(static_cast<double>(bytes), lat);
-    // HBM traffic as Network::path charges it: one read per operand, one write per destination.
-    auto chip = [&net](int32_t rank) { return static_cast<size_t>(net.chip_of(rank)); };
-    if (x.reduce) acc.hbm_read[chip(x.executor())] += bytes * times;
-    for (int32_t s : {x.src, x.src2, x.src3})
-      if (s >= 0) acc.hbm_read[chip(s)] += bytes * times;
-    for (int32_t d : {x.dst, x.dst2})
-      if (d >= 0) acc.hbm_write[chip(d)] += bytes * times;
-  }
-  if (fold) even_out_remainders(fs.bytes);
-  StepResult r;
-  r.flows = static_cast<int64_t>(xfers.size());
-  r.t = solve_step(
-      fs, [&net](int64_t res) { return net.capacity(res); }, fold);
-  r.sync = step_sync(xfers, ctx, pairs, sync_us);
-  r.t.duration += r.sync;
-  return r;
-}
-
-}  // namespace
 
 Timing time_plan(const Plan& plan, const Context& ctx, bool folded) {
   Timing acc;

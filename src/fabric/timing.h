@@ -36,4 +36,15 @@ struct Timing {
 
 Timing time_plan(const Plan& plan, const Context& ctx, bool folded);
 
+// The pieces of a step that other timings share (concurrent.h):
+// link and EFA bytes of a transfer's resources (`bytes` moved, per use coefficient);
+void count_links(const std::vector<Use>& uses, int64_t bytes, const Network& net, Timing& acc);
+// HBM bytes read and written per chip (acc.hbm_* sized to the system's chips);
+void count_hbm(const Transfer& x, int64_t bytes, const Network& net, Timing& acc);
+// the handshakes that open a step (runtime.h, sync.*): the slowest rank's round trips with its
+// peers on its server and the slowest network proxy's EFA exchanges; scratch vectors reused.
+Picoseconds step_sync(const std::vector<Transfer>& xfers, const Network& net,
+                      const RuntimeSpec* runtime, std::vector<std::pair<int32_t, int32_t>>& pairs,
+                      std::vector<double>& us);
+
 }  // namespace trnsim::fabric

@@ -26,6 +26,31 @@ TEST(CollectiveCli, PrintsAnNccomLikeSweep) {
     EXPECT_NE(r.out.find(part), std::string::npos) << part << "\n" << r.out;
 }
 
+// --groups: K communicators at once; the row is the slowest group's, --json lists them all.
+TEST(CollectiveCli, ConcurrentGroups) {
+  const Out r = run_collective({"all-reduce", "--system", "trn2.48xlarge", "--servers", "2",
+                                "--rank-unit", "chip", "--ranks", "32", "--sizes", "16MiB",
+                                "--groups", "16", "--group-layout", "strided", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("groups").get<int>(), 16);
+  const auto& row = j.at("rows").at(0);
+  ASSERT_EQ(row.at("groups").size(), 16u);
+  double slowest = 0;
+  for (const auto& g : row.at("groups")) slowest = std::max(slowest, g.at("time_us").get<double>());
+  EXPECT_EQ(row.at("time_us").get<double>(), slowest);
+  EXPECT_EQ(row.at("groups").at(0).at("size_bytes").get<int64_t>(), 16 << 20);
+  const Out text = run_collective({"all-reduce", "--system", "trn2.48xlarge", "--rank-unit", "chip",
+                                   "--ranks", "16", "--sizes", "1MiB", "--groups", "4"});
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("4 contiguous groups of 4 ranks"), std::string::npos) << text.out;
+  EXPECT_NE(run_collective({"all-reduce", "--ranks", "4", "--groups", "3"}).code, 0);
+  const Out bad =
+      run_collective({"all-reduce", "--ranks", "4", "--groups", "2", "--group-layout", "diagonal"});
+  EXPECT_NE(bad.code, 0);
+  EXPECT_NE(bad.err.find("--group-layout"), std::string::npos) << bad.err;
+}
+
 TEST(CollectiveCli, EveryListedSystemSweeps) {
   for (const char* sys : {"trn1.32xlarge", "trn1n.32xlarge", "trn2.48xlarge", "trn2-ultraserver",
                           "trn3-ultraserver-64", "trn3-ultraserver-144", "trn4-ultraserver"}) {
