@@ -9,8 +9,10 @@ namespace trnsim::fabric {
 
 std::span<const Algorithm> algorithms() {
   static const std::vector<Algorithm> list{
-      ring_algorithm(), kangaring_algorithm(),    mesh_algorithm(), single_step_mesh_algorithm(),
-      rdh_algorithm(),  hierarchical_algorithm(),
+      ring_algorithm(),       kangaring_algorithm(),
+      mesh_algorithm(),       single_step_mesh_algorithm(),
+      rdh_algorithm(),        hierarchical_algorithm(),
+      torus_ring_algorithm(),
   };
   return list;
 }

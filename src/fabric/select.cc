@@ -9,7 +9,9 @@
 //   4. below select.rdh_max_bytes with a power-of-two number of ranks: rdh;
 //   5. kangaring when the group pairs the ranks of its chips (INTRA: "better than Ring at all
 //      sizes" there);
-//   6. otherwise ring.
+//   6. torus-ring when the ranks fill torus servers on two or more axes (a ring per dimension:
+//      its steps are the sum of the dimensions', not their product; bytes per rank the same);
+//   7. otherwise ring.
 #include <fmt/format.h>
 
 #include "base/error.h"
@@ -79,6 +81,8 @@ const Algorithm& select_algorithm(const Context& ctx) {
   if (bytes < rt.rdh_max_bytes && rdh.why_not(ctx).empty()) return rdh;
   const Algorithm& kanga = find_algorithm("kangaring");
   if (kanga.why_not(ctx).empty()) return kanga;
+  const Algorithm& torus = find_algorithm("torus-ring");
+  if (torus.why_not(ctx).empty()) return torus;
   return find_algorithm("ring");
 }
 

@@ -34,6 +34,10 @@ class Topology {
   int64_t servers() const { return servers_; }
   int64_t chips_per_server() const { return chips_per_server_; }
   int64_t server_of(int64_t chip) const { return chip / chips_per_server_; }
+  bool is_torus() const { return kind_ == ServerTopology::kTorus; }
+  // A torus server's dimension sizes (empty on a switch); local chip c has coordinate
+  // (c / stride(d)) % dims()[d], stride(d) = the product of the sizes before d.
+  const std::vector<int64_t>& dims() const { return dims_; }
 
   int64_t num_links() const { return links_per_server_ * servers_ + 2 * chips(); }
   LinkInfo link(int64_t id) const;

@@ -344,5 +344,31 @@ TEST(Algorithms, FoldedAgreesWithPerRank) {
   }
 }
 
+// Torus ring on the 4 x 4 torus of a trn2.48xlarge (chips): a reduce-scatter along each
+// dimension then an all-gather back, 4 phases of 3 steps; every step opens with a round trip
+// with each ring neighbour (both directions: 2 peers); each step is one hop, so it beats the
+// ring through all 16 chips (15 steps a phase) at every size.
+TEST(Algorithms, TorusRingRunsARingPerDimension) {
+  const Fabric f = make("trn2.48xlarge", RankUnit::kChip, 16);
+  CollectiveRequest req;
+  req.algorithm = "torus-ring";
+  for (int64_t bytes : {kMiB, 64 * kMiB, kGiB}) {
+    req.bytes = bytes;
+    const CollectiveResult t = f.simulate(req);
+    ASSERT_EQ(t.timing.phases.size(), 4u);
+    for (const auto& p : t.timing.phases) EXPECT_EQ(p.steps, 3) << p.name;
+    EXPECT_NEAR(us(t.timing.sync), 12 * 2 * f.runtime().peer_sync_us, 1e-6);
+    req.algorithm = "ring";
+    EXPECT_LT(t.time, f.simulate(req).time) << bytes;
+    req.algorithm = "torus-ring";
+  }
+  // Cores as an axis too: trn1 (2 cores a chip, 4 x 4 chips) has three axes.
+  const Fabric cores = make("trn1.32xlarge", RankUnit::kCore, 32);
+  req.bytes = 64 * kMiB;
+  EXPECT_EQ(cores.simulate(req).timing.phases.size(), 6u);
+  // Not every chip of the server: no grid.
+  EXPECT_THROW(make("trn2.48xlarge", RankUnit::kChip, 8).simulate(req), InputError);
+}
+
 }  // namespace
 }  // namespace trnsim::fabric

@@ -60,9 +60,11 @@ TEST(Functional, AllReduceEveryAlgorithmEveryShape) {
   const std::vector<std::pair<Shape, std::vector<const char*>>> cases = {
       {{"trn1.32xlarge", RankUnit::kCore, 2, 1}, {"ring", "mesh", "rdh"}},
       {{"trn1.32xlarge", RankUnit::kCore, 6, 1}, {"ring", "mesh"}},
-      {{"trn1.32xlarge", RankUnit::kChip, 16, 1}, {"ring", "mesh", "rdh"}},
-      {{"trn2-ultraserver", RankUnit::kChip, 64, 1}, {"ring", "rdh"}},
+      {{"trn1.32xlarge", RankUnit::kChip, 16, 1}, {"ring", "mesh", "rdh", "torus-ring"}},
+      {{"trn1.32xlarge", RankUnit::kCore, 32, 1}, {"torus-ring"}},
+      {{"trn2-ultraserver", RankUnit::kChip, 64, 1}, {"ring", "rdh", "torus-ring"}},
       {{"trn2.48xlarge", RankUnit::kCore, 24, 3, 8}, {"hierarchical", "ring", "mesh"}},
+      {{"trn2.48xlarge", RankUnit::kChip, 48, 3}, {"torus-ring"}},
       {{"trn3-ultraserver-144", RankUnit::kChip, 144, 1}, {"ring"}},
   };
   for (const auto& [setup, algos] : cases) {
@@ -81,9 +83,14 @@ TEST(Functional, AllReduceEveryAlgorithmEveryShape) {
 }
 
 TEST(Functional, ReduceScatterAndAllGatherLeaveBlockROnRankR) {
-  const Fabric f = make({"trn1.32xlarge", RankUnit::kChip, 8, 1});
-  const int64_t n = 8, count = 8 * 5 + 3;
-  for (const char* algo : {"ring", "mesh", "rdh"}) {
+  for (const auto& [shape, algo] : std::vector<std::pair<Shape, const char*>>{
+           {{"trn1.32xlarge", RankUnit::kChip, 8, 1}, "ring"},
+           {{"trn1.32xlarge", RankUnit::kChip, 8, 1}, "mesh"},
+           {{"trn1.32xlarge", RankUnit::kChip, 8, 1}, "rdh"},
+           {{"trn1.32xlarge", RankUnit::kCore, 32, 1}, "torus-ring"},
+           {{"trn2.48xlarge", RankUnit::kChip, 32, 2}, "torus-ring"}}) {
+    const Fabric f = make(shape);
+    const int64_t n = shape.ranks, count = n * 5 + 3;
     CollectiveRequest req;
     req.op = Op::kReduceScatter;
     req.bytes = count * 4;

@@ -152,7 +152,10 @@ TEST(Timing, DeterministicAndSelectsByTheDocumentedRule) {
   const Fabric f = make("trn2.48xlarge", RankUnit::kChip, 16);
   EXPECT_EQ(sim(f, Op::kAllReduce, 64 * kKiB).algorithm, "mesh");
   EXPECT_EQ(sim(f, Op::kAllReduce, 8 * kMiB).algorithm, "rdh");
-  EXPECT_EQ(sim(f, Op::kAllReduce, 256 * kMiB).algorithm, "ring");
+  // The chips fill the 4 x 4 torus: a ring per dimension.
+  EXPECT_EQ(sim(f, Op::kAllReduce, 256 * kMiB).algorithm, "torus-ring");
+  EXPECT_EQ(sim(make("trn2.48xlarge", RankUnit::kChip, 12), Op::kAllReduce, 256 * kMiB).algorithm,
+            "ring");
   EXPECT_EQ(sim(f, Op::kAllToAll, 256 * kMiB).algorithm, "mesh");
   EXPECT_EQ(sim(f, Op::kAllReduce, 8 * kKiB).algorithm, "single-step-mesh");
   // Logical cores (LNC=2, 4 a chip) pair up: KangaRing above the RDH range.
