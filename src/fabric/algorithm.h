@@ -54,6 +54,9 @@ const Algorithm& select_algorithm(const Context& ctx);
 // inter-server "ring", "rdh" or "tree"; forced by ctx.intra / ctx.inter when set.
 std::string select_intra(const Context& ctx);
 std::string select_inter(const Context& ctx);
+// Whether recursive halving-doubling's partners are neighbours: a switch, or torus dimensions
+// of at most 4 (select.cc).
+bool rdh_partners_adjacent(const Network& net);
 // Whether single-step mesh beats two-step mesh for an all-reduce (select.cc).
 bool single_step_mesh_pays(const Context& ctx);
 

@@ -6,7 +6,10 @@
 //      every server has the same ranks (stages: select_intra, select_inter);
 //   3. below select.mesh_max_bytes and at most select.mesh_max_ranks ranks: for all-reduce
 //      single-step mesh when it pays (single_step_mesh_pays), else mesh;
-//   4. below select.rdh_max_bytes with a power-of-two number of ranks: rdh;
+//   4. below select.rdh_max_bytes with a power-of-two number of ranks: rdh, where its partners
+//      are neighbours (a switch, or torus dimensions of at most 4: INTRA's 4x4 torus "seen as a
+//      4D hyper-cube"); on wider tori its partners 2^k apart are up to 2^(k-1) hops away and
+//      the steps it saves cost more than they save (bench/collective_probes.py);
 //   5. kangaring when the group pairs the ranks of its chips (INTRA: "better than Ring at all
 //      sizes" there);
 //   6. torus-ring when the ranks fill torus servers on two or more axes (a ring per dimension:
@@ -53,6 +56,14 @@ std::string select_inter(const Context& ctx) {
   return "ring";
 }
 
+bool rdh_partners_adjacent(const Network& net) {
+  const Topology& topo = net.topology();
+  if (!topo.is_torus()) return true;
+  for (int64_t d : topo.dims())
+    if (d > 4) return false;
+  return true;
+}
+
 const Algorithm& select_algorithm(const Context& ctx) {
   const RuntimeSpec& rt = *ctx.runtime;
   const Algorithm& mesh = find_algorithm("mesh");
@@ -78,7 +89,8 @@ const Algorithm& select_algorithm(const Context& ctx) {
     return mesh;
   }
   const Algorithm& rdh = find_algorithm("rdh");
-  if (bytes < rt.rdh_max_bytes && rdh.why_not(ctx).empty()) return rdh;
+  if (bytes < rt.rdh_max_bytes && rdh_partners_adjacent(*ctx.net) && rdh.why_not(ctx).empty())
+    return rdh;
   const Algorithm& kanga = find_algorithm("kangaring");
   if (kanga.why_not(ctx).empty()) return kanga;
   const Algorithm& torus = find_algorithm("torus-ring");

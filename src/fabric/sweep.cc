@@ -126,6 +126,10 @@ nlohmann::json sweep_json(const Fabric& f, const std::vector<CollectiveResult>& 
   j["chips"] = f.system().chips();
   j["ranks"] = f.network().ranks();
   j["ranks_per_chip"] = f.network().ranks_per_chip();
+  // What a bound needs: a rank's collective DMA rate (a reduction costs `red` times its bytes).
+  j["rank_dma_gbps"] = f.network().dma_bytes_per_s() / 1e9;
+  j["reduction_dma_factor"] = f.network().near_memory_accumulation() ? 1 : 2;
+  j["step_latency_us"] = static_cast<double>(f.network().step_latency().v) * 1e-6;
   j["launch_us"] = f.runtime().launch_us;
   j["overlap_us"] = f.runtime().overlap_us;
   j["peer_sync_us"] = f.runtime().peer_sync_us;

@@ -82,11 +82,13 @@ TEST(Timing, AllToAllOnTheSwitchPaysNoHopCount) {
 TEST(Timing, TheTwoDimensionalTorusBeatsARingOfTheSameSize) {
   const Fabric torus = make("trn2.48xlarge", RankUnit::kChip, 16);
   const Fabric ring = make(kData + "ring16.toml", RankUnit::kChip, 16);
-  // The networks alone: both pay the same handshakes for the same algorithm.
+  // Each with its own choice (rdh on the 4x4 torus, whose partners are neighbours; the ring on
+  // the 16-chip ring, where rdh's are not): whole times, handshakes included.
   for (int64_t bytes : {64 * kKiB, 4 * kMiB, 32 * kMiB}) {
-    EXPECT_LT(data_us(sim(torus, Op::kAllReduce, bytes)), data_us(sim(ring, Op::kAllReduce, bytes)))
+    EXPECT_LT(sim(torus, Op::kAllReduce, bytes).device, sim(ring, Op::kAllReduce, bytes).device)
         << bytes;
   }
+  // The networks alone: both pay the same handshakes for the same algorithm.
   for (int64_t bytes : {kMiB, 256 * kMiB})
     EXPECT_LT(data_us(sim(torus, Op::kAllToAll, bytes)), data_us(sim(ring, Op::kAllToAll, bytes)));
   EXPECT_LE(data_us(sim(torus, Op::kAllReduce, kGiB)), data_us(sim(ring, Op::kAllReduce, kGiB)));
