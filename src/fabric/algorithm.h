@@ -68,6 +68,7 @@ Algorithm single_step_mesh_algorithm();
 Algorithm rdh_algorithm();
 Algorithm hierarchical_algorithm();
 Algorithm torus_ring_algorithm();
+Algorithm pairwise_algorithm();
 
 // Why KangaRing cannot pair a group's ranks ("" when it can): every chip used must hold an
 // even number (>= 2) of the group's ranks, consecutive in ring order (algo_kangaring.cc).

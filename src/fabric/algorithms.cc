@@ -12,7 +12,7 @@ std::span<const Algorithm> algorithms() {
       ring_algorithm(),       kangaring_algorithm(),
       mesh_algorithm(),       single_step_mesh_algorithm(),
       rdh_algorithm(),        hierarchical_algorithm(),
-      torus_ring_algorithm(),
+      torus_ring_algorithm(), pairwise_algorithm(),
   };
   return list;
 }

@@ -1,7 +1,8 @@
 // The algorithm choice, after the Neuron runtime's published sweet ranges (INTRA "Algorithm
 // Summary": Mesh < 1 MB, RDH 1-56 MB, KangaRing > 56 MB, Ring as the fallback; INTER for the
 // stages of hierarchical collectives), with the thresholds from the runtime file:
-//   1. all-to-all(-v), broadcast, permute: mesh (the only algorithm that implements them);
+//   1. all-to-all up to select.mesh_max_ranks ranks, all-to-all-v, broadcast, permute: mesh;
+//      all-to-all beyond: pairwise (one peer a step, memory linear in ranks);
 //   2. all-reduce, reduce-scatter, all-gather over two or more servers: hierarchical, when
 //      every server has the same ranks (stages: select_intra, select_inter);
 //   3. below select.mesh_max_bytes and at most select.mesh_max_ranks ranks: for all-reduce
@@ -67,6 +68,10 @@ bool rdh_partners_adjacent(const Network& net) {
 const Algorithm& select_algorithm(const Context& ctx) {
   const RuntimeSpec& rt = *ctx.runtime;
   const Algorithm& mesh = find_algorithm("mesh");
+  if (ctx.op == Op::kAllToAll && ctx.ranks() > rt.mesh_max_ranks) {
+    const Algorithm& pairwise = find_algorithm("pairwise");
+    if (pairwise.why_not(ctx).empty()) return pairwise;
+  }
   if (ctx.op == Op::kAllToAll || ctx.op == Op::kAllToAllV || ctx.op == Op::kBroadcast ||
       ctx.op == Op::kPermute)
     return mesh;

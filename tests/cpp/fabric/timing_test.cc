@@ -115,6 +115,9 @@ TEST(Timing, FoldedAgreesWithPerRank) {
       {"trn2.48xlarge", RankUnit::kChip, 64, 4, 16, Op::kAllReduce, "hierarchical"},
       {"trn4-ultraserver", RankUnit::kChip, 32, 4, 8, Op::kAllReduce, "hierarchical"},
       {"trn2.48xlarge", RankUnit::kChip, 32, 2, 16, Op::kAllReduce, "ring"},
+      {"trn2.48xlarge", RankUnit::kChip, 16, 1, 0, Op::kAllReduce, "torus-ring"},
+      {"trn3-ultraserver-64", RankUnit::kChip, 128, 2, 64, Op::kAllToAll, "pairwise"},
+      {"trn2.48xlarge", RankUnit::kChip, 32, 2, 16, Op::kAllToAll, "pairwise"},
   };
   for (const Case& c : cases) {
     std::vector<arch::Override> sets;
