@@ -69,6 +69,7 @@ Algorithm rdh_algorithm();
 Algorithm hierarchical_algorithm();
 Algorithm torus_ring_algorithm();
 Algorithm pairwise_algorithm();
+Algorithm pipeline_algorithm();
 
 // Why KangaRing cannot pair a group's ranks ("" when it can): every chip used must hold an
 // even number (>= 2) of the group's ranks, consecutive in ring order (algo_kangaring.cc).

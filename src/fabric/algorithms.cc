@@ -13,6 +13,7 @@ std::span<const Algorithm> algorithms() {
       mesh_algorithm(),       single_step_mesh_algorithm(),
       rdh_algorithm(),        hierarchical_algorithm(),
       torus_ring_algorithm(), pairwise_algorithm(),
+      pipeline_algorithm(),
   };
   return list;
 }

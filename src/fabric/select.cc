@@ -2,7 +2,8 @@
 // Summary": Mesh < 1 MB, RDH 1-56 MB, KangaRing > 56 MB, Ring as the fallback; INTER for the
 // stages of hierarchical collectives), with the thresholds from the runtime file:
 //   1. all-to-all up to select.mesh_max_ranks ranks, all-to-all-v, broadcast, permute: mesh;
-//      all-to-all beyond: pairwise (one peer a step, memory linear in ranks);
+//      all-to-all beyond: pairwise (one peer a step, memory linear in ranks); broadcast from
+//      select.mesh_max_bytes: pipeline (chunks along a ring, not r-1 copies from the root);
 //   2. all-reduce, reduce-scatter, all-gather over two or more servers: hierarchical, when
 //      every server has the same ranks (stages: select_intra, select_inter);
 //   3. below select.mesh_max_bytes and at most select.mesh_max_ranks ranks: for all-reduce
@@ -72,6 +73,8 @@ const Algorithm& select_algorithm(const Context& ctx) {
     const Algorithm& pairwise = find_algorithm("pairwise");
     if (pairwise.why_not(ctx).empty()) return pairwise;
   }
+  if (ctx.op == Op::kBroadcast && static_cast<double>(ctx.bytes()) >= rt.mesh_max_bytes)
+    return find_algorithm("pipeline");
   if (ctx.op == Op::kAllToAll || ctx.op == Op::kAllToAllV || ctx.op == Op::kBroadcast ||
       ctx.op == Op::kPermute)
     return mesh;

@@ -137,6 +137,14 @@ TEST(Functional, AllToAllBroadcastPermute) {
   for (int64_t r = 0; r < n; ++r)
     for (int64_t e = 0; e < count; ++e)
       ASSERT_EQ(value(num::fp32(), b.data[r][e]), input_value(5, e));
+  // Pipelined along a ring from the root, in chunks: the same result.
+  req.algorithm = "pipeline";
+  b = inputs(num::fp32(), n, count);
+  EXPECT_EQ(f.run(req, b).rfind("pipeline(", 0), 0u);
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t e = 0; e < count; ++e)
+      ASSERT_EQ(value(num::fp32(), b.data[r][e]), input_value(5, e)) << "pipeline rank " << r;
+  req.algorithm = "auto";
   req.op = Op::kPermute;
   req.perm = {3, 0, 1, 2, 5, 4, 7, 6, 9, 8, 11, 10};
   b = inputs(num::fp32(), n, count);

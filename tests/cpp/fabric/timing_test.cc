@@ -180,6 +180,21 @@ TEST(Timing, DeterministicAndSelectsByTheDocumentedRule) {
                InputError);
 }
 
+// Broadcast of 1 GiB over the 32 cores of a trn1.32xlarge: the mesh sends 31 copies through
+// the root's collective DMA (31 S / B); the pipeline about S / B plus the fill, and the rule
+// picks it from select.mesh_max_bytes.
+TEST(Timing, PipelinedBroadcastBeatsTheRootsCopies) {
+  const Fabric f = make("trn1.32xlarge", RankUnit::kCore, 32);
+  const double B = f.network().dma_bytes_per_s(), S = static_cast<double>(kGiB);
+  const CollectiveResult mesh = sim(f, Op::kBroadcast, kGiB, "mesh");
+  const CollectiveResult pipe = sim(f, Op::kBroadcast, kGiB);
+  EXPECT_EQ(pipe.algorithm.rfind("pipeline(", 0), 0u) << pipe.algorithm;
+  EXPECT_GT(us(mesh.device) * 1e-6, 31 * S / B);
+  EXPECT_GT(us(pipe.device) * 1e-6, S / B);
+  EXPECT_LT(us(pipe.device) * 1e-6, 1.5 * S / B);
+  EXPECT_EQ(sim(f, Op::kBroadcast, 64 * kKiB).algorithm, "mesh");
+}
+
 TEST(Timing, TheSmallestCollectiveCostsTheLaunch) {
   const Fabric f = make("trn1.32xlarge", RankUnit::kCore, 2);
   EXPECT_EQ(sim(f, Op::kAllReduce, 8).time, Picoseconds(58'000'000));
