@@ -42,6 +42,7 @@ struct CollectiveOptions {
   std::vector<std::string> sets;
   std::string resume;  // the sweep's journal (sweep_journal.h)
   int64_t groups = 1;  // concurrent communicators of the same collective (concurrent.h)
+  int ring_directions = 2;
   std::string group_layout = "contiguous";
 };
 
@@ -64,7 +65,8 @@ nlohmann::json sweep_identity(const CollectiveOptions& o) {
           {"per_rank", o.per_rank},
           {"sets", o.sets},
           {"groups", o.groups},
-          {"group_layout", o.group_layout}};
+          {"group_layout", o.group_layout},
+          {"ring_directions", o.ring_directions}};
 }
 
 // K groups of the ranks run the same collective at once: the row is the slowest group's, with
@@ -123,6 +125,7 @@ void run_collective(const CollectiveOptions& o, Io& io) {
   req.algorithm = o.algorithm;
   req.intra = o.intra;
   req.inter = o.inter;
+  req.ring_directions = o.ring_directions;
   req.root = o.root;
   req.placement = pl;
   req.folded = !o.per_rank;
@@ -196,6 +199,9 @@ void setup_collective_command(CLI::App& app, Io& io) {
       ->capture_default_str();
   sub->add_option("--set", o->sets, "override a system or runtime key: --set cluster.servers=8");
   sub->add_flag("--per-rank", o->per_rank, "simulate every rank and step (no folding)");
+  sub->add_option("--ring-directions", o->ring_directions,
+                  "ring, torus-ring: 2 runs every cycle both ways (default), 1 one way")
+      ->check(CLI::IsMember({1, 2}));
   sub->add_option("--groups", o->groups,
                   "run the collective on this many equal groups of the ranks at once, sharing "
                   "the system (the row is the slowest group's; --json lists every group)")

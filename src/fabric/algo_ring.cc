@@ -2,7 +2,8 @@
 // reduce-scatter then an all-gather around the ring, 2(r-1) steps of S/r per rank. Several
 // rings run at once ("multiple cycles ... in parallel for full wire bandwidth"): one per
 // Hamiltonian order the topology offers (a snake per torus dimension), each carrying a slice
-// of every block; the links they share are shared max-min fairly.
+// of every block, in both directions unless Context::ring_directions is 1; the links they share
+// are shared max-min fairly.
 #include "fabric/algorithm.h"
 #include "fabric/ring_steps.h"
 
@@ -49,7 +50,11 @@ Algorithm ring_algorithm() {
         return "ring implements all-reduce, reduce-scatter and all-gather";
       },
       [](const Context& ctx) {
-        auto s = std::make_shared<RingShape>(RingShape{ctx.net->ring_orders(), ctx.count});
+        // The network lists every cycle forward, then each reversed (network.h).
+        std::vector<std::vector<int32_t>> orders = ctx.net->ring_orders();
+        const size_t forward = ctx.net->topology().server_ring_orders().size();
+        if (ctx.ring_directions == 1 && orders.size() > forward) orders.resize(forward);
+        auto s = std::make_shared<RingShape>(RingShape{std::move(orders), ctx.count});
         Plan plan{"ring", {}};
         if (ctx.op != Op::kAllGather) plan.phases.push_back(rs_phase(s));
         if (ctx.op != Op::kReduceScatter) plan.phases.push_back(ag_phase(s));

@@ -95,7 +95,7 @@ struct Shape {
   Grid grid;
   int64_t count, ranks;
   bool sizes_only;
-  static constexpr int64_t kDirections = 2;
+  int64_t directions;  // 2: each ring both ways, each carrying half of every segment; 1: one
 
   // The rings along `axis`: for each combination of the other axes, the ranks in axis order.
   std::vector<std::vector<int32_t>> rings(size_t axis) const {
@@ -124,7 +124,7 @@ struct Shape {
     const int64_t inner = grid.stride(axis + 1), outer = ranks / inner;
     for (int64_t o = 0; o < outer; ++o) {
       const int32_t q = grid.rank_at[static_cast<size_t>(fixed + o * inner)];
-      pieces.add(slice(block_range(count, ranks, q), kDirections, dir));
+      pieces.add(slice(block_range(count, ranks, q), directions, dir));
     }
     pieces.flush();
   }
@@ -136,7 +136,7 @@ Phase axis_phase(const std::shared_ptr<const Shape>& s, size_t axis, bool reduce
   return {fmt::format("{} axis {}", reduce ? "reduce-scatter" : "all-gather", axis), m - 1, true,
           [s, rings, axis, reduce](int64_t k, std::vector<Transfer>& out) {
             for (const auto& ring : *rings) {
-              for (int64_t dir = 0; dir < Shape::kDirections; ++dir) {
+              for (int64_t dir = 0; dir < s->directions; ++dir) {
                 std::vector<int32_t> order = ring;
                 if (dir == 1) std::reverse(order.begin(), order.end());
                 // Segment j is the one position j of the forward ring owns.
@@ -170,8 +170,8 @@ Algorithm torus_ring_algorithm() {
       },
       [](const Context& ctx) {
         std::string why;
-        auto s = std::make_shared<Shape>(
-            Shape{make_grid(*ctx.net, why), ctx.count, ctx.ranks(), ctx.sizes_only});
+        auto s = std::make_shared<Shape>(Shape{make_grid(*ctx.net, why), ctx.count, ctx.ranks(),
+                                               ctx.sizes_only, ctx.ring_directions});
         Plan plan{"torus-ring", {}};
         const size_t axes = s->grid.size.size();
         if (ctx.op != Op::kAllGather)

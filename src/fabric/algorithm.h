@@ -31,6 +31,8 @@ struct Context {
   // Hierarchical stages: "" picks by the documented rule (select.cc); else intra "ring" or
   // "kangaring", inter "ring", "rdh" or "tree".
   std::string intra, inter;
+  // Rings (ring, torus-ring): 2 = both directions of every cycle (the default), 1 = one.
+  int ring_directions = 2;
 
   int64_t ranks() const { return net->ranks(); }
   int64_t bytes() const { return count * elem_bytes; }

@@ -31,6 +31,9 @@ Context Fabric::context(const CollectiveRequest& req) const {
   ctx.runtime = &runtime_;
   ctx.intra = req.intra;
   ctx.inter = req.inter;
+  if (req.ring_directions != 1 && req.ring_directions != 2)
+    throw InputError("--ring-directions", std::to_string(req.ring_directions), "expected 1 or 2");
+  ctx.ring_directions = req.ring_directions;
   const int64_t n = net_->ranks();
   ctx.count = req.bytes / ctx.elem_bytes;
   ctx.root = req.root;

@@ -25,6 +25,7 @@ struct CollectiveRequest {
   Placement placement;
   std::string algorithm = "auto";
   std::string intra, inter;  // hierarchical stages; "" = by rule (Context)
+  int ring_directions = 2;   // ring, torus-ring: 2 = both directions of every cycle, 1 = one
   int32_t root = 0;
   std::vector<int32_t> perm;               // permute; empty: rank i -> i+1
   std::vector<std::vector<int64_t>> a2av;  // all-to-all-v elements; empty: even

@@ -362,6 +362,19 @@ TEST(Algorithms, TorusRingRunsARingPerDimension) {
     EXPECT_LT(t.time, f.simulate(req).time) << bytes;
     req.algorithm = "torus-ring";
   }
+  // One direction only: the same steps, half the links, so a large one takes longer.
+  req.bytes = kGiB;
+  const CollectiveResult both = f.simulate(req);
+  req.ring_directions = 1;
+  const CollectiveResult one = f.simulate(req);
+  EXPECT_EQ(one.timing.phases.size(), both.timing.phases.size());
+  EXPECT_GT(one.device, both.device);
+  req.algorithm = "ring";
+  EXPECT_GT(f.simulate(req).device, both.device);
+  req.ring_directions = 3;
+  EXPECT_THROW(f.simulate(req), InputError);
+  req.ring_directions = 2;
+  req.algorithm = "torus-ring";
   // Cores as an axis too: trn1 (2 cores a chip, 4 x 4 chips) has three axes.
   const Fabric cores = make("trn1.32xlarge", RankUnit::kCore, 32);
   req.bytes = 64 * kMiB;
