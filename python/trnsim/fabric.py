@@ -12,6 +12,10 @@ numpy arrays and presents the results.
     r.time_us, r.busbw_gib_s, r.algorithm, r.phases[0].name
     comm.all_reduce(sizes="1KiB:1GiB:4")                   # a sweep: one record per size
 
+    tp = [fabric.Group("all-reduce", g, bytes="64MiB") for g in comm.split(8)]
+    res = comm.concurrent(tp)                              # 8 groups at once, sharing the system
+    res.makespan_us, res.groups[0].time_us, res.slowest    # a ConcurrentResult
+
     small = fabric.Fabric("trn1.32xlarge", ranks=4)
     out = small.all_reduce(arrays=[np.full(8, r, np.float32) for r in range(4)])
     out[0], out.algorithm                                  # functional: arrays per rank
@@ -37,7 +41,8 @@ import dataclasses
 import json
 import keyword
 import numbers
-from typing import Any
+import re
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -46,6 +51,7 @@ from trnsim._paths import export_spec_dir
 
 __all__ = [
     "System", "Fabric", "Communicator", "Record", "CollectiveResult", "CollectiveOutput",
+    "Group", "ConcurrentResult",
     "systems", "runtimes", "collectives", "algorithms", "system_keys", "runtime_keys",
     "DEFAULT_RUNTIME",
 ]
@@ -57,7 +63,7 @@ _OPTION_NAMES = (
     ("--ranks-per-server", "ranks_per_server"), ("--rank-unit", "rank_unit"),
     ("--ranks", "ranks"), ("--lnc", "lnc"), ("--root", "root"), ("--perm", "perm"),
     ("--algorithm", "algorithm"), ("--intra/--inter", "intra/inter"), ("--servers", "servers"),
-    ("--set", "set"),
+    ("--set", "set"), ("--group-layout", "layout"), ("--groups", "groups"),
 )
 
 
@@ -342,6 +348,63 @@ class CollectiveOutput:
         return iter(self.arrays)
 
 
+@dataclasses.dataclass
+class Group:
+    """One communicator of a concurrent run (``Fabric.concurrent``): a collective in timing
+    mode on some of the fabric's ranks.
+
+    ``ranks`` lists the fabric's (global) rank of each group rank, in group order
+    (``Fabric.split`` gives equal groups); ``bytes`` is the group's full tensor (an int or
+    ``"64MiB"``; one size). The rest are the arguments of ``Fabric.collective``, in the
+    group's own ranks: ``root`` is a group rank, ``perm`` and ``counts`` have one entry per
+    group rank.
+    """
+
+    op: str
+    ranks: Sequence[int]
+    bytes: Any = None
+    _: dataclasses.KW_ONLY
+    dtype: Any = None
+    algorithm: str = "auto"
+    intra: str | None = None
+    inter: str | None = None
+    root: int = 0
+    perm: Any = None
+    counts: Any = None
+
+
+@dataclasses.dataclass(frozen=True)
+class ConcurrentResult:
+    """Groups that ran at once (``Fabric.concurrent``): ``groups`` one CollectiveResult per
+    group, in the order given (each the group's time, device time, phases and traffic with
+    the others running; the fields of a ``trnsim collective --json`` row), ``ranks`` each
+    group's global ranks, and ``makespan_us`` the slowest group's time (launch included).
+    Indexable as the list of group results: ``res[g]``."""
+
+    groups: tuple[CollectiveResult, ...]
+    makespan_us: float
+    ranks: tuple[tuple[int, ...], ...]
+
+    @property
+    def slowest(self) -> CollectiveResult:
+        """The slowest group's result (the first of equals): the row ``trnsim collective
+        --groups K`` prints."""
+        return max(self.groups, key=lambda r: r.time_us)
+
+    def to_dict(self) -> dict:
+        return {"groups": [g.to_dict() for g in self.groups], "makespan_us": self.makespan_us,
+                "ranks": [list(r) for r in self.ranks]}
+
+    def __len__(self) -> int:
+        return len(self.groups)
+
+    def __getitem__(self, g):
+        return self.groups[g]
+
+    def __iter__(self):
+        return iter(self.groups)
+
+
 # --- fabrics ---------------------------------------------------------------------------------
 
 def _op_name(op, where: str) -> str:
@@ -487,21 +550,7 @@ class Fabric:
                              "not both")
         if not given and arrays is None:
             raise ValueError(f"{w}: give bytes= (timing mode) or arrays= (functional mode)")
-        algorithm = _check.string(algorithm, f"{w}: algorithm")
-        known = ["auto", *algorithms()]
-        if algorithm not in known:
-            raise ValueError(f"{w}: algorithm: unknown algorithm {algorithm!r}; known: "
-                             f"{', '.join(known)}")
-        intra = "" if intra is None else _check.string(intra, f"{w}: intra")
-        inter = "" if inter is None else _check.string(inter, f"{w}: inter")
-        n = self.ranks
-        root = _check.integer(root, f"{w}: root", 0, n - 1)
-        if root and op != "broadcast":
-            raise ValueError(f"{w}: root: only broadcast has a root")
-        perm = self._perm(perm, op, w)
-        a2av = self._counts(counts, op, w)
-        common = dict(algorithm=algorithm, intra=intra, inter=inter, root=root, perm=perm,
-                      a2av=a2av)
+        common = self._common(op, w, self.ranks, algorithm, intra, inter, root, perm, counts)
         if arrays is not None:
             if per_rank:
                 raise ValueError(f"{w}: per_rank: applies to timing mode (bytes=)")
@@ -544,13 +593,104 @@ class Fabric:
         """Permute (rank i to rank ``perm[i]``, default i+1 mod ranks): see collective()."""
         return self.collective("permute", bytes, **kwargs)
 
+    # -- concurrent groups --
+    def split(self, groups: int, layout: str = "contiguous") -> list[list[int]]:
+        """The ranks split in ``groups`` equal groups, as ``--groups K --group-layout``
+        splits them: ``"contiguous"`` (group g holds ranks g*n/K .. (g+1)*n/K-1, e.g. one
+        server each) or ``"strided"`` (group g holds g, g+K, g+2K, ...: one rank of every
+        block of K)."""
+        w = "Fabric.split"
+        n = self.ranks
+        k = _check.integer(groups, f"{w}: groups", 1, n)
+        _check.string(layout, f"{w}: layout")
+        if layout not in ("contiguous", "strided"):
+            raise ValueError(f"{w}: layout: expected 'contiguous' or 'strided', got {layout!r}")
+        if n % k:
+            raise ValueError(f"{w}: groups: {k} groups do not split the {n} ranks evenly")
+        return [list(g) for g in _core_call(w, _core.fabric_split_ranks, n, k, layout)]
+
+    def concurrent(self, groups) -> ConcurrentResult:
+        """Several collectives at once on this fabric (timing mode): ``groups`` a list of
+        ``fabric.Group``, each a collective on some of the ranks (TP groups in every server
+        while DP groups cross servers; nccom-test's multi-stream mode).
+
+        Each group runs its own plan, step by step as alone (its plan is the one a
+        communicator of its size and ranks per server would run), while its flows share
+        links, collective DMA, HBM and NICs max-min fairly with whatever flows of the other
+        groups run at that moment. Not folded: every flow is simulated (at most 65,536 in
+        flight at once). Returns a ConcurrentResult. A group's ranks must be distinct
+        ranks of this fabric with the same number on every server the group uses; groups
+        may share ranks.
+        """
+        w = "Fabric.concurrent"
+        items = _check.items(groups, f"{w}: groups", "a list of fabric.Group")
+        if not items:
+            raise ValueError(f"{w}: groups: an empty list (give at least one fabric.Group)")
+        args, rank_lists = [], []
+        for i, g in enumerate(items):
+            gw = f"{w}: groups[{i}]"
+            if not isinstance(g, Group):
+                raise TypeError(f"{gw}: expected a fabric.Group, got {type(g).__name__}")
+            op = _op_name(g.op, gw)
+            ranks = self._group_ranks(g.ranks, gw)
+            if g.bytes is None:
+                raise ValueError(f"{gw}: bytes: give the group's tensor size (an int or "
+                                 "'64MiB')")
+            sizes, single = self._sizes(g.bytes, "bytes", gw)
+            if not single:
+                raise ValueError(f"{gw}: bytes: one size per group, not a sweep or a list")
+            fmt = numerics.format_name("fp32" if g.dtype is None else g.dtype, f"{gw}: dtype")
+            c = self._common(op, gw, len(ranks), g.algorithm, g.intra, g.inter, g.root, g.perm,
+                             g.counts)
+            args.append((op, sizes[0], fmt, c["algorithm"], c["intra"], c["inter"], c["root"],
+                         c["perm"], c["a2av"], ranks))
+            rank_lists.append(tuple(ranks))
+        try:
+            texts, makespan = _check.call(self._core.concurrent, w, args)
+        except ValueError as e:
+            # The core names a group "groups: group 3: ..."; Python's index is groups[3].
+            msg = _python_message(str(e))
+            m = re.fullmatch(r"groups: '?group (\d+)'?: (.*)", msg, re.S)
+            if m:
+                msg = f"groups[{m[1]}]: ranks: {m[2]}"
+            raise ValueError(f"{w}: {msg}") from None
+        recs = _records([json.loads(t) for t in texts])
+        return ConcurrentResult(groups=tuple(recs), makespan_us=float(makespan),
+                                ranks=tuple(rank_lists))
+
     # -- argument marshalling --
-    def _perm(self, perm, op: str, w: str) -> list[int]:
+    def _common(self, op: str, w: str, n: int, algorithm, intra, inter, root, perm,
+                counts) -> dict:
+        """The arguments every collective takes, checked for a communicator of n ranks."""
+        algorithm = _check.string(algorithm, f"{w}: algorithm")
+        known = ["auto", *algorithms()]
+        if algorithm not in known:
+            raise ValueError(f"{w}: algorithm: unknown algorithm {algorithm!r}; known: "
+                             f"{', '.join(known)}")
+        intra = "" if intra is None else _check.string(intra, f"{w}: intra")
+        inter = "" if inter is None else _check.string(inter, f"{w}: inter")
+        root = _check.integer(root, f"{w}: root", 0, n - 1)
+        if root and op != "broadcast":
+            raise ValueError(f"{w}: root: only broadcast has a root")
+        return dict(algorithm=algorithm, intra=intra, inter=inter, root=root,
+                    perm=self._perm(perm, op, w, n), a2av=self._counts(counts, op, w, n))
+
+    def _group_ranks(self, ranks, w: str) -> list[int]:
+        n = self.ranks
+        items = _check.items(ranks, f"{w}: ranks", "a list of the fabric's ranks")
+        if not items:
+            raise ValueError(f"{w}: ranks: an empty list (a group needs at least one rank)")
+        out = [_check.integer(r, f"{w}: ranks[{j}]", 0, n - 1) for j, r in enumerate(items)]
+        if len(set(out)) != len(out):
+            dup = next(r for r in out if out.count(r) > 1)
+            raise ValueError(f"{w}: ranks: rank {dup} is listed twice")
+        return out
+
+    def _perm(self, perm, op: str, w: str, n: int) -> list[int]:
         if perm is None:
             return []
         if op != "permute":
             raise ValueError(f"{w}: perm: only permute takes a permutation")
-        n = self.ranks
         items = _check.items(perm, f"{w}: perm", "a list of ranks, one destination per rank")
         dests = [_check.integer(d, f"{w}: perm[{i}]", 0, n - 1) for i, d in enumerate(items)]
         if len(dests) != n:
@@ -561,12 +701,11 @@ class Fabric:
             raise ValueError(f"{w}: perm: not a permutation (rank {dup} receives twice)")
         return dests
 
-    def _counts(self, counts, op: str, w: str) -> list[list[int]]:
+    def _counts(self, counts, op: str, w: str, n: int) -> list[list[int]]:
         if counts is None:
             return []
         if op != "all-to-all-v":
             raise ValueError(f"{w}: counts: only all-to-all-v takes a count matrix")
-        n = self.ranks
         rows = _check.items(counts, f"{w}: counts", f"a {n} x {n} matrix of element counts")
         if len(rows) != n:
             raise ValueError(f"{w}: counts: needs {n} rows (one per sending rank), got "

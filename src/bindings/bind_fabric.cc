@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "arch/arch.h"
@@ -23,6 +24,7 @@
 #include "base/interrupt.h"
 #include "bindings/bindings.h"
 #include "fabric/collective.h"
+#include "fabric/concurrent.h"
 #include "numerics/format.h"
 
 namespace trnsim::bindings {
@@ -208,6 +210,22 @@ OutArray array_of(const std::vector<uint64_t>& codes, int bytes) {
   return OutArray(raw, 1, shape, owner, nullptr, unsigned_container(bytes));
 }
 
+// One group of a concurrent run as Python passes it: (op, bytes, dtype, algorithm, intra, inter,
+// root, perm, a2av, ranks); root, perm and a2av in the group's own ranks, `ranks` the global
+// rank of each group rank.
+using GroupArgs =
+    std::tuple<std::string, int64_t, std::string, std::string, std::string, std::string, int32_t,
+               std::vector<int32_t>, std::vector<std::vector<int64_t>>, std::vector<int32_t>>;
+
+fabric::GroupRequest group_request_of(const GroupArgs& g) {
+  const auto& [op, bytes, dtype, algorithm, intra, inter, root, perm, a2av, ranks] = g;
+  fabric::GroupRequest out;
+  out.req = request_of(args_of(op, dtype, algorithm, intra, inter, root, perm, a2av, false));
+  out.req.bytes = bytes;
+  out.ranks = ranks;
+  return out;
+}
+
 fabric::RankUnit parse_unit(const std::string& unit) {
   if (unit == "core") return fabric::RankUnit::kCore;
   if (unit == "chip") return fabric::RankUnit::kChip;
@@ -277,6 +295,14 @@ void bind_fabric(nb::module_& m) {
       },
       nb::arg("count"), nb::arg("parts"), nb::arg("block"),
       "(offset, length) of block `block` when `count` elements split into `parts` (plan.h).");
+  m.def(
+      "fabric_split_ranks",
+      [](int64_t ranks, int64_t groups, const std::string& layout) {
+        return fabric::split_ranks(ranks, groups, layout);
+      },
+      nb::arg("ranks"), nb::arg("groups"), nb::arg("layout") = "contiguous",
+      "`groups` equal groups of `ranks` ranks, as --groups / --group-layout split them "
+      "(concurrent.h): contiguous or strided.");
 
   nb::class_<fabric::Fabric>(m, "Fabric", "A system, a runtime and ranks placed on the system.")
       .def(
@@ -339,6 +365,26 @@ void bind_fabric(nb::module_& m) {
           nb::arg("a2av") = std::vector<std::vector<int64_t>>{}, nb::arg("folded") = true,
           "Timing mode: one row per size (bytes of the full tensor), each the JSON text of a "
           "`trnsim collective --json` row.")
+      .def(
+          "concurrent",
+          [](const fabric::Fabric& f, const std::vector<GroupArgs>& groups) {
+            std::vector<fabric::GroupRequest> reqs;
+            for (const GroupArgs& g : groups) reqs.push_back(group_request_of(g));
+            fabric::ConcurrentResult c;
+            {
+              const SigintScope sigint(on_main_thread());
+              nb::gil_scoped_release release;
+              c = fabric::simulate_concurrent(f, reqs);
+            }
+            std::vector<std::string> rows;
+            for (const auto& r : c.groups) rows.push_back(dump(fabric::sweep_row_json(r)));
+            return std::make_pair(std::move(rows), static_cast<double>(c.makespan.v) * 1e-6);
+          },
+          nb::arg("groups"),
+          "Concurrent groups (concurrent.h): each group (op, bytes, dtype, algorithm, intra, "
+          "inter, root, perm, a2av, ranks), root/perm/a2av in the group's ranks, `ranks` its "
+          "global ranks. Returns (one `trnsim collective --json` row per group as JSON text, "
+          "makespan in us).")
       .def(
           "run",
           [](const fabric::Fabric& f, const std::vector<Codes>& data, const std::string& op,

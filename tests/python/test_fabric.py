@@ -247,6 +247,147 @@ def test_all_reduce_spelling_of_ops():
     assert a == f.collective("allreduce", bytes=4096) == f.all_reduce(4096)
 
 
+# --- concurrent groups: several communicators at once -------------------------------------------
+
+RING16 = pathlib.Path(__file__).parents[1] / "cpp/data/fabric/ring16.toml"
+
+
+@pytest.mark.parametrize("system,ranks,kw,op,size", [
+    ("trn1.32xlarge", 32, {}, "all-reduce", "64MiB"),
+    ("trn1.32xlarge", 32, {}, "all-gather", "64KiB"),
+    ("trn2.48xlarge", 32, {"rank_unit": "chip", "servers": 2}, "all-reduce", "8MiB"),
+])
+def test_one_group_of_all_ranks_is_the_collective_alone(system, ranks, kw, op, size):
+    comm = fabric.Fabric(system, ranks, **kw)
+    alone = comm.collective(op, bytes=size)
+    res = comm.concurrent([fabric.Group(op, range(ranks), bytes=size)])
+    assert isinstance(res, fabric.ConcurrentResult) and len(res) == 1
+    r = res[0]
+    assert isinstance(r, fabric.CollectiveResult) and type(r) is type(alone)  # the same record
+    assert r.algorithm == alone.algorithm and r.size_bytes == alone.size_bytes
+    # Equal up to the rounding of each step to whole picoseconds.
+    assert r.device_us == pytest.approx(alone.device_us, abs=1e-3)
+    assert r.time_us == pytest.approx(alone.time_us, abs=1e-3)
+    assert (r.sync_us, r.link_bytes, r.efa_bytes, r.hbm_read_bytes, r.hbm_write_bytes) == (
+        alone.sync_us, alone.link_bytes, alone.efa_bytes, alone.hbm_read_bytes,
+        alone.hbm_write_bytes)
+    assert [p.name for p in r.phases] == [p.name for p in alone.phases]
+    assert res.makespan_us == r.time_us and res.slowest is r
+    assert res.ranks == (tuple(range(ranks)),)
+
+
+def test_groups_on_separate_servers_do_not_interfere():
+    comm = fabric.Fabric("trn2.48xlarge", 32, rank_unit="chip", servers=2)
+    halves = comm.split(2)
+    assert halves == [list(range(16)), list(range(16, 32))]
+    groups = [fabric.Group("all-reduce", g, bytes="64MiB") for g in halves]
+    both = comm.concurrent(groups)
+    # One server's group runs the plan a 16-chip communicator runs alone.
+    server = fabric.Fabric("trn2.48xlarge", 16, rank_unit="chip").all_reduce(bytes="64MiB")
+    for g, r in zip(groups, both):
+        alone = comm.concurrent([g])[0]
+        assert r.device_us == pytest.approx(alone.device_us, abs=1e-3)
+        assert r.device_us == pytest.approx(server.device_us, abs=1e-3)
+        assert r.algorithm == server.algorithm
+    assert both.makespan_us == max(r.time_us for r in both)
+
+
+def test_groups_that_share_links_share_their_bandwidth():
+    comm = fabric.Fabric(RING16, 16, rank_unit="chip")  # a what-if 16-chip ring
+    strided = comm.split(2, layout="strided")
+    assert strided[1] == list(range(1, 16, 2))
+    size = "256MiB"
+    groups = [fabric.Group("all-reduce", g, bytes=size, algorithm="ring") for g in strided]
+    alone = comm.concurrent(groups[:1])[0]
+    both = comm.concurrent(groups)
+    data_alone = alone.device_us - alone.sync_us
+    for r in both:  # each ring crosses links the other uses
+        assert r.time_us > alone.time_us
+        assert 1.1 * data_alone < r.device_us - r.sync_us <= 2.0 * data_alone * 1.001
+    # A different collective at once: the all-gather moves half the all-reduce's bytes.
+    mixed = comm.concurrent([groups[0], fabric.Group("all-gather", strided[1], bytes=size,
+                                                     algorithm="ring")])
+    assert mixed[1].op == "all-gather" and mixed[1].device_us < mixed[0].device_us
+    assert mixed[0].device_us >= alone.device_us
+    assert mixed.slowest is mixed[0] and mixed.makespan_us == mixed[0].time_us
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "strided"])
+def test_concurrent_rows_equal_the_commands(layout):
+    want = cli_json("all-reduce", "--system", "trn2.48xlarge", "--ranks", "64", "--sizes",
+                    "16MiB", "--groups", "4", "--group-layout", layout)
+    assert (want["groups"], want["group_layout"]) == (4, layout)
+    comm = fabric.Fabric("trn2.48xlarge", 64)
+    res = comm.concurrent([fabric.Group("all-reduce", g, bytes="16MiB")
+                           for g in comm.split(4, layout)])
+    row = dict(want["rows"][0])
+    every = row.pop("groups")
+    assert row == res.slowest.to_dict()  # the command's row is the slowest group's
+    assert every == [r.to_dict() for r in res]
+    assert res.to_dict()["groups"] == every
+
+
+def test_concurrent_errors_name_the_argument():
+    comm = fabric.Fabric("trn2.48xlarge", 32, rank_unit="chip", servers=2)
+    G = fabric.Group
+    ok = G("all-reduce", range(16), bytes=1024)
+    with pytest.raises(ValueError, match="^Fabric.concurrent: groups: an empty list"):
+        comm.concurrent([])
+    with pytest.raises(TypeError, match="^Fabric.concurrent: groups: expected a list"):
+        comm.concurrent(ok)
+    with pytest.raises(TypeError, match="groups\\[1\\]: expected a fabric.Group, got list"):
+        comm.concurrent([ok, [0, 1]])
+    with pytest.raises(ValueError, match="groups\\[1\\]: op: unknown collective 'all-sum'"):
+        comm.concurrent([ok, G("all-sum", [0, 1], bytes=1024)])
+    with pytest.raises(TypeError, match="groups\\[0\\]: ranks\\[1\\]: expected an integer"):
+        comm.concurrent([G("all-reduce", [0, "1"], bytes=1024)])
+    with pytest.raises(TypeError, match="groups\\[0\\]: ranks: expected a list"):
+        comm.concurrent([G("all-reduce", 4, bytes=1024)])
+    with pytest.raises(ValueError, match="groups\\[0\\]: ranks: an empty list"):
+        comm.concurrent([G("all-reduce", [], bytes=1024)])
+    with pytest.raises(ValueError, match="groups\\[0\\]: ranks\\[1\\]: 32 is out of range"):
+        comm.concurrent([G("all-reduce", [0, 32], bytes=1024)])
+    with pytest.raises(ValueError, match="groups\\[0\\]: ranks: rank 1 is listed twice"):
+        comm.concurrent([G("all-reduce", [0, 1, 1], bytes=1024)])
+    # Two ranks on server 0, one on server 1: the core's check, under Python's index.
+    with pytest.raises(ValueError, match="^Fabric.concurrent: groups\\[1\\]: ranks: needs the "
+                                         "same number of ranks on every server"):
+        comm.concurrent([ok, G("all-reduce", [0, 1, 16], bytes=1024)])
+    with pytest.raises(ValueError, match="groups\\[0\\]: bytes: give the group's tensor size"):
+        comm.concurrent([G("all-reduce", [0, 1])])
+    with pytest.raises(ValueError, match="groups\\[0\\]: bytes: one size per group"):
+        comm.concurrent([G("all-reduce", [0, 1], bytes="1KiB:1MiB")])
+    with pytest.raises(ValueError, match="groups\\[0\\]: dtype: .*fp77"):
+        comm.concurrent([G("all-reduce", [0, 1], bytes=1024, dtype="fp77")])
+    with pytest.raises(ValueError, match="groups\\[0\\]: algorithm: unknown algorithm 'tree'"):
+        comm.concurrent([G("all-reduce", [0, 1], bytes=1024, algorithm="tree")])
+    # root, perm and counts are the group's: a group of 2 has ranks 0 and 1.
+    with pytest.raises(ValueError, match="groups\\[0\\]: root: 2 is out of range"):
+        comm.concurrent([G("broadcast", [5, 6], bytes=1024, root=2)])
+    with pytest.raises(ValueError, match="groups\\[0\\]: perm: needs one destination per rank "
+                                         "\\(2\\), got 3"):
+        comm.concurrent([G("permute", [5, 6], bytes=1024, perm=[1, 0, 0])])
+    with pytest.raises(ValueError, match="groups\\[0\\]: counts: needs 2 rows"):
+        comm.concurrent([G("all-to-all-v", [5, 6], bytes=1024, counts=[[1, 1]])])
+    # A forced algorithm that does not apply to the group: the core's error, as Python names it.
+    with pytest.raises(ValueError, match="^Fabric.concurrent: algorithm: 'kangaring'"):
+        comm.concurrent([G("all-reduce", [0, 1, 2], bytes=1024, algorithm="kangaring")])
+    # Unfolded: more than 65,536 flows in flight at once are refused.
+    big = fabric.Fabric("trn2.48xlarge", 512, servers=8)
+    with pytest.raises(ValueError, match="^Fabric.concurrent: groups: more than 65536 transfers"):
+        big.concurrent([G("all-to-all", g, bytes="64MiB", algorithm="mesh")
+                        for g in big.split(2)])
+    with pytest.raises(ValueError, match="^Fabric.split: groups: 3 groups do not split the 32 "
+                                         "ranks evenly"):
+        comm.split(3)
+    with pytest.raises(ValueError, match="^Fabric.split: groups: 0 is out of range"):
+        comm.split(0)
+    with pytest.raises(ValueError, match="^Fabric.split: layout: expected 'contiguous' or "
+                                         "'strided', got 'diagonal'"):
+        comm.split(2, "diagonal")
+    assert comm.split(4, "strided")[3] == list(range(3, 32, 4))
+
+
 # --- errors: ValueError naming what is wrong ---------------------------------------------------
 
 def test_errors_name_the_argument():
