@@ -371,6 +371,7 @@ class Group:
     root: int = 0
     perm: Any = None
     counts: Any = None
+    ring_directions: int = 2
 
 
 @dataclasses.dataclass(frozen=True)
@@ -519,7 +520,7 @@ class Fabric:
     def collective(self, op: str, bytes=None, *, size=None, sizes=None, arrays=None,
                    dtype=None, algorithm: str = "auto", intra: str | None = None,
                    inter: str | None = None, root: int = 0, perm=None, counts=None,
-                   per_rank: bool = False):
+                   per_rank: bool = False, ring_directions: int = 2):
         """One collective, timed or on data.
 
         Timing mode: ``bytes`` (or ``size`` / ``sizes``, the same thing) is the full tensor's
@@ -535,7 +536,9 @@ class Fabric:
 
         Common: ``algorithm`` ("auto" or a name of algorithms()), ``intra`` / ``inter`` (the
         hierarchical stages), ``root`` (broadcast), ``perm`` (permute: rank i sends to
-        perm[i]), ``counts`` (all-to-all-v: counts[i][j] elements from i to j).
+        perm[i]), ``counts`` (all-to-all-v: counts[i][j] elements from i to j),
+        ``ring_directions`` (ring and torus-ring: 2 runs every cycle both ways, 1 one way;
+        the command's ``--ring-directions``).
         """
         w = f"Fabric.{op.replace('-', '_')}" if isinstance(op, str) else "Fabric.collective"
         op = _op_name(op, w)
@@ -550,7 +553,8 @@ class Fabric:
                              "not both")
         if not given and arrays is None:
             raise ValueError(f"{w}: give bytes= (timing mode) or arrays= (functional mode)")
-        common = self._common(op, w, self.ranks, algorithm, intra, inter, root, perm, counts)
+        common = self._common(op, w, self.ranks, algorithm, intra, inter, root, perm, counts,
+                              ring_directions)
         if arrays is not None:
             if per_rank:
                 raise ValueError(f"{w}: per_rank: applies to timing mode (bytes=)")
@@ -641,9 +645,9 @@ class Fabric:
                 raise ValueError(f"{gw}: bytes: one size per group, not a sweep or a list")
             fmt = numerics.format_name("fp32" if g.dtype is None else g.dtype, f"{gw}: dtype")
             c = self._common(op, gw, len(ranks), g.algorithm, g.intra, g.inter, g.root, g.perm,
-                             g.counts)
+                             g.counts, g.ring_directions)
             args.append((op, sizes[0], fmt, c["algorithm"], c["intra"], c["inter"], c["root"],
-                         c["perm"], c["a2av"], ranks))
+                         c["perm"], c["a2av"], ranks, c["ring_directions"]))
             rank_lists.append(tuple(ranks))
         try:
             texts, makespan = _check.call(self._core.concurrent, w, args)
@@ -652,7 +656,11 @@ class Fabric:
             msg = _python_message(str(e))
             m = re.fullmatch(r"groups: '?group (\d+)'?: (.*)", msg, re.S)
             if m:
-                msg = f"groups[{m[1]}]: ranks: {m[2]}"
+                # The group's ranks (placement) or its request (algorithm, ...), as the core says.
+                about_ranks = re.match(r"(has no ranks|lists a rank|ranks must|needs the same)",
+                                       m[2])
+                inner = m[2] if about_ranks else _python_message(m[2])
+                msg = f"groups[{m[1]}]: {'ranks: ' if about_ranks else ''}{inner}"
             raise ValueError(f"{w}: {msg}") from None
         recs = _records([json.loads(t) for t in texts])
         return ConcurrentResult(groups=tuple(recs), makespan_us=float(makespan),
@@ -660,7 +668,7 @@ class Fabric:
 
     # -- argument marshalling --
     def _common(self, op: str, w: str, n: int, algorithm, intra, inter, root, perm,
-                counts) -> dict:
+                counts, ring_directions=2) -> dict:
         """The arguments every collective takes, checked for a communicator of n ranks."""
         algorithm = _check.string(algorithm, f"{w}: algorithm")
         known = ["auto", *algorithms()]
@@ -672,8 +680,10 @@ class Fabric:
         root = _check.integer(root, f"{w}: root", 0, n - 1)
         if root and op != "broadcast":
             raise ValueError(f"{w}: root: only broadcast has a root")
+        ring_directions = _check.integer(ring_directions, f"{w}: ring_directions", 1, 2)
         return dict(algorithm=algorithm, intra=intra, inter=inter, root=root,
-                    perm=self._perm(perm, op, w, n), a2av=self._counts(counts, op, w, n))
+                    perm=self._perm(perm, op, w, n), a2av=self._counts(counts, op, w, n),
+                    ring_directions=ring_directions)
 
     def _group_ranks(self, ranks, w: str) -> list[int]:
         n = self.ranks

@@ -152,6 +152,7 @@ struct RequestArgs {
   std::vector<int32_t> perm;
   std::vector<std::vector<int64_t>> a2av;
   bool folded = true;
+  int ring_directions = 2;
 };
 
 fabric::CollectiveRequest request_of(const RequestArgs& a) {
@@ -165,14 +166,15 @@ fabric::CollectiveRequest request_of(const RequestArgs& a) {
   req.perm = a.perm;
   req.a2av = a.a2av;
   req.folded = a.folded;
+  req.ring_directions = a.ring_directions;
   return req;
 }
 
 RequestArgs args_of(const std::string& op, const std::string& dtype, const std::string& algorithm,
                     const std::string& intra, const std::string& inter, int32_t root,
                     const std::vector<int32_t>& perm, const std::vector<std::vector<int64_t>>& a2av,
-                    bool folded) {
-  return {op, dtype, algorithm, intra, inter, root, perm, a2av, folded};
+                    bool folded, int ring_directions = 2) {
+  return {op, dtype, algorithm, intra, inter, root, perm, a2av, folded, ring_directions};
 }
 
 // Codes of one rank's buffer: each element's `bytes` little-endian bytes, zero-extended (the
@@ -211,16 +213,16 @@ OutArray array_of(const std::vector<uint64_t>& codes, int bytes) {
 }
 
 // One group of a concurrent run as Python passes it: (op, bytes, dtype, algorithm, intra, inter,
-// root, perm, a2av, ranks); root, perm and a2av in the group's own ranks, `ranks` the global
-// rank of each group rank.
+// root, perm, a2av, ranks, ring_directions); root, perm and a2av in the group's own ranks,
+// `ranks` the global rank of each group rank.
 using GroupArgs =
     std::tuple<std::string, int64_t, std::string, std::string, std::string, std::string, int32_t,
-               std::vector<int32_t>, std::vector<std::vector<int64_t>>, std::vector<int32_t>>;
+               std::vector<int32_t>, std::vector<std::vector<int64_t>>, std::vector<int32_t>, int>;
 
 fabric::GroupRequest group_request_of(const GroupArgs& g) {
-  const auto& [op, bytes, dtype, algorithm, intra, inter, root, perm, a2av, ranks] = g;
+  const auto& [op, bytes, dtype, algorithm, intra, inter, root, perm, a2av, ranks, dirs] = g;
   fabric::GroupRequest out;
-  out.req = request_of(args_of(op, dtype, algorithm, intra, inter, root, perm, a2av, false));
+  out.req = request_of(args_of(op, dtype, algorithm, intra, inter, root, perm, a2av, false, dirs));
   out.req.bytes = bytes;
   out.ranks = ranks;
   return out;
@@ -346,9 +348,9 @@ void bind_fabric(nb::module_& m) {
           [](const fabric::Fabric& f, const std::vector<int64_t>& sizes, const std::string& op,
              const std::string& dtype, const std::string& algorithm, const std::string& intra,
              const std::string& inter, int32_t root, const std::vector<int32_t>& perm,
-             const std::vector<std::vector<int64_t>>& a2av, bool folded) {
-            fabric::CollectiveRequest req =
-                request_of(args_of(op, dtype, algorithm, intra, inter, root, perm, a2av, folded));
+             const std::vector<std::vector<int64_t>>& a2av, bool folded, int ring_directions) {
+            fabric::CollectiveRequest req = request_of(args_of(
+                op, dtype, algorithm, intra, inter, root, perm, a2av, folded, ring_directions));
             std::vector<std::string> rows;
             const SigintScope sigint(on_main_thread());
             nb::gil_scoped_release release;
@@ -363,6 +365,7 @@ void bind_fabric(nb::module_& m) {
           nb::arg("intra") = "", nb::arg("inter") = "", nb::arg("root") = 0,
           nb::arg("perm") = std::vector<int32_t>{},
           nb::arg("a2av") = std::vector<std::vector<int64_t>>{}, nb::arg("folded") = true,
+          nb::arg("ring_directions") = 2,
           "Timing mode: one row per size (bytes of the full tensor), each the JSON text of a "
           "`trnsim collective --json` row.")
       .def(
@@ -382,7 +385,8 @@ void bind_fabric(nb::module_& m) {
           },
           nb::arg("groups"),
           "Concurrent groups (concurrent.h): each group (op, bytes, dtype, algorithm, intra, "
-          "inter, root, perm, a2av, ranks), root/perm/a2av in the group's ranks, `ranks` its "
+          "inter, root, perm, a2av, ranks, ring_directions), root/perm/a2av in the group's ranks, "
+          "`ranks` its "
           "global ranks. Returns (one `trnsim collective --json` row per group as JSON text, "
           "makespan in us).")
       .def(
@@ -391,9 +395,9 @@ void bind_fabric(nb::module_& m) {
              const std::string& dtype, const std::string& algorithm, const std::string& intra,
              const std::string& inter, int32_t root, const std::vector<int32_t>& perm,
              const std::vector<std::vector<int64_t>>& a2av,
-             const std::optional<std::vector<int64_t>>& out_sizes) {
-            fabric::CollectiveRequest req =
-                request_of(args_of(op, dtype, algorithm, intra, inter, root, perm, a2av, true));
+             const std::optional<std::vector<int64_t>>& out_sizes, int ring_directions) {
+            fabric::CollectiveRequest req = request_of(args_of(
+                op, dtype, algorithm, intra, inter, root, perm, a2av, true, ring_directions));
             const int bytes = req.dtype.storage_bytes;
             fabric::Buffers buf;
             size_t count = 0;
@@ -427,6 +431,7 @@ void bind_fabric(nb::module_& m) {
           nb::arg("intra") = "", nb::arg("inter") = "", nb::arg("root") = 0,
           nb::arg("perm") = std::vector<int32_t>{},
           nb::arg("a2av") = std::vector<std::vector<int64_t>>{}, nb::arg("out_sizes") = nb::none(),
+          nb::arg("ring_directions") = 2,
           "Functional mode: `data` one array of dtype codes per rank (the plan's buffer 0). "
           "Returns (algorithm, data buffers, out buffers) as unsigned code arrays.");
 }

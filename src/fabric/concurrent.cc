@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "base/error.h"
+#include "base/interrupt.h"
 #include "fabric/timing.h"
 
 namespace trnsim::fabric {
@@ -250,9 +251,13 @@ ConcurrentResult simulate_concurrent(const Fabric& f, const std::vector<GroupReq
     subs.push_back(
         std::make_unique<Fabric>(f.system(), f.runtime(), group_placement(f, gr.ranks, g)));
     Group& grp = groups[g];
-    grp.ctx = subs.back()->context(gr.req);
-    grp.ctx.sizes_only = true;
-    grp.plan = subs.back()->choose(grp.ctx, gr.req.algorithm).build(grp.ctx);
+    try {
+      grp.ctx = subs.back()->context(gr.req);
+      grp.ctx.sizes_only = true;
+      grp.plan = subs.back()->choose(grp.ctx, gr.req.algorithm).build(grp.ctx);
+    } catch (const InputError& e) {  // say which group's request it was
+      throw InputError("groups", fmt::format("group {}", g), e.what());
+    }
     grp.to_global = gr.ranks;
     grp.timing.hbm_read.assign(chips, 0);
     grp.timing.hbm_write.assign(chips, 0);

@@ -370,7 +370,8 @@ def test_concurrent_errors_name_the_argument():
     with pytest.raises(ValueError, match="groups\\[0\\]: counts: needs 2 rows"):
         comm.concurrent([G("all-to-all-v", [5, 6], bytes=1024, counts=[[1, 1]])])
     # A forced algorithm that does not apply to the group: the core's error, as Python names it.
-    with pytest.raises(ValueError, match="^Fabric.concurrent: algorithm: 'kangaring'"):
+    with pytest.raises(ValueError,
+                       match=r"^Fabric.concurrent: groups\[0\]: algorithm: 'kangaring'"):
         comm.concurrent([G("all-reduce", [0, 1, 2], bytes=1024, algorithm="kangaring")])
     # Unfolded: more than 65,536 flows in flight at once are refused.
     big = fabric.Fabric("trn2.48xlarge", 512, servers=8)
@@ -443,3 +444,24 @@ def test_errors_name_the_argument():
         f.all_to_all(arrays=inputs(4, (6,)))
     with pytest.raises(ValueError, match="counts: all-to-all-v on data needs"):
         f.all_to_all_v(arrays=x)
+
+
+def test_ring_directions_one_way_is_slower_and_checked():
+    comm = fabric.Fabric("trn2.48xlarge", 16, rank_unit="chip")
+    both = comm.all_reduce(bytes="1GiB", algorithm="torus-ring")
+    one = comm.all_reduce(bytes="1GiB", algorithm="torus-ring", ring_directions=1)
+    assert one.algorithm == both.algorithm == "torus-ring"
+    assert one.device_us > both.device_us
+    grp = comm.concurrent([fabric.Group("all-reduce", list(range(16)), "1GiB",
+                                        algorithm="torus-ring", ring_directions=1)])
+    assert abs(grp.groups[0].device_us - one.device_us) < 1e-3
+    with pytest.raises(ValueError, match="ring_directions"):
+        comm.all_reduce(bytes="1MiB", ring_directions=3)
+
+
+def test_concurrent_request_errors_name_the_group():
+    comm = fabric.Fabric("trn2.48xlarge", 32, rank_unit="chip", servers=2)
+    halves = comm.split(2)
+    with pytest.raises(ValueError, match=r"groups\[1\]: .*pairwise"):
+        comm.concurrent([fabric.Group("all-reduce", halves[0], "1MiB"),
+                         fabric.Group("all-reduce", halves[1], "1MiB", algorithm="pairwise")])

@@ -128,6 +128,15 @@ TEST(Concurrent, BadGroupsAreInputErrors) {
   EXPECT_THROW(simulate_concurrent(big, {group(Op::kAllToAll, 64 * kMiB, halves[0], "mesh"),
                                          group(Op::kAllToAll, 64 * kMiB, halves[1], "mesh")}),
                InputError);
+  // A request that does not apply names its group.
+  try {
+    simulate_concurrent(f, {group(Op::kAllReduce, kMiB, iota(0, 16)),
+                            group(Op::kAllReduce, kMiB, iota(16, 16), "pairwise")});
+    ADD_FAILURE() << "pairwise all-reduce accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("group 1"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("pairwise"), std::string::npos) << e.what();
+  }
   EXPECT_THROW(split_ranks(32, 3, "contiguous"), InputError);
   EXPECT_THROW(split_ranks(32, 2, "diagonal"), InputError);
   EXPECT_EQ(split_ranks(8, 2, "contiguous")[1], iota(4, 4));
