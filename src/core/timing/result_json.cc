@@ -25,16 +25,41 @@ nlohmann::json timing_result_json(const TimingResult& r) {
       const uint64_t n = s.by_opcode[static_cast<size_t>(op)];
       if (n != 0) ops[std::string(isa::mnemonic(static_cast<isa::Opcode>(op)))] = n;
     }
-    engines[std::string(isa::engine_name(e))] = {{"instructions", s.instructions},
-                                                 {"busy_ps", s.busy.v},
-                                                 {"background_busy_ps", s.background_busy.v},
-                                                 {"busy_percent", r.busy_percent(e)},
-                                                 {"active_ps", s.active.v},
-                                                 {"active_percent", r.active_percent(e)},
-                                                 {"finish_ps", s.finish.v},
-                                                 {"by_opcode", ops}};
+    nlohmann::json stall = nlohmann::json::object(), on = nlohmann::json::object();
+    for (int k = 0; k < kNumStalls; ++k)
+      stall[stall_name(static_cast<Stall>(k))] = s.stall[static_cast<size_t>(k)].v;
+    for (isa::Engine p : isa::kAllEngines)
+      if (s.waited_on[static_cast<size_t>(p)].v > 0)
+        on[std::string(isa::engine_name(p))] = s.waited_on[static_cast<size_t>(p)].v;
+    const double ns = 1e-3;
+    engines[std::string(isa::engine_name(e))] = {
+        {"instructions", s.instructions},
+        {"busy_ps", s.busy.v},
+        {"background_busy_ps", s.background_busy.v},
+        {"busy_percent", r.busy_percent(e)},
+        {"active_ps", s.active.v},
+        {"active_percent", r.active_percent(e)},
+        {"finish_ps", s.finish.v},
+        {"by_opcode", ops},
+        {"stall_ps", stall},
+        {"waited_on_ps", on},
+        {"idle_ps", s.idle(r.total).v},
+        // The profile's names for the same figures (issue 18), in ns.
+        {"busy_ns", static_cast<double>(s.busy.v) * ns},
+        {"wait_semaphore_ns", static_cast<double>(s.stall[0].v) * ns},
+        {"wait_dma_ns", static_cast<double>(s.stall[1].v) * ns},
+        {"wait_port_ns", static_cast<double>(s.stall[2].v) * ns},
+        {"wait_own_ns", static_cast<double>(s.stall[3].v) * ns},
+        {"wait_barrier_ns", static_cast<double>(s.stall[4].v) * ns},
+        {"idle_ns", static_cast<double>(s.idle(r.total).v) * ns}};
   }
   j["engines"] = engines;
+  const TimingResult::Bound b = r.bound();
+  nlohmann::json shares = nlohmann::json::object();
+  for (isa::Engine e : isa::kAllEngines)
+    shares[std::string(isa::engine_name(e))] = b.engine_share[static_cast<size_t>(e)];
+  shares["dma"] = b.dma_share;
+  j["bound"] = {{"verdict", b.verdict}, {"busy_shares", shares}};
   j["tensor"] = {{"flops", r.tensor_flops},
                  {"peak_flops", r.tensor_peak_flops},
                  {"utilisation", r.tensor_utilisation()}};

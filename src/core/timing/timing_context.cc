@@ -1,5 +1,7 @@
 #include "core/timing/timing_context.h"
 
+#include <algorithm>
+
 #include "core/exec/exec_context.h"
 #include "core/timing/timing_sequencer.h"
 
@@ -11,6 +13,20 @@ void wake(TimingContext& ctx, const SemWakes& w) {
     if (w.engines & (1u << e)) ctx.seq[static_cast<size_t>(e)]->wake(w.at[static_cast<size_t>(e)]);
 }
 }  // namespace
+
+std::vector<uint8_t> semaphore_producers(const TimingProgram& p) {
+  std::vector<uint8_t> out(static_cast<size_t>(std::max(0, p.num_semaphores())), 0);
+  for (isa::Engine e : isa::kAllEngines) {
+    const auto bit = static_cast<uint8_t>(1u << static_cast<int>(e));
+    for (const InstrInfo& info : p.info(e)) {
+      if (info.num_signals == 0) continue;
+      const bool by_dma = info.dma || info.op == isa::Opcode::kSendRecv;
+      for (const isa::SemSignal& s : p.signals(info))
+        if (s.sem < out.size()) out[s.sem] |= by_dma ? kDmaProducer : bit;
+    }
+  }
+  return out;
+}
 
 void TimingContext::apply_signals(std::span<const isa::SemSignal> signals, Picoseconds now) {
   SemWakes w;

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
+#include "isa/names.h"
 #include "isa/op_table.h"
 
 namespace trnsim::core {
@@ -33,6 +36,55 @@ double TimingResult::hbm_gbps() const {
   return static_cast<double>(dma.hbm_read_bytes + dma.hbm_write_bytes) / seconds(total) * 1e-9;
 }
 
+const char* stall_name(Stall s) {
+  switch (s) {
+    case Stall::kSemaphore:
+      return "semaphore";
+    case Stall::kDma:
+      return "dma";
+    case Stall::kPort:
+      return "port";
+    case Stall::kOwn:
+      return "own";
+    case Stall::kBarrier:
+      return "barrier";
+  }
+  return "?";
+}
+
+Picoseconds EngineStats::idle(Picoseconds total) const {
+  Picoseconds used = busy;
+  for (Picoseconds t : stall) used += t;
+  return used < total ? total - used : Picoseconds(0);
+}
+
+TimingResult::Bound TimingResult::bound() const {
+  Bound b;
+  if (total.v <= 0) {
+    b.verdict = "none";
+    return b;
+  }
+  double best = 0;
+  for (isa::Engine e : isa::kAllEngines) {
+    const auto i = static_cast<size_t>(e);
+    b.engine_share[i] = static_cast<double>(engines[i].busy.v) / static_cast<double>(total.v);
+    if (b.engine_share[i] > best) {
+      best = b.engine_share[i];
+      b.verdict = isa::engine_name(e);
+    }
+  }
+  for (Picoseconds t : dma.engine_busy)
+    b.dma_share = std::max(b.dma_share, static_cast<double>(t.v) / static_cast<double>(total.v));
+  if (b.dma_share > best) {
+    best = b.dma_share;
+    b.verdict = "dma";
+  }
+  // Nothing busy half of the run: it is spent waiting (latency of dependent instructions,
+  // semaphores between engines), not on a throughput limit.
+  if (best < 0.5) b.verdict = "latency";
+  return b;
+}
+
 std::string TimingResult::summary() const {
   std::string s = fmt::format("total time: {:.3f} ns ({} ps), {} instructions, {} events\n",
                               ns(total), total.v, instructions, events);
@@ -49,6 +101,26 @@ std::string TimingResult::summary() const {
                      st.instructions, ns(st.busy), busy_percent(e), active_percent(e),
                      ns(st.finish));
   }
+  s += "where each engine's time went (ns): busy, waiting on another engine's semaphore, on DMA, "
+       "on a shared port, on its own earlier instruction, at a barrier; idle\n";
+  for (isa::Engine e : isa::kAllEngines) {
+    const auto& st = engines[static_cast<size_t>(e)];
+    if (st.instructions == 0) continue;
+    std::string on;
+    for (isa::Engine p : isa::kAllEngines) {
+      const Picoseconds w = st.waited_on[static_cast<size_t>(p)];
+      if (w.v > 0)
+        on += fmt::format("{}{} {:.0f}", on.empty() ? " (" : ", ", isa::engine_name(p), ns(w));
+    }
+    if (!on.empty()) on += ")";
+    s += fmt::format(
+        "  {:<5} busy {:.0f}, semaphore {:.0f}{}, dma {:.0f}, port {:.0f}, own {:.0f}, "
+        "barrier {:.0f}; idle {:.0f}\n",
+        isa::engine_name(e), ns(st.busy), ns(st.stall[0]), on, ns(st.stall[1]), ns(st.stall[2]),
+        ns(st.stall[3]), ns(st.stall[4]), ns(st.idle(total)));
+  }
+  const Bound b = bound();
+  s += fmt::format("bound: {}\n", b.verdict);
   s += fmt::format("TensorE: {:.4g} FLOPs, {:.2f}% of the {:.2f} TFLOPS BF16 peak\n", tensor_flops,
                    100.0 * tensor_utilisation(), tensor_peak_flops * 1e-12);
   s += fmt::format(

@@ -15,6 +15,18 @@
 
 namespace trnsim::core {
 
+// Why an engine's next instruction waited (timing_sequencer.h): the time from when its unit
+// could take it until it issued, by the constraint that held it, in turn:
+//   kSemaphore  a semaphore another engine signals (waited_on says which engine);
+//   kDma        a semaphore a DMA transfer's completion signals;
+//   kPort       a shared SBUF/PSUM port another engine held;
+//   kOwn        the engine's own earlier instruction (its result not yet retired, or TensorE's
+//               background LoadStationary);
+//   kBarrier    a core_barrier, until the other cores of the logical core reached theirs.
+enum class Stall : uint8_t { kSemaphore, kDma, kPort, kOwn, kBarrier };
+inline constexpr int kNumStalls = 5;
+const char* stall_name(Stall s);  // "semaphore", "dma", "port", "own", "barrier"
+
 struct EngineStats {
   uint64_t instructions = 0;
   Picoseconds busy;             // sum of datapath occupancy (ii) of its instructions
@@ -25,6 +37,11 @@ struct EngineStats {
   Picoseconds active;
   Picoseconds finish;  // latest completion of its instructions
   std::array<uint64_t, isa::kNumOpcodes> by_opcode{};
+  std::array<Picoseconds, kNumStalls> stall{};            // by Stall
+  std::array<Picoseconds, isa::kNumEngines> waited_on{};  // kSemaphore time by signalling engine
+  // What is left of the run: total - busy - stalls (before its first and after its last
+  // instruction, and issue gaps too short to block on anything).
+  Picoseconds idle(Picoseconds total) const;
 };
 
 struct DmaStats {
@@ -61,6 +78,15 @@ struct TimingResult {
   double tensor_utilisation() const;
   // HBM bytes (read + write) / total time, in GB/s.
   double hbm_gbps() const;
+  // What bounds the run: the engine or the DMA whose busy time is the largest share of the
+  // total, "latency" when none is busy half of the time (the run waits on dependencies), with
+  // the shares (busy / total per engine, the busiest DMA engine for "dma").
+  struct Bound {
+    std::string verdict;
+    std::array<double, isa::kNumEngines> engine_share{};
+    double dma_share = 0;
+  };
+  Bound bound() const;
   // A text report: time, per-engine busy and instruction counts, TensorE utilisation, DMA and
   // HBM figures, high-water marks and faults.
   std::string summary() const;

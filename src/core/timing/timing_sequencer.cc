@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 
 #include "base/interrupt.h"
 #include "core/control/control_step.h"
@@ -61,13 +62,19 @@ void Sequencer::try_issue() {
   uint64_t cycle = clock_.cycle_at_or_after(now);
   while (!finished() && !at_barrier_ && !ctx_.stopped) {
     const InstrInfo& info = info_[pc_];
-    uint64_t ready = std::max(next_issue_cycle_, unit_free_[static_cast<size_t>(info.cost.unit)]);
+    // When its unit can take it (the engine's own pipeline: busy, not a stall), then what
+    // else holds it (EngineStats::stall).
+    const uint64_t unit_ready =
+        std::max(next_issue_cycle_, unit_free_[static_cast<size_t>(info.cost.unit)]);
+    uint64_t ready = unit_ready;
     if (info.cost.waits_background)
       ready = std::max(ready, unit_free_[static_cast<size_t>(Unit::kBackground)]);
     if (info.raw_back != 0 && info.raw_back <= issued_)
       ready = std::max(
           ready, clock_.cycle_at_or_after(retired_[(issued_ - info.raw_back) % retired_.size()]));
     if (ready > cycle) {
+      if (ready > unit_ready && ready > cycle)
+        hold(Stall::kOwn, -1, clock_.cycles_to_ps(std::max(unit_ready, cycle)), now);
       const Picoseconds t = clock_.cycles_to_ps(ready);
       if (t < ctx_.sim.next_time()) {  // nothing else happens before: run on without an event
         cycle = ready;
@@ -78,6 +85,13 @@ void Sequencer::try_issue() {
       return;
     }
     if (const isa::SemWait* w = ctx_.sems.first_unmet(ctx_.prog.waits(info), now)) {
+      const uint8_t by = w->sem < ctx_.sem_producers.size() ? ctx_.sem_producers[w->sem] : 0;
+      const int engine_bits = by & (kDmaProducer - 1);
+      if ((by & kDmaProducer) != 0 || engine_bits == 0)
+        hold(Stall::kDma, -1, clock_.cycles_to_ps(unit_ready), now);
+      else
+        hold(Stall::kSemaphore, std::countr_zero(static_cast<unsigned>(engine_bits)),
+             clock_.cycles_to_ps(unit_ready), now);
       // Woken by the signal, or at once at the time of signals already deferred.
       const Picoseconds at = ctx_.sems.add_waiter(*w, index_, now);
       wake_engines(ctx_, ctx_.ports.withdraw(index_), now);
@@ -88,6 +102,7 @@ void Sequencer::try_issue() {
     if (info.ports != 0) {
       Picoseconds retry;
       if (!ctx_.ports.available(info.ports, index_, now, retry)) {
+        hold(Stall::kPort, -1, clock_.cycles_to_ps(unit_ready), now);
         if (retry.v != INT64_MAX) schedule_try(clock_.next_edge(retry));
         return;  // else woken when the engine ahead of it takes or leaves the port
       }
@@ -114,6 +129,8 @@ void Sequencer::issue(const isa::Instruction& ins, const InstrInfo& info, uint64
   const Picoseconds t0 = clock_.cycles_to_ps(cycle);
   const Picoseconds t_free = clock_.cycles_to_ps(cycle + c.ii);
   const Picoseconds t_done = clock_.cycles_to_ps(cycle + c.latency);
+  if (held_) end_hold(t0);
+  last_issue_ = t0;
   unit_free_[static_cast<size_t>(c.unit)] = cycle + c.ii;
   next_issue_cycle_ = cycle + kIssueCycles;
   if (info.ports != 0) wake_engines(ctx_, ctx_.ports.acquire(info.ports, index_, t_free), t_free);
@@ -121,6 +138,7 @@ void Sequencer::issue(const isa::Instruction& ins, const InstrInfo& info, uint64
   ++stats_.instructions;
   ++stats_.by_opcode[static_cast<size_t>(info.op)];
   (c.unit == Unit::kMain ? stats_.busy : stats_.background_busy) += t_free - t0;
+  if (c.unit == Unit::kMain) main_free_ = std::max(main_free_, t_free);
   // In-order retirement: values and signals take effect at completion, but not before those of
   // an earlier instruction of the same engine (a LoadStationary finishing in the background
   // must not replace the stationary of a matmul still streaming; a sem_signal after a long op
@@ -146,6 +164,7 @@ void Sequencer::issue(const isa::Instruction& ins, const InstrInfo& info, uint64
   if (info.op == isa::Opcode::kCoreBarrier && ctx_.cross != nullptr) {
     // Passes when the other cores are there too; its signals apply then (released()).
     at_barrier_ = true;
+    barrier_since_ = t_retire;
     barrier_index_ = index;
     barrier_id_ = id;
     ctx_.cross->barrier(ctx_.core, *this, t_retire);
@@ -191,11 +210,42 @@ void Sequencer::release_barrier(Picoseconds t) {
 
 void Sequencer::released(Picoseconds now) {
   at_barrier_ = false;
+  if (now > barrier_since_)
+    stats_.stall[static_cast<size_t>(Stall::kBarrier)] += now - barrier_since_;
   last_retire_ = std::max(last_retire_, now);
   stats_.finish = std::max(stats_.finish, now);
   next_issue_cycle_ = std::max(next_issue_cycle_, clock_.cycle_at_or_after(now));
   ctx_.apply_signals(ctx_.prog.signals(info_[barrier_index_]), now);
   wake(now);
+}
+
+void Sequencer::hold(Stall why, int on, Picoseconds since, Picoseconds now) {
+  // A stall starts no earlier than the main unit is through with its last instruction (that
+  // time is busy) and the previous instruction issued (that time was its own wait); it may
+  // start after `now` when the engine tries while its main unit is still busy.
+  const Picoseconds floor = std::max(main_free_, last_issue_);
+  if (!held_) {
+    held_ = true;
+    stall_ = why;
+    stall_on_ = on;
+    stall_since_ = std::max(since, floor);
+    return;
+  }
+  if (why == stall_ && on == stall_on_) return;
+  end_hold(now);  // the time so far goes to what held it so far
+  held_ = true;
+  stall_ = why;
+  stall_on_ = on;
+  stall_since_ = std::max(now, floor);
+}
+
+void Sequencer::end_hold(Picoseconds t) {
+  held_ = false;
+  if (t <= stall_since_) return;
+  const Picoseconds d = t - stall_since_;
+  stats_.stall[static_cast<size_t>(stall_)] += d;
+  if (stall_ == Stall::kSemaphore && stall_on_ >= 0)
+    stats_.waited_on[static_cast<size_t>(stall_on_)] += d;
 }
 
 size_t Sequencer::run_control(const isa::Instruction& ins, uint64_t id) {

@@ -86,6 +86,19 @@ class Sequencer : public sim::Component {
   bool at_barrier_ = false;
   size_t barrier_index_ = 0;
   uint64_t barrier_id_ = 0;
+  Picoseconds barrier_since_;
+
+  // Stall accounting (EngineStats::stall): the current instruction has been held since
+  // stall_since_ by stall_ (and, for a semaphore, by engine stall_on_), until it issues or
+  // another constraint holds it.
+  void hold(Stall why, int on, Picoseconds since, Picoseconds now);
+  void end_hold(Picoseconds t);
+  bool held_ = false;
+  Stall stall_ = Stall::kOwn;
+  int stall_on_ = -1;
+  Picoseconds stall_since_;
+  Picoseconds main_free_;   // when the main unit finishes its latest instruction (busy until)
+  Picoseconds last_issue_;  // when the latest instruction issued
 
   bool try_pending_ = false;
   Picoseconds try_time_;
