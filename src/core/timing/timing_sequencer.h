@@ -12,6 +12,7 @@
 // The five engines differ only in data (clock, costs, units), so one class serves them all.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 
@@ -104,5 +105,34 @@ class Sequencer : public sim::Component {
   Picoseconds try_time_;
   uint64_t try_gen_ = 0;
 };
+
+inline void Sequencer::hold(Stall why, int on, Picoseconds since, Picoseconds now) {
+  // A stall starts no earlier than the main unit is through with its last instruction (that
+  // time is busy) and the previous instruction issued (that time was its own wait); it may
+  // start after `now` when the engine tries while its main unit is still busy.
+  const Picoseconds floor = std::max(main_free_, last_issue_);
+  if (!held_) {
+    held_ = true;
+    stall_ = why;
+    stall_on_ = on;
+    stall_since_ = std::max(since, floor);
+    return;
+  }
+  if (why == stall_ && on == stall_on_) return;
+  end_hold(now);  // the time so far goes to what held it so far
+  held_ = true;
+  stall_ = why;
+  stall_on_ = on;
+  stall_since_ = std::max(now, floor);
+}
+
+inline void Sequencer::end_hold(Picoseconds t) {
+  held_ = false;
+  if (t <= stall_since_) return;
+  const Picoseconds d = t - stall_since_;
+  stats_.stall[static_cast<size_t>(stall_)] += d;
+  if (stall_ == Stall::kSemaphore && stall_on_ >= 0)
+    stats_.waited_on[static_cast<size_t>(stall_on_)] += d;
+}
 
 }  // namespace trnsim::core
