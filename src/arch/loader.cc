@@ -4,6 +4,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <optional>
 
 #include "arch/arch.h"
 #include "arch/leaf.h"
@@ -204,6 +208,70 @@ void finish(ChipSpec& spec) {
   spec.ultracluster.present = group_present(spec, "ultracluster");
 }
 
+// A number with a unit, "9.8TB/s" or "1.2 GHz", becomes { v = 9.8, unit = "TB/s" } for the leaf
+// parser to convert to the key's unit (arch/units.h; a unit of another kind is refused there);
+// "x2" or "*0.5" is the key's current value times the factor. Anything else: nullopt (a plain
+// TOML value, in the key's own unit, which --keys shows).
+std::optional<RawNode> number_with_unit(const KeyInfo& k, const ChipSpec& spec, const Override& o) {
+  if (k.type != ValueType::kFloat && k.type != ValueType::kInt) return std::nullopt;
+  std::string_view v = o.value;
+  while (!v.empty() && v.front() == ' ') v.remove_prefix(1);
+  while (!v.empty() && v.back() == ' ') v.remove_suffix(1);
+  if (v.empty()) return std::nullopt;
+  auto number = [&](std::string_view t) -> std::optional<double> {
+    double x = 0;
+    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), x);
+    if (ec != std::errc() || end != t.data() + t.size() || !std::isfinite(x)) return std::nullopt;
+    return x;
+  };
+  RawNode n;
+  if (v.front() == 'x' || v.front() == '*') {
+    const std::optional<double> f = number(v.substr(1));
+    if (!f || *f < 0) throw InputError("--set", o.key, "expected xFACTOR (a non-negative number)");
+    const std::optional<Value> cur = k.get ? k.get(spec) : std::nullopt;
+    double base = 0;
+    if (cur && std::holds_alternative<double>(*cur))
+      base = std::get<double>(*cur);
+    else if (cur && std::holds_alternative<int64_t>(*cur))
+      base = static_cast<double>(std::get<int64_t>(*cur));
+    else
+      throw InputError("--set", o.key, "has no value to scale (give a number)");
+    const double x = base * *f;
+    if (!std::isfinite(x)) throw InputError("--set", o.key, "the scaled value is not finite");
+    if (k.type == ValueType::kInt) {
+      if (x != std::floor(x) || std::abs(x) > 9.0e18)
+        throw InputError("--set", o.key, fmt::format("{} x {} is not a whole number", base, *f));
+      n.kind = RawNode::Kind::kInt;
+      n.i = static_cast<int64_t>(x);
+    } else {
+      n.kind = RawNode::Kind::kFloat;
+      n.d = x;
+    }
+    return n;
+  }
+  // The longest numeric prefix, then a unit made of letters, '/' and '%'.
+  size_t cut = v.size();
+  while (cut > 0 && (std::isalpha(static_cast<unsigned char>(v[cut - 1])) || v[cut - 1] == '/' ||
+                     v[cut - 1] == '%'))
+    --cut;
+  if (cut == v.size() || cut == 0) return std::nullopt;
+  std::string_view num = v.substr(0, cut), unit = v.substr(cut);
+  while (!num.empty() && num.back() == ' ') num.remove_suffix(1);
+  const std::optional<double> x = number(num);
+  if (!x) return std::nullopt;
+  RawNode val;
+  val.key = "v";
+  val.kind = RawNode::Kind::kFloat;
+  val.d = *x;
+  RawNode u;
+  u.key = "unit";
+  u.kind = RawNode::Kind::kString;
+  u.s = std::string(unit);
+  n.kind = RawNode::Kind::kTable;
+  n.children = {std::move(u), std::move(val)};
+  return n;
+}
+
 }  // namespace
 
 Override parse_override(std::string_view text) {
@@ -225,6 +293,8 @@ void apply_override(ChipSpec& spec, const Override& o) {
     if (!is_utf8(o.value)) throw InputError("--set", o.key, "the value is not UTF-8 text");
     node.kind = RawNode::Kind::kString;
     node.s = o.value;
+  } else if (std::optional<RawNode> n = number_with_unit(*k, spec, o)) {
+    node = std::move(*n);
   } else {
     node = parse_toml_value(o.value, "--set", o.key);
   }

@@ -100,6 +100,29 @@ TEST(SpecWhatIf, SetParsesPerSchemaType) {
                    4 * derive(load_chip("trn2")).at("core.tflops.bf16"));
 }
 
+// Values with units are converted to the key's unit; "xF" scales the current value.
+TEST(SpecWhatIf, SetTakesUnitsAndFactors) {
+  const double hbm = load_chip("trn2").chip.hbm.bandwidth_gbps;
+  EXPECT_DOUBLE_EQ(load_chip("trn2", {parse_override("chip.hbm.bandwidth_gbps=9.8TB/s")})
+                       .chip.hbm.bandwidth_gbps,
+                   9800);
+  EXPECT_NEAR(load_chip("trn2", {parse_override("chip.hbm.bandwidth_gbps=2.9 TiB/s")})
+                  .chip.hbm.bandwidth_gbps,
+              2.9 * 1.099511627776e3, 1e-6);
+  EXPECT_DOUBLE_EQ(
+      load_chip("trn2", {parse_override("chip.hbm.bandwidth_gbps=x2")}).chip.hbm.bandwidth_gbps,
+      2 * hbm);
+  EXPECT_DOUBLE_EQ(
+      load_chip("trn2", {parse_override("core.tensor.clock_ghz=1400MHz")}).core.tensor.clock_ghz,
+      1.4);
+  EXPECT_EQ(load_chip("trn2", {parse_override("chip.cores=x0.5")}).chip.cores,
+            load_chip("trn2").chip.cores / 2);
+  // A bare number is in the key's own unit (trnsim spec --keys shows it).
+  EXPECT_DOUBLE_EQ(
+      load_chip("trn2", {parse_override("chip.hbm.bandwidth_gbps=9.8")}).chip.hbm.bandwidth_gbps,
+      9.8);
+}
+
 void expect_set_error(const std::string& text, const std::string& key, const std::string& says) {
   try {
     load_chip("trn2", {parse_override(text)});
@@ -122,6 +145,10 @@ TEST(SpecWhatIf, SetRejectsBadKeysAndValues) {
   expect_set_error("meta.name=x", "meta.name", "unknown key");
   expect_set_error("ultracluster.members=4", "ultracluster.name", "missing required key");
   expect_set_error("no-equals-sign", "no-equals-sign", "expected key=value");
+  expect_set_error("chip.hbm.bandwidth_gbps=5GHz", "chip.hbm.bandwidth_gbps",
+                   "is not a unit of GB/s");
+  expect_set_error("chip.hbm.bandwidth_gbps=x-1", "chip.hbm.bandwidth_gbps", "xFACTOR");
+  expect_set_error("chip.cores=x0.3", "chip.cores", "not a whole number");
 }
 
 }  // namespace
