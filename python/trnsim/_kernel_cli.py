@@ -177,6 +177,11 @@ def _run(o, command) -> int:
         raise UsageError(f"--mode {o.mode}: expected functional+timing, timing or functional")
     if o.trace and mode == "functional":
         raise UsageError(f"--trace {o.trace}: functional-only runs have no time, hence no trace")
+    if o.trace and not str(o.trace).endswith(".json"):
+        # As the C++ command: a name that promises another format (.ntff, .pftrace) is refused.
+        raise UsageError(f"--trace {o.trace}: traces are written as Chrome / Perfetto JSON: give "
+                         "a .json file name (ui.perfetto.dev opens it); .ntff and protobuf traces "
+                         "are not written")
     if o.save_outputs and mode == "timing":
         raise UsageError(f"--save-outputs {o.save_outputs}: timing-only runs compute no values")
     name, kernel, inputs, chips = _prepare(o, values=mode != "timing")

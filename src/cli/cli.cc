@@ -18,7 +18,8 @@ int run_app(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   for (const std::string& a : args) io.command_line += " " + a;
   CLI::App app{"trnsim: the AWS Trainium family, simulated (bit-accurate, cycle-approximate)",
                "trnsim"};
-  app.set_version_flag("--version", std::string("trnsim ") + TRNSIM_VERSION);
+  app.set_version_flag("--version",
+                       std::string("trnsim ") + TRNSIM_VERSION + " (commit " + commit() + ")");
   app.require_subcommand(0, 1);
   setup_spec_command(app, io);
   setup_collective_command(app, io);

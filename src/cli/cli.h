@@ -21,4 +21,7 @@ inline constexpr int kExitInterrupted = 130;  // SIGINT, as shells report it (12
 // installs a SigintScope around the call.
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
+// The commit this build was configured at (`git rev-parse --short=12 HEAD`), or "unknown".
+const char* commit();
+
 }  // namespace trnsim::cli

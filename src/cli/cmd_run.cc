@@ -16,6 +16,7 @@
 #include "base/error.h"
 #include "chip/chip_cores.h"
 #include "chip/lnc.h"
+#include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/run_target.h"
 #include "kernels/registry.h"
@@ -56,6 +57,7 @@ void write_trace(const profile::Trace& trace, const std::string& path) {
 
 nlohmann::json manifest(const RunOptions& o, const Io& io) {
   return {{"trnsim", TRNSIM_VERSION},
+          {"commit", commit()},
           {"command", io.command_line},
           {"target", o.target.target},
           {"args", o.target.args},
@@ -73,10 +75,31 @@ nlohmann::json manifest(const RunOptions& o, const Io& io) {
 
 void run_kernel_job(const RunOptions& o, Io& io) {
   if (o.list || o.target.target.empty()) {
+    if (o.json) {  // the same list as data
+      nlohmann::json list = nlohmann::json::array();
+      for (const examples::KernelEntry& k : examples::kernel_registry()) {
+        nlohmann::json params = nlohmann::json::array();
+        for (const examples::KernelParam& p : k.params)
+          params.push_back({{"name", std::string(p.name)},
+                            {"default", p.default_value},
+                            {"doc", std::string(p.doc)}});
+        list.push_back(
+            {{"name", std::string(k.name)}, {"doc", std::string(k.doc)}, {"params", params}});
+      }
+      io.out << json_text({{"kernels", list}}) << "\n";
+      return;
+    }
     io.out << "Example kernels (trnsim run NAME [ARGS...] --chip trn2):\n"
            << examples::describe_kernels()
            << "A program in the text form (docs/isa.md) runs the same way: trnsim run prog.s\n";
     return;
+  }
+  // Traces are Chrome / Perfetto JSON; a neuron-profile (.ntff) or Perfetto protobuf name would
+  // get JSON under a name that promises another format.
+  if (!o.trace.empty() && std::filesystem::path(o.trace).extension() != ".json") {
+    throw InputError("--trace", o.trace,
+                     "traces are written as Chrome / Perfetto JSON: give a .json file name "
+                     "(ui.perfetto.dev opens it); .ntff and protobuf traces are not written");
   }
   const core::RunMode mode = parse_run_mode(o.mode);
   std::vector<arch::Override> overrides;

@@ -50,6 +50,29 @@ TEST(RunCli, KernelOnTwoChipsAsJson) {
   EXPECT_NE(j["runs"][0]["result"]["total_ps"], j["runs"][1]["result"]["total_ps"]);
 }
 
+// The rough edges of issue 18: --version names the commit, --list honours --json, a trace
+// name that promises another format is refused, and the run shows where the time went.
+TEST(RunCli, VersionListJsonTraceNameAndWaits) {
+  const CliResult v = run_cli({"--version"});
+  EXPECT_NE(v.out.find("(commit "), std::string::npos) << v.out;
+  const CliResult l = run_cli({"run", "--list", "--json"});
+  ASSERT_EQ(l.code, 0) << l.err;
+  const auto j = nlohmann::json::parse(l.out);
+  ASSERT_EQ(j.at("kernels").size(), examples::kernel_registry().size());
+  EXPECT_EQ(j["kernels"][0].at("name"), std::string(examples::kernel_registry()[0].name));
+  EXPECT_FALSE(j["kernels"][0].at("params").empty());
+  const CliResult t = run_cli({"run", "softmax", "--mode", "timing", "--trace", "out.ntff"});
+  EXPECT_NE(t.code, 0);
+  EXPECT_NE(t.err.find(".json"), std::string::npos) << t.err;
+  const CliResult r = run_cli({"run", "softmax", "128", "512", "--mode", "timing", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto run = nlohmann::json::parse(r.out).at("runs").at(0);
+  EXPECT_EQ(nlohmann::json::parse(r.out).at("manifest").at("commit"), std::string(commit()));
+  const auto& figures = run.at("result");
+  ASSERT_TRUE(figures.contains("bound")) << run.dump().substr(0, 400);
+  EXPECT_TRUE(figures.at("engines").at("dve").contains("wait_semaphore_ns"));
+}
+
 TEST(RunCli, SameSeedSameBits) {
   const CliResult a = run_cli({"run", "layernorm", "256", "256", "--chip", "trn3", "--json"});
   const CliResult b = run_cli({"run", "layernorm", "256", "256", "--chip", "trn3", "--json"});
