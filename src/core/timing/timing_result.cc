@@ -12,6 +12,14 @@ namespace trnsim::core {
 namespace {
 double seconds(Picoseconds t) { return static_cast<double>(t.v) * 1e-12; }
 double ns(Picoseconds t) { return static_cast<double>(t.v) * 1e-3; }
+// "19.66 ms", "62.52 us", "850.0 ns": four significant digits in the largest unit under it.
+std::string readable(Picoseconds t) {
+  const double x = static_cast<double>(t.v);
+  if (x >= 1e12) return fmt::format("{:.4g} s", x * 1e-12);
+  if (x >= 1e9) return fmt::format("{:.4g} ms", x * 1e-9);
+  if (x >= 1e6) return fmt::format("{:.4g} us", x * 1e-6);
+  return fmt::format("{:.4g} ns", x * 1e-3);
+}
 }  // namespace
 
 double TimingResult::busy_percent(isa::Engine e) const {
@@ -86,13 +94,12 @@ TimingResult::Bound TimingResult::bound() const {
 }
 
 std::string TimingResult::summary() const {
-  std::string s = fmt::format("total time: {:.3f} ns ({} ps), {} instructions, {} events\n",
-                              ns(total), total.v, instructions, events);
+  std::string s = fmt::format("total time: {} ({} ps), {} instructions, {} events\n",
+                              readable(total), total.v, instructions, events);
   if (launch.v > 0)
     s += fmt::format(
-        "kernel launch: {:.3f} ns of start-up and tear-down (core.launch.overhead_ns), "
-        "latency {:.3f} ns\n",
-        ns(launch), ns(latency()));
+        "kernel launch: {} of start-up and tear-down (core.launch.overhead_ns), latency {}\n",
+        readable(launch), readable(latency()));
   s += fmt::format("{:<6} {:>12} {:>16} {:>8} {:>9} {:>16}\n", "engine", "instructions", "busy ns",
                    "busy %", "active %", "finish ns");
   for (isa::Engine e : isa::kAllEngines) {
