@@ -69,48 +69,19 @@ Placement group_placement(const Fabric& f, const std::vector<int32_t>& ranks, si
   return pl;
 }
 
-// Max-min fair rates of the running flows by progressive filling (flow_solver.h, unfolded).
-void share(std::vector<Flow>& flows, const Network& net) {
-  std::unordered_map<int64_t, size_t> index;
-  std::vector<double> residual;
+// Max-min fair rates of the running flows (flow_solver.h, unfolded), into each flow's rate.
+void share(std::vector<Flow>& flows, const Network& net, FlowSet& fs) {
+  fs.clear();
   for (const Flow& fl : flows) {
     for (const Use& u : fl.uses) {
-      if (index.try_emplace(u.resource, residual.size()).second)
-        residual.push_back(net.capacity(u.resource));
+      fs.res.push_back(u.resource);
+      fs.coef.push_back(u.coef);
     }
+    fs.close_flow(fl.left, Picoseconds(0));
   }
-  std::vector<char> frozen(flows.size(), 0);
-  size_t unfrozen = flows.size();
-  std::vector<double> load(residual.size());
-  while (unfrozen > 0) {
-    std::fill(load.begin(), load.end(), 0.0);
-    for (size_t f = 0; f < flows.size(); ++f) {
-      if (frozen[f]) continue;
-      for (const Use& u : flows[f].uses) load[index[u.resource]] += u.coef;
-    }
-    double best = kInf;
-    for (size_t l = 0; l < load.size(); ++l)
-      if (load[l] > 0) best = std::min(best, std::max(0.0, residual[l]) / load[l]);
-    TRNSIM_ASSERT(std::isfinite(best));  // every flow crosses its executor's DMA at least
-    const double limit = best * (1 + 1e-12);
-    std::vector<size_t> now;
-    for (size_t f = 0; f < flows.size(); ++f) {
-      if (frozen[f]) continue;
-      for (const Use& u : flows[f].uses) {
-        const size_t l = index[u.resource];
-        if (load[l] > 0 && std::max(0.0, residual[l]) / load[l] <= limit) {
-          now.push_back(f);
-          break;
-        }
-      }
-    }
-    for (size_t f : now) {
-      frozen[f] = 1;
-      flows[f].rate = best;
-      --unfrozen;
-      for (const Use& u : flows[f].uses) residual[index[u.resource]] -= u.coef * best;
-    }
-  }
+  const std::vector<double> rate =
+      max_min_share(fs, [&net](int64_t res) { return net.capacity(res); });
+  for (size_t f = 0; f < flows.size(); ++f) flows[f].rate = rate[f];
 }
 
 class Runner {
@@ -123,7 +94,7 @@ class Runner {
     bool dirty = true;
     while (
         std::any_of(g_.begin(), g_.end(), [](const Group& g) { return g.state != State::kDone; })) {
-      if (dirty) share(flows_, net_);
+      if (dirty) share(flows_, net_, fs_);
       dirty = false;
       double next = kInf;
       for (const Flow& fl : flows_) next = std::min(next, t + fl.left / fl.rate);
@@ -233,6 +204,7 @@ class Runner {
   const Network& net_;
   std::vector<Group>& g_;
   std::vector<Flow> flows_;
+  FlowSet fs_;  // the running flows as the solver takes them
   std::vector<Transfer> local_;
   std::vector<std::pair<int32_t, int32_t>> pairs_;
   std::vector<double> scratch_;

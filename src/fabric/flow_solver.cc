@@ -133,20 +133,38 @@ void max_min_rates(const ClassProblem& cp, const std::vector<char>& active,
   }
 }
 
-}  // namespace
-
-StepTiming solve_step(const FlowSet& fs, const CapacityFn& capacity, bool fold) {
-  StepTiming out;
-  if (fs.size() == 0) return out;
-  // Dense local resource numbers in order of first use.
+// Dense local resource numbers in order of first use, and their capacities.
+void index_resources(const FlowSet& fs, const CapacityFn& capacity, std::vector<int32_t>& local_res,
+                     std::vector<double>& local_cap) {
   std::unordered_map<int64_t, int32_t> index;
-  std::vector<int32_t> local_res(fs.res.size());
-  std::vector<double> local_cap;
+  local_res.assign(fs.res.size(), 0);
+  local_cap.clear();
   for (size_t u = 0; u < fs.res.size(); ++u) {
     auto [it, inserted] = index.try_emplace(fs.res[u], static_cast<int32_t>(local_cap.size()));
     if (inserted) local_cap.push_back(capacity(fs.res[u]));
     local_res[u] = it->second;
   }
+}
+
+}  // namespace
+
+std::vector<double> max_min_share(const FlowSet& fs, const CapacityFn& capacity) {
+  std::vector<double> rate(fs.size(), 0);
+  if (fs.size() == 0) return rate;
+  std::vector<int32_t> local_res;
+  std::vector<double> local_cap;
+  index_resources(fs, capacity, local_res, local_cap);
+  const ClassProblem cp = build(fs, local_res, local_cap, identity_partition(fs, local_cap));
+  max_min_rates(cp, std::vector<char>(fs.size(), 1), rate);  // one class per flow, in order
+  return rate;
+}
+
+StepTiming solve_step(const FlowSet& fs, const CapacityFn& capacity, bool fold) {
+  StepTiming out;
+  if (fs.size() == 0) return out;
+  std::vector<int32_t> local_res;
+  std::vector<double> local_cap;
+  index_resources(fs, capacity, local_res, local_cap);
   const Partition p = fold ? refine(fs, local_res, local_cap) : identity_partition(fs, local_cap);
   out.flow_classes = static_cast<int64_t>(p.flow_classes);
   out.resource_classes = static_cast<int64_t>(p.resource_classes);

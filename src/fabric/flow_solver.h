@@ -56,4 +56,8 @@ using CapacityFn = std::function<double(int64_t resource)>;  // bytes per second
 
 StepTiming solve_step(const FlowSet& flows, const CapacityFn& capacity, bool fold);
 
+// The max-min fair rate (bytes per second) of every flow of `flows`, unfolded: the sharing
+// solve_step starts a step with. For timings whose flows come and go (concurrent.h).
+std::vector<double> max_min_share(const FlowSet& flows, const CapacityFn& capacity);
+
 }  // namespace trnsim::fabric

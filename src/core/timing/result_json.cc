@@ -46,11 +46,11 @@ nlohmann::json timing_result_json(const TimingResult& r) {
         {"idle_ps", s.idle(r.total).v},
         // The profile's names for the same figures (issue 18), in ns.
         {"busy_ns", static_cast<double>(s.busy.v) * ns},
-        {"wait_semaphore_ns", static_cast<double>(s.stall[0].v) * ns},
-        {"wait_dma_ns", static_cast<double>(s.stall[1].v) * ns},
-        {"wait_port_ns", static_cast<double>(s.stall[2].v) * ns},
-        {"wait_own_ns", static_cast<double>(s.stall[3].v) * ns},
-        {"wait_barrier_ns", static_cast<double>(s.stall[4].v) * ns},
+        {"wait_semaphore_ns", static_cast<double>(s.stalled(Stall::kSemaphore).v) * ns},
+        {"wait_dma_ns", static_cast<double>(s.stalled(Stall::kDma).v) * ns},
+        {"wait_port_ns", static_cast<double>(s.stalled(Stall::kPort).v) * ns},
+        {"wait_own_ns", static_cast<double>(s.stalled(Stall::kOwn).v) * ns},
+        {"wait_barrier_ns", static_cast<double>(s.stalled(Stall::kBarrier).v) * ns},
         {"idle_ns", static_cast<double>(s.idle(r.total).v) * ns}};
   }
   j["engines"] = engines;

@@ -123,8 +123,9 @@ std::string TimingResult::summary() const {
     s += fmt::format(
         "  {:<5} busy {:.0f}, semaphore {:.0f}{}, dma {:.0f}, port {:.0f}, own {:.0f}, "
         "barrier {:.0f}; idle {:.0f}\n",
-        isa::engine_name(e), ns(st.busy), ns(st.stall[0]), on, ns(st.stall[1]), ns(st.stall[2]),
-        ns(st.stall[3]), ns(st.stall[4]), ns(st.idle(total)));
+        isa::engine_name(e), ns(st.busy), ns(st.stalled(Stall::kSemaphore)), on,
+        ns(st.stalled(Stall::kDma)), ns(st.stalled(Stall::kPort)), ns(st.stalled(Stall::kOwn)),
+        ns(st.stalled(Stall::kBarrier)), ns(st.idle(total)));
   }
   const Bound b = bound();
   s += fmt::format("bound: {}\n", b.verdict);

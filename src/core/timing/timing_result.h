@@ -37,7 +37,8 @@ struct EngineStats {
   Picoseconds active;
   Picoseconds finish;  // latest completion of its instructions
   std::array<uint64_t, isa::kNumOpcodes> by_opcode{};
-  std::array<Picoseconds, kNumStalls> stall{};            // by Stall
+  std::array<Picoseconds, kNumStalls> stall{};  // by Stall
+  Picoseconds stalled(Stall s) const { return stall[static_cast<size_t>(s)]; }
   std::array<Picoseconds, isa::kNumEngines> waited_on{};  // kSemaphore time by signalling engine
   // What is left of the run: total - busy - stalls (before its first and after its last
   // instruction, and issue gaps too short to block on anything).
