@@ -1,0 +1,109 @@
+// `trnsim model`: a model (a built-in family from spec/models or a config.json) compiled for a
+// simulated chip and timed op by op (graph/model_run.h): the per-op table and the totals,
+// --json, and --trace (Chrome / Perfetto JSON of the forward's kernels).
+#include <filesystem>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "arch/arch.h"
+#include "base/atomic_file.h"
+#include "base/error.h"
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "graph/model_config.h"
+#include "graph/model_run.h"
+
+namespace trnsim::cli {
+
+namespace {
+
+struct ModelOptions {
+  std::string model;
+  std::string chip = "trn2";
+  std::vector<std::string> sets;
+  int tp = 0;
+  int64_t batch = 1, seq = 128, layers = -1;
+  bool json = false, list = false, no_fuse = false, no_search = false, graph = false;
+  std::string trace;
+};
+
+void run_model_cmd(const ModelOptions& o, Io& io) {
+  if (o.list || o.model.empty()) {
+    if (o.json) {
+      io.out << json_text(graph::list_models()) << "\n";
+      return;
+    }
+    io.out << "Models in " << (arch::spec_dir() / "models").string() << ":\n";
+    for (const auto& m : graph::list_models()) io.out << "  " << m << "\n";
+    io.out << "Run one with `trnsim model NAME --chip trn2 --batch 1 --seq 2048`, or give a "
+              "config.json path.\n";
+    return;
+  }
+  if (!o.trace.empty() && std::filesystem::path(o.trace).extension() != ".json")
+    throw InputError("--trace", o.trace, "the trace is Chrome / Perfetto JSON: name it .json");
+  graph::ModelRunOptions ro;
+  ro.chip = o.chip;
+  for (const auto& s : o.sets) ro.overrides.push_back(arch::parse_override(s));
+  ro.tp = o.tp;
+  ro.batch = o.batch;
+  ro.seq = o.seq;
+  ro.layers = o.layers;
+  ro.fuse = !o.no_fuse;
+  ro.search_tilings = !o.no_search;
+  const graph::ModelConfig m = graph::load_model_config(o.model);
+  const graph::ModelResult r = graph::run_model(m, ro);
+  if (!o.trace.empty())
+    write_file_atomically(o.trace, "--trace",
+                          [&](std::ostream& f) { f << r.trace_json().dump() << "\n"; });
+  if (o.json) {
+    nlohmann::json j = r.to_json();
+    j["manifest"] = {{"trnsim", TRNSIM_VERSION},
+                     {"commit", commit()},
+                     {"command", io.command_line},
+                     {"overrides", o.sets},
+                     {"spec_dir", arch::spec_dir().string()}};
+    io.out << json_text(j) << "\n";
+    return;
+  }
+  if (o.graph) io.out << r.graph_text << "\n";
+  io.out << r.table();
+  if (!r.fusion.applied.empty()) {
+    io.out << "fusions:";
+    for (const auto& a : r.fusion.applied) io.out << " " << a << ";";
+    io.out << "\n";
+  }
+}
+
+}  // namespace
+
+void setup_model_command(CLI::App& app, Io& io) {
+  auto o = std::make_shared<ModelOptions>();
+  auto* sub = app.add_subcommand(
+      "model", "a model's forward pass compiled for a simulated chip: per-op table and totals");
+  sub->add_option("model", o->model, "built-in model (spec/models; --list) or a config.json path");
+  sub->add_option("--chip", o->chip, "chip name or .toml path")->capture_default_str();
+  sub->add_option("--set", o->sets, "override a chip key: --set core.tensor.clock_ghz=3.0");
+  sub->add_option("--tp", o->tp, "tensor-parallel ranks (default: every physical core)")
+      ->check(CLI::Range(1, 1024));
+  sub->add_option("--batch,-b", o->batch, "sequences")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  sub->add_option("--seq,-s", o->seq, "tokens per sequence")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 22));
+  sub->add_option("--layers", o->layers, "run only the first N layers")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  sub->add_flag("--no-fuse", o->no_fuse, "run every front-end operator as its own kernel");
+  sub->add_flag("--no-search", o->no_search,
+                "take each linear's first legal tiling instead of timing them");
+  sub->add_flag("--graph", o->graph, "print the fused graph before the table");
+  sub->add_flag("--json", o->json, "the figures as JSON, with a manifest");
+  sub->add_option("--trace", o->trace,
+                  "write the forward's kernels as a Perfetto / Chrome trace (.json)");
+  sub->add_flag("--list", o->list, "list the built-in models");
+  sub->callback([o, &io] { run_model_cmd(*o, io); });
+}
+
+}  // namespace trnsim::cli

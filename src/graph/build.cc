@@ -1,0 +1,216 @@
+#include "graph/build.h"
+
+#include <fmt/format.h>
+
+#include "base/error.h"
+
+namespace trnsim::graph {
+
+namespace {
+
+Node make_node(std::string name, OpKind kind, std::vector<int> inputs,
+               std::vector<int> outputs = {}) {
+  Node n;
+  n.name = std::move(name);
+  n.kind = kind;
+  n.inputs = std::move(inputs);
+  n.outputs = std::move(outputs);
+  return n;
+}
+
+class Builder {
+ public:
+  Builder(const ModelConfig& m, const BuildOptions& o) : m_(m), o_(o) {
+    g_.tp = o.tp;
+    g_.batch = o.batch;
+    g_.seq = o.seq;
+    T_ = o.batch * o.seq;
+  }
+
+  int weight(const std::string& name, std::vector<int64_t> shape, bool fp32 = false) {
+    return g_.add_value(
+        {name, std::move(shape), fp32 ? num::fp32() : m_.dtype, ValueKind::kWeight});
+  }
+  int act(const std::string& name, int64_t cols) {
+    return g_.add_value({name, {T_, cols}, m_.dtype, ValueKind::kActivation});
+  }
+  int node(Node n) {
+    n.repeat_of = layer_;
+    return g_.add_node(std::move(n));
+  }
+
+  int linear(const std::string& name, int x, int64_t in, int64_t out, bool bias) {
+    Node n = make_node(name, OpKind::kLinear, {x});
+    n.weights = {weight(name + ".weight", {in, out})};
+    if (bias) n.biases = {weight(name + ".bias", {out}, true)};
+    const int y = act(name, out);
+    n.outputs = {y};
+    node(std::move(n));
+    return y;
+  }
+  int norm(const std::string& name, int x, int64_t features) {
+    Node n = make_node(name, OpKind::kNorm, {x});
+    n.norm = m_.norm;
+    n.eps = m_.eps;
+    n.norm_weights = {weight(name + ".weight", {features}, true)};
+    if (m_.norm == ops::Norm::kLayer)
+      n.norm_weights.push_back(weight(name + ".bias", {features}, true));
+    const int y = act(name, features);
+    n.outputs = {y};
+    node(std::move(n));
+    return y;
+  }
+  int binary(const std::string& name, OpKind kind, int a, int b, int64_t cols) {
+    const int y = act(name, cols);
+    node(make_node(name, kind, {a, b}, {y}));
+    return y;
+  }
+  int unary_act(const std::string& name, int x, ops::Act a, int64_t cols) {
+    const int y = act(name, cols);
+    Node n = make_node(name, OpKind::kAct, {x}, {y});
+    n.act = a;
+    node(std::move(n));
+    return y;
+  }
+  int all_reduce(const std::string& name, int x, int64_t cols) {
+    if (o_.tp == 1) return x;
+    const int y = act(name, cols);
+    node(make_node(name, OpKind::kAllReduce, {x}, {y}));
+    return y;
+  }
+  int per_head(const std::string& name, OpKind kind, int x, int64_t heads) {
+    const int64_t d = m_.head_dim;
+    const int y = act(name, heads * d);
+    Node n = make_node(name, kind, {x}, {y});
+    n.heads = heads;
+    n.head_dim = d;
+    n.batch = o_.batch;
+    n.seq = o_.seq;
+    n.rope_theta = m_.rope_theta;
+    if (kind == OpKind::kHeadNorm) {
+      n.norm = ops::Norm::kRms;
+      n.eps = m_.eps;
+      n.norm_weights = {weight(name + ".weight", {d}, true)};
+    }
+    node(std::move(n));
+    return y;
+  }
+
+  Graph build() {
+    const int tp = o_.tp;
+    const int64_t H = m_.hidden, d = m_.head_dim;
+    const int64_t hq = m_.heads / tp, hkv = m_.kv_heads / tp, inter = m_.intermediate / tp;
+    const std::string attn = m_.model_type == "bert" ? "attention" : "self_attn";
+    // Embeddings.
+    const int ids =
+        g_.add_value({"input_ids", {T_}, num::int_format(num::Dtype::kInt32), ValueKind::kInput});
+    Node e = make_node("embed_tokens", OpKind::kEmbedding, {ids});
+    e.weights = {weight("embed_tokens.weight", {m_.vocab, H})};
+    if (m_.learned_positions) {
+      e.inputs.push_back(g_.add_value(
+          {"position_ids", {T_}, num::int_format(num::Dtype::kInt32), ValueKind::kInput}));
+      e.weights.push_back(weight("embed_positions.weight", {m_.max_positions, H}));
+    }
+    int x = act("embed_tokens", H);
+    e.outputs = {x};
+    node(std::move(e));
+    if (m_.post_norm) x = norm("embeddings.LayerNorm", x, H);
+    const int64_t layers = o_.layers < 0 ? m_.layers : o_.layers;
+    for (int64_t l = 0; l < layers; ++l) {
+      layer_ = static_cast<int>(l);
+      const std::string p = fmt::format("layers.{}.", l);
+      const int xa = m_.post_norm ? x : norm(p + "input_layernorm", x, H);
+      int q = linear(p + attn + ".q_proj", xa, H, hq * d, m_.attn_bias);
+      int k = linear(p + attn + ".k_proj", xa, H, hkv * d, m_.attn_bias);
+      const int v = linear(p + attn + ".v_proj", xa, H, hkv * d, m_.attn_bias);
+      if (m_.qk_norm) {
+        q = per_head(p + attn + ".q_norm", OpKind::kHeadNorm, q, hq);
+        k = per_head(p + attn + ".k_norm", OpKind::kHeadNorm, k, hkv);
+      }
+      if (m_.rope) {
+        q = per_head(p + attn + ".rope_q", OpKind::kRope, q, hq);
+        k = per_head(p + attn + ".rope_k", OpKind::kRope, k, hkv);
+      }
+      Node a = make_node(p + attn + ".attn", OpKind::kAttention, {q, k, v});
+      a.heads = hq;
+      a.kv_heads = hkv;
+      a.head_dim = d;
+      a.causal = m_.causal;
+      a.batch = o_.batch;
+      a.seq = o_.seq;
+      const int ao = act(a.name, hq * d);
+      a.outputs = {ao};
+      node(std::move(a));
+      int o = linear(p + attn + ".o_proj", ao, hq * d, H, m_.attn_bias);
+      o = all_reduce(p + attn + ".all_reduce", o, H);
+      x = binary(p + "attn_residual", OpKind::kAdd, x, o, H);
+      if (m_.post_norm) x = norm(p + "attention.output.LayerNorm", x, H);
+      const int xm = m_.post_norm ? x : norm(p + "post_attention_layernorm", x, H);
+      int mlp;
+      if (ops::is_glu(m_.mlp_act)) {
+        const int gate = linear(p + "mlp.gate_proj", xm, H, inter, m_.mlp_bias);
+        const int up = linear(p + "mlp.up_proj", xm, H, inter, m_.mlp_bias);
+        const ops::Act single =
+            m_.mlp_act == ops::Act::kGluSilu ? ops::Act::kSilu : ops::Act::kGelu;
+        const int ga = unary_act(p + "mlp.act_fn", gate, single, inter);
+        mlp = binary(p + "mlp.gate_mul", OpKind::kMul, ga, up, inter);
+      } else {
+        const int f = linear(p + "mlp.fc_in", xm, H, inter, m_.mlp_bias);
+        mlp = unary_act(p + "mlp.act_fn", f, m_.mlp_act, inter);
+      }
+      int dn = linear(p + "mlp.down_proj", mlp, inter, H, m_.mlp_bias);
+      dn = all_reduce(p + "mlp.all_reduce", dn, H);
+      x = binary(p + "mlp_residual", OpKind::kAdd, x, dn, H);
+      if (m_.post_norm) x = norm(p + "output.LayerNorm", x, H);
+    }
+    layer_ = -1;
+    int out = x;
+    if (m_.model_type != "bert") {
+      const int xf = norm("norm", x, H);
+      // The vocabulary padded to a multiple of the ranks, as Megatron pads it.
+      out = linear("lm_head", xf, H, (m_.vocab + tp - 1) / tp, false);
+    }
+    g_.values[static_cast<size_t>(out)].kind = ValueKind::kOutput;
+    return std::move(g_);
+  }
+
+ private:
+  const ModelConfig& m_;
+  const BuildOptions& o_;
+  Graph g_;
+  int64_t T_ = 0;
+  int layer_ = -1;
+};
+
+void divisible(const ModelConfig& m, const char* what, int64_t n, int tp) {
+  if (n % tp != 0)
+    throw InputError(m.name, "tp",
+                     fmt::format("{} tensor-parallel ranks do not divide the {} {}", tp, n, what));
+}
+
+}  // namespace
+
+Graph build_model_graph(const ModelConfig& m, const BuildOptions& o) {
+  if (m.moe())
+    throw InputError(m.name, "model_type",
+                     fmt::format("{} is a mixture-of-experts model ({} experts, {} per token); "
+                                 "trnsim does not lower routed experts yet: try a dense model of "
+                                 "the family (qwen3-32b, llama-3.1-70b)",
+                                 m.model_type, m.experts, m.experts_per_token));
+  if (o.tp < 1)
+    throw InputError(m.name, "tp", fmt::format("{} is not a positive rank count", o.tp));
+  if (o.batch < 1 || o.seq < 1)
+    throw InputError(m.name, o.batch < 1 ? "batch" : "seq", "must be at least 1");
+  if (o.layers == 0 || o.layers > m.layers)
+    throw InputError(m.name, "layers", fmt::format("{} is outside 1..{}", o.layers, m.layers));
+  divisible(m, "attention heads", m.heads, o.tp);
+  divisible(m, "kv heads", m.kv_heads, o.tp);
+  divisible(m, "intermediate columns", m.intermediate, o.tp);
+  if (m.learned_positions && o.seq > m.max_positions)
+    throw InputError(
+        m.name, "seq",
+        fmt::format("{} tokens exceed the model's {} learned positions", o.seq, m.max_positions));
+  return Builder(m, o).build();
+}
+
+}  // namespace trnsim::graph

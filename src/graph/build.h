@@ -1,0 +1,26 @@
+// Graphs of the built-in model families (model_config.h), as their Hugging Face modules
+// compute them, one tensor-parallel rank's share (Megatron-style: q, k, v, gate and up
+// column-parallel, o and down row-parallel with an all-reduce after each, the lm head
+// vocab-parallel; embeddings and norms replicated). Unfused: the front-end operators a
+// torch.export of the same module gives; fusion.h turns them into kernels.
+#pragma once
+
+#include <cstdint>
+
+#include "graph/graph.h"
+#include "graph/model_config.h"
+
+namespace trnsim::graph {
+
+struct BuildOptions {
+  int64_t batch = 1, seq = 128;  // a prefill (or encoder) forward over batch x seq tokens
+  int tp = 1;                    // tensor-parallel ranks
+  int64_t layers = -1;           // -1: the model's; fewer for quick what-ifs
+};
+
+// Throws InputError for a tp that does not divide the heads, kv heads, intermediate size or
+// vocabulary, a sequence longer than the model's positions (learned positions), and for MoE
+// models (their routed experts are not lowered yet).
+Graph build_model_graph(const ModelConfig& m, const BuildOptions& o);
+
+}  // namespace trnsim::graph

@@ -1,0 +1,30 @@
+// The fusion passes: front-end operators (graph.h) into the fused operators the ops library
+// runs as one kernel each, so that intermediates stay in SBUF instead of a round trip
+// through HBM. In order:
+//  1. horizontal: linears reading the same value (q, k, v; gate, up) become one linear with
+//     concatenated columns and one output per original (one pass over x instead of several);
+//  2. gated MLP: act(x @ w_gate) * (x @ w_up) becomes a GLU epilogue;
+//  3. activation epilogue: an activation whose input only it reads folds into the linear;
+//  4. norm prologue: a norm whose output only linears read folds into that linear, and the
+//     residual add that feeds it (pre-norm blocks) too (the linear writes the sum, h);
+//  5. residual epilogue: an add of a linear's result (read by nothing else) into the linear;
+//  6. attention: per-head q / k norms and rotary embeddings fold into the attention kernel;
+//  7. add + norm: a residual add whose sum only a norm reads folds into the norm (post-norm).
+// What no pass fuses stays a node of its own (an elementwise kernel, lower.h).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+
+namespace trnsim::graph {
+
+struct FusionReport {
+  int nodes_before = 0, nodes_after = 0;
+  std::vector<std::string> applied;  // "norm prologue: 65", per pass that fired
+};
+
+FusionReport fuse(Graph& g);
+
+}  // namespace trnsim::graph

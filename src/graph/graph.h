@@ -1,0 +1,86 @@
+// The model compiler's graph IR: values (tensors with a shape and dtype; weights, inputs and
+// activations) and nodes (operators), in execution order. A node is either one of the
+// front end's operators (what torch.export or a model family produces: linear, norm, add,
+// act, mul, rope, head_norm, attention, embedding, all_reduce) or, after the fusion passes
+// (fusion.h), a fused operator that one kernel of the ops library runs (lower.h).
+//
+// Shapes are one tensor-parallel rank's: a column-parallel weight holds out / tp columns, a
+// row-parallel one in / tp rows, and an all_reduce node sums the ranks' partial results.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "numerics/format.h"
+#include "ops/ops.h"
+
+namespace trnsim::graph {
+
+enum class ValueKind : uint8_t { kInput, kWeight, kActivation, kOutput };
+
+struct Value {
+  std::string name;  // "layers.3.mlp.up" (activations), the checkpoint name for weights
+  std::vector<int64_t> shape;
+  num::Format dtype = num::bf16();
+  ValueKind kind = ValueKind::kActivation;
+  int64_t elements() const;
+  int64_t bytes() const { return elements() * dtype.storage_bytes; }
+};
+
+enum class OpKind : uint8_t {
+  kEmbedding,  // in: ids (, pos_ids, type_ids); weights table (, pos_table, type_table)
+  kNorm,       // in: x; weights gamma (, beta)
+  kLinear,     // in: x; weights w (, b): y = x @ w (+ b)
+  kAdd,        // in: a, b
+  kMul,        // in: a, b
+  kAct,        // in: x
+  kHeadNorm,   // in: x [T, H*d]: RMSNorm of each head over d; weight gamma [d]
+  kRope,       // in: x [T, H*d]: rotary embedding of each head
+  kAttention,  // in: q, k, v
+  kAllReduce,  // in: partial sums of the tensor-parallel ranks
+};
+std::string_view name(OpKind k);
+
+struct Node {
+  std::string name;  // "layers.3.self_attn.q_proj"
+  OpKind kind = OpKind::kLinear;
+  std::vector<int> inputs, weights, outputs;  // value ids
+  // linear: weights are w (or one per output, concatenated by columns; [w_gate, w_up] for a
+  // GLU), biases one per weight; norm (and a linear with a fused norm): gamma (, beta);
+  // attention with qk_norm: q and k gamma.
+  std::vector<int> biases, norm_weights;
+  // Attributes (those of the kind; the fusion passes set the fused ones).
+  ops::Norm norm = ops::Norm::kNone;  // kNorm; fused into a linear: its prologue
+  double eps = 1e-5;
+  ops::Act act = ops::Act::kNone;  // kAct; fused into a linear: its epilogue
+  bool residual_in = false;        // linear / norm: inputs[0] + inputs[1], output h first
+  bool residual_out = false;       // linear: + inputs.back() at the end
+  std::vector<int64_t> splits;     // linear: columns of each output (horizontal fusion)
+  int64_t heads = 0, kv_heads = 0, head_dim = 0;  // attention, rope, head_norm
+  bool causal = true, rope = false, qk_norm = false;
+  double rope_theta = 10000.0;
+  int64_t batch = 1, seq = 0;      // attention, rope: the tokens are batch x seq
+  int repeat_of = -1;              // layer number (-1: not inside a repeated layer)
+  std::vector<std::string> fused;  // names of the front-end nodes this node replaced
+  bool dead = false;               // removed by a pass
+};
+
+struct Graph {
+  std::vector<Value> values;
+  std::vector<Node> nodes;
+  int tp = 1;  // tensor-parallel ranks the shapes are for
+  int64_t batch = 1, seq = 0;
+
+  int add_value(Value v);
+  int add_node(Node n);
+  // Nodes that read value `v` (not dead).
+  std::vector<int> consumers(int v) const;
+  int producer(int v) const;  // -1 for inputs and weights
+  // Removes dead nodes and values no node touches; keeps order.
+  void compact();
+  // One line per node: "name kind [inputs] -> [outputs] attrs".
+  std::string dump() const;
+};
+
+}  // namespace trnsim::graph

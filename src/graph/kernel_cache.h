@@ -1,0 +1,60 @@
+// Kernel timing for the model compiler: each distinct kernel (Kernel::key) is simulated once
+// per chip, timing only, on the cores that share one HBM stack (the other stacks' ranks are
+// symmetric and contend only inside their own stack, chip/chip_run.h), and remembered; the
+// layers of a model that compile to the same kernel cost one simulation.
+//
+// Tiling search: a linear has several legal tilings (ops::linear_tilings); each is timed on
+// a probe of at most `probe_tokens` tokens and the fastest is kept for the whole kernel,
+// as the Neuron compiler's autotuner picks a schedule by measuring (the choice is cached with
+// the kernel, so a model's repeated shapes search once).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "arch/chip_spec.h"
+#include "base/units.h"
+#include "fabric/collective.h"
+#include "graph/lower.h"
+
+namespace trnsim::graph {
+
+struct KernelTiming {
+  Picoseconds time{0};        // the kernel on the chip (its slowest core), launch excluded
+  int64_t hbm_bytes = 0;      // one rank's HBM reads + writes
+  uint64_t instructions = 0;  // one rank's
+  std::string bound;          // TimingResult::bound() verdict of one rank ("pe", "dma", ...)
+  ops::LinearTiling tiling;   // linear kernels: the tiling chosen
+  std::string algorithm;      // all-reduce: the collective algorithm
+  int candidates = 0;         // tilings timed for it
+};
+
+class KernelCache {
+ public:
+  // `tp` ranks per chip; the fabric times all-reduces among them (in-graph collectives pay
+  // the data movement, not a host launch: fabric::CollectiveResult::device).
+  KernelCache(const arch::ChipSpec& chip, int tp, const fabric::SystemSpec* system, bool search);
+
+  const KernelTiming& time(const Kernel& k);
+  // The tiling a linear kernel would use (searched if not yet); others: the default.
+  ops::LinearTiling tiling(const Kernel& k);
+
+  int simulated() const { return simulated_; }
+  int hits() const { return hits_; }
+
+ private:
+  KernelTiming simulate(const Kernel& k, const ops::LinearTiling* tiling);
+  ops::LinearTiling search(const Kernel& k);
+
+  const arch::ChipSpec& chip_;
+  int tp_;
+  int copies_;  // programs simulated together: the ranks of one HBM stack
+  bool search_;
+  std::unique_ptr<fabric::Fabric> fabric_;
+  std::map<std::string, KernelTiming> cache_;
+  std::map<std::string, ops::LinearTiling> tilings_;
+  int simulated_ = 0, hits_ = 0;
+};
+
+}  // namespace trnsim::graph

@@ -1,0 +1,225 @@
+#include "graph/lower.h"
+
+#include <fmt/format.h>
+
+#include <numeric>
+
+#include "base/error.h"
+
+namespace trnsim::graph {
+
+namespace {
+
+const Value& val(const Graph& g, int id) { return g.values[static_cast<size_t>(id)]; }
+
+int64_t cols(const Graph& g, int id) { return val(g, id).shape.back(); }
+
+}  // namespace
+
+std::string_view Kernel::kind_name() const {
+  switch (kind) {
+    case KernelKind::kLinear:
+      return "linear";
+    case KernelKind::kAttention:
+      return "attention";
+    case KernelKind::kNorm:
+      return "norm";
+    case KernelKind::kEmbedding:
+      return "embedding";
+    case KernelKind::kElementwise:
+      return "elementwise";
+    case KernelKind::kAllReduce:
+      return "all_reduce";
+  }
+  return "?";
+}
+
+std::string Kernel::key() const {
+  switch (kind) {
+    case KernelKind::kLinear: {
+      const auto& s = linear;
+      return fmt::format("linear T{} K{} N{} {} norm={} eps={} rin={} bias={} act={} rout={}",
+                         s.tokens, s.in, s.out, s.dtype.name(), ops::name(s.norm), s.eps,
+                         s.residual_in, s.bias, ops::name(s.act), s.residual_out);
+    }
+    case KernelKind::kAttention: {
+      const auto& s = attention;
+      return fmt::format("attention B{} S{} Hq{} Hkv{} d{} {} causal={} rope={} qk_norm={}",
+                         s.batch, s.seq, s.q_heads, s.kv_heads, s.head_dim, s.dtype.name(),
+                         s.causal, s.rope, s.qk_norm);
+    }
+    case KernelKind::kNorm:
+      return fmt::format("norm T{} F{} {} {} eps={} rin={}", norm.tokens, norm.features,
+                         norm.dtype.name(), ops::name(norm.norm), norm.eps, norm.residual_in);
+    case KernelKind::kEmbedding:
+      return fmt::format("embedding T{} V{} H{} P{} {}", embedding.tokens, embedding.vocab,
+                         embedding.hidden, embedding.positions, embedding.dtype.name());
+    case KernelKind::kElementwise:
+      return fmt::format("elementwise T{} F{} {} op={} act={}", elementwise.tokens,
+                         elementwise.features, elementwise.dtype.name(),
+                         static_cast<int>(elementwise.op), ops::name(elementwise.act));
+    case KernelKind::kAllReduce:
+      return fmt::format("all_reduce {}B {}", collective_bytes, collective_dtype.name());
+  }
+  return "?";
+}
+
+std::string Kernel::describe() const {
+  switch (kind) {
+    case KernelKind::kLinear: {
+      const auto& s = linear;
+      std::string d = fmt::format("{}x{} @ {}x{}", s.tokens, s.in, s.in, s.out);
+      if (s.norm != ops::Norm::kNone) d = std::string(ops::name(s.norm)) + " + " + d;
+      if (s.residual_in) d = "add + " + d;
+      if (s.bias) d += " + bias";
+      if (s.act != ops::Act::kNone) d += fmt::format(" {}", ops::name(s.act));
+      if (s.residual_out) d += " + residual";
+      return d;
+    }
+    case KernelKind::kAttention: {
+      const auto& s = attention;
+      std::string d = fmt::format("{}x{} tokens, {}q/{}kv heads x {}", s.batch, s.seq, s.q_heads,
+                                  s.kv_heads, s.head_dim);
+      if (s.causal) d += " causal";
+      if (s.qk_norm) d += " qk-norm";
+      if (s.rope) d += " rope";
+      return d;
+    }
+    case KernelKind::kNorm:
+      return fmt::format("{}{} {}x{}", norm.residual_in ? "add + " : "", ops::name(norm.norm),
+                         norm.tokens, norm.features);
+    case KernelKind::kEmbedding:
+      return fmt::format("{} rows of {}{}", embedding.tokens, embedding.hidden,
+                         embedding.positions > 0 ? " + positions" : "");
+    case KernelKind::kElementwise:
+      return fmt::format("{} {}x{}",
+                         elementwise.op == ops::Elementwise::kAct   ? ops::name(elementwise.act)
+                         : elementwise.op == ops::Elementwise::kAdd ? "add"
+                                                                    : "mul",
+                         elementwise.tokens, elementwise.features);
+    case KernelKind::kAllReduce:
+      return fmt::format("{} bytes", collective_bytes);
+  }
+  return "?";
+}
+
+double Kernel::flops() const {
+  switch (kind) {
+    case KernelKind::kLinear:
+      return 2.0 * static_cast<double>(linear.tokens) * static_cast<double>(linear.in) *
+             static_cast<double>(linear.out) * (ops::is_glu(linear.act) ? 2 : 1);
+    case KernelKind::kAttention: {
+      const auto& s = attention;
+      // q k^T and p v: 2 matmuls of S x S x d per head; causal keeps S (S + 1) / 2 pairs.
+      const double pairs = s.causal
+                               ? static_cast<double>(s.seq) * static_cast<double>(s.seq + 1) / 2
+                               : static_cast<double>(s.seq) * static_cast<double>(s.seq);
+      return 4.0 * static_cast<double>(s.batch * s.q_heads * s.head_dim) * pairs;
+    }
+    default:
+      return 0;
+  }
+}
+
+Kernel lower(const Graph& g, const Node& n) {
+  Kernel k;
+  const num::Format dt = n.outputs.empty() ? num::bf16() : val(g, n.outputs.back()).dtype;
+  const int64_t T = g.batch * g.seq;
+  switch (n.kind) {
+    case OpKind::kLinear: {
+      k.kind = KernelKind::kLinear;
+      auto& s = k.linear;
+      s.tokens = T;
+      s.in = cols(g, n.inputs[0]);
+      s.dtype = dt;
+      s.norm = n.norm;
+      s.eps = n.eps;
+      s.residual_in = n.residual_in;
+      s.residual_out = n.residual_out;
+      s.bias = !n.biases.empty();
+      s.act = n.act;
+      s.out = 0;
+      if (ops::is_glu(n.act)) {
+        s.out = val(g, n.weights[0]).shape[1];
+      } else {
+        for (int w : n.weights) s.out += val(g, w).shape[1];
+      }
+      return k;
+    }
+    case OpKind::kAttention: {
+      k.kind = KernelKind::kAttention;
+      auto& s = k.attention;
+      s.batch = n.batch;
+      s.seq = n.seq;
+      s.q_heads = n.heads;
+      s.kv_heads = n.kv_heads;
+      s.head_dim = n.head_dim;
+      s.dtype = dt;
+      s.causal = n.causal;
+      s.rope = n.rope;
+      s.qk_norm = n.qk_norm;
+      s.eps = n.eps;
+      return k;
+    }
+    case OpKind::kNorm:
+      k.kind = KernelKind::kNorm;
+      k.norm = {.tokens = T,
+                .features = cols(g, n.outputs.back()),
+                .dtype = dt,
+                .norm = n.norm,
+                .eps = n.eps,
+                .residual_in = n.residual_in};
+      return k;
+    case OpKind::kEmbedding:
+      k.kind = KernelKind::kEmbedding;
+      k.embedding = {.tokens = T,
+                     .vocab = val(g, n.weights[0]).shape[0],
+                     .hidden = cols(g, n.outputs[0]),
+                     .positions = n.weights.size() > 1 ? val(g, n.weights[1]).shape[0] : 0,
+                     .dtype = dt};
+      return k;
+    case OpKind::kAdd:
+    case OpKind::kMul:
+    case OpKind::kAct:
+      k.kind = KernelKind::kElementwise;
+      k.elementwise = {.tokens = T,
+                       .features = cols(g, n.outputs[0]),
+                       .dtype = dt,
+                       .op = n.kind == OpKind::kAdd   ? ops::Elementwise::kAdd
+                             : n.kind == OpKind::kMul ? ops::Elementwise::kMul
+                                                      : ops::Elementwise::kAct,
+                       .act = n.act};
+      return k;
+    case OpKind::kAllReduce:
+      k.kind = KernelKind::kAllReduce;
+      k.collective_bytes = val(g, n.inputs[0]).bytes();
+      k.collective_dtype = dt;
+      return k;
+    case OpKind::kHeadNorm:
+    case OpKind::kRope:
+      break;
+  }
+  throw InputError(n.name, std::string(name(n.kind)),
+                   "no kernel runs this operator on its own: it runs fused into the attention that "
+                   "reads it (its result must feed an attention's q or k and nothing else)");
+}
+
+isa::Program build_program(const arch::ChipSpec& chip, const Kernel& k) {
+  switch (k.kind) {
+    case KernelKind::kLinear:
+      return ops::linear(chip, k.linear);
+    case KernelKind::kAttention:
+      return ops::attention(chip, k.attention);
+    case KernelKind::kNorm:
+      return ops::norm(chip, k.norm);
+    case KernelKind::kEmbedding:
+      return ops::embedding(chip, k.embedding);
+    case KernelKind::kElementwise:
+      return ops::elementwise(chip, k.elementwise);
+    case KernelKind::kAllReduce:
+      break;
+  }
+  throw InternalError("build_program: an all-reduce is a collective, not a kernel");
+}
+
+}  // namespace trnsim::graph

@@ -1,0 +1,52 @@
+// Lowering: each node of a fused graph (fusion.h) to one kernel of the ops library (or a
+// collective), described by its spec; the spec's key names the kernel for the timing cache
+// (kernel_cache.h), so the layers of a model that compile to the same kernel are simulated
+// once.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "arch/chip_spec.h"
+#include "graph/graph.h"
+#include "isa/program.h"
+#include "ops/ops.h"
+
+namespace trnsim::graph {
+
+enum class KernelKind : uint8_t {
+  kLinear,
+  kAttention,
+  kNorm,
+  kEmbedding,
+  kElementwise,
+  kAllReduce
+};
+
+struct Kernel {
+  KernelKind kind = KernelKind::kLinear;
+  ops::LinearSpec linear;
+  ops::AttentionSpec attention;
+  ops::NormSpec norm;
+  ops::EmbeddingSpec embedding;
+  ops::ElementwiseSpec elementwise;
+  int64_t collective_bytes = 0;  // kAllReduce: the tensor each rank holds
+  num::Format collective_dtype = num::bf16();
+
+  // Everything that makes two kernels the same program, tiling excluded (it is searched).
+  std::string key() const;
+  // "linear 8192x4096->6144 rmsnorm", for tables.
+  std::string describe() const;
+  std::string_view kind_name() const;
+  // Useful floating-point operations (2 per multiply-accumulate; attention's causal half).
+  double flops() const;
+};
+
+// Throws InputError naming the node for an operator no kernel runs on its own (a rope or
+// head norm that did not fuse into an attention).
+Kernel lower(const Graph& g, const Node& n);
+
+// The kernel's program for one rank (not for kAllReduce).
+isa::Program build_program(const arch::ChipSpec& chip, const Kernel& k);
+
+}  // namespace trnsim::graph

@@ -1,0 +1,236 @@
+#include "graph/model_config.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "arch/arch.h"
+#include "base/error.h"
+
+namespace trnsim::graph {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+class Reader {
+ public:
+  Reader(const json& j, std::string where) : j_(j), where_(std::move(where)) {}
+  bool has(const char* key) const { return j_.contains(key) && !j_.at(key).is_null(); }
+  int64_t i(const char* key) const {
+    if (!has(key)) throw InputError(where_, key, "missing: the model needs this key");
+    const json& v = j_.at(key);
+    if (!v.is_number_integer() || v.get<int64_t>() < 1)
+      throw InputError(where_, key, fmt::format("expected a positive integer, got {}", v.dump()));
+    return v.get<int64_t>();
+  }
+  int64_t i(const char* key, int64_t dflt) const { return has(key) ? i(key) : dflt; }
+  double d(const char* key, double dflt) const {
+    if (!has(key)) return dflt;
+    const json& v = j_.at(key);
+    if (!v.is_number())
+      throw InputError(where_, key, fmt::format("expected a number, got {}", v.dump()));
+    return v.get<double>();
+  }
+  bool b(const char* key, bool dflt) const {
+    if (!has(key)) return dflt;
+    const json& v = j_.at(key);
+    if (!v.is_boolean())
+      throw InputError(where_, key, fmt::format("expected true or false, got {}", v.dump()));
+    return v.get<bool>();
+  }
+  std::string s(const char* key, const std::string& dflt) const {
+    if (!has(key)) return dflt;
+    const json& v = j_.at(key);
+    if (!v.is_string())
+      throw InputError(where_, key, fmt::format("expected a string, got {}", v.dump()));
+    return v.get<std::string>();
+  }
+  const std::string& where() const { return where_; }
+
+ private:
+  const json& j_;
+  std::string where_;
+};
+
+ops::Act act_of(const Reader& r, const char* key, const std::string& dflt, bool glu) {
+  const std::string a = r.s(key, dflt);
+  if (a == "silu" || a == "swish") return glu ? ops::Act::kGluSilu : ops::Act::kSilu;
+  if (a == "gelu") return glu ? ops::Act::kGluGelu : ops::Act::kGelu;
+  if (a == "gelu_new" || a == "gelu_pytorch_tanh" || a == "gelu_fast")
+    return glu ? ops::Act::kGluGelu : ops::Act::kGeluTanh;
+  if (a == "relu" && !glu) return ops::Act::kRelu;
+  throw InputError(r.where(), key,
+                   fmt::format("activation '{}' is not supported; use silu, gelu, gelu_new{}", a,
+                               glu ? "" : " or relu"));
+}
+
+num::Format dtype_of(const Reader& r) {
+  const std::string t = r.s("torch_dtype", "bfloat16");
+  // fp32 checkpoints (BERT) run in bf16 as Neuron's auto-cast does by default for matmuls.
+  if (t == "bfloat16" || t == "float32" || t == "float16")
+    return t == "float16" ? num::fp16() : num::bf16();
+  throw InputError(r.where(), "torch_dtype",
+                   fmt::format("'{}' is not bfloat16, float16 or float32", t));
+}
+
+void decoder(ModelConfig& m, const Reader& r) {
+  m.hidden = r.i("hidden_size");
+  m.layers = r.i("num_hidden_layers");
+  m.heads = r.i("num_attention_heads");
+  m.kv_heads = r.i("num_key_value_heads", m.heads);
+  m.head_dim = r.i("head_dim", m.hidden / m.heads);
+  m.intermediate = r.i("intermediate_size");
+  m.vocab = r.i("vocab_size");
+  m.max_positions = r.i("max_position_embeddings", 4096);
+  m.eps = r.d("rms_norm_eps", 1e-6);
+  m.rope_theta = r.d("rope_theta", 10000.0);
+  m.mlp_act = act_of(r, "hidden_act", "silu", true);
+  m.attn_bias = r.b("attention_bias", m.model_type == "qwen2");
+  m.mlp_bias = r.b("mlp_bias", false);
+  m.tie_embeddings = r.b("tie_word_embeddings", false);
+  m.qk_norm = m.model_type == "qwen3" || m.model_type == "qwen3_moe";
+  if (m.model_type == "qwen3_moe") {
+    m.experts = r.i("num_experts");
+    m.experts_per_token = r.i("num_experts_per_tok");
+    m.expert_intermediate = r.i("moe_intermediate_size");
+  } else if (m.model_type == "mixtral") {
+    m.experts = r.i("num_local_experts");
+    m.experts_per_token = r.i("num_experts_per_tok");
+    m.expert_intermediate = m.intermediate;
+  } else if (m.model_type == "gpt_oss") {
+    m.experts = r.i("num_local_experts");
+    m.experts_per_token =
+        r.i(r.has("experts_per_token") ? "experts_per_token" : "num_experts_per_tok");
+    m.expert_intermediate = m.intermediate;
+    m.attn_bias = true;
+  }
+}
+
+void gpt(ModelConfig& m, const Reader& r) {
+  m.hidden = r.i("n_embd");
+  m.layers = r.i("n_layer");
+  m.heads = r.i("n_head");
+  m.kv_heads = m.heads;
+  m.head_dim = m.hidden / m.heads;
+  m.intermediate = r.i("n_inner", 4 * m.hidden);
+  m.vocab = r.i("vocab_size");
+  m.max_positions = r.i("n_positions", 2048);
+  m.norm = ops::Norm::kLayer;
+  m.eps = r.d("layer_norm_epsilon", 1e-5);
+  m.mlp_act = act_of(r, "activation_function", "gelu_new", false);
+  m.rope = false;
+  m.learned_positions = true;
+  m.attn_bias = m.mlp_bias = true;
+  m.tie_embeddings = r.b("tie_word_embeddings", true);
+}
+
+void bert(ModelConfig& m, const Reader& r) {
+  m.hidden = r.i("hidden_size");
+  m.layers = r.i("num_hidden_layers");
+  m.heads = r.i("num_attention_heads");
+  m.kv_heads = m.heads;
+  m.head_dim = m.hidden / m.heads;
+  m.intermediate = r.i("intermediate_size");
+  m.vocab = r.i("vocab_size");
+  m.max_positions = r.i("max_position_embeddings", 512);
+  m.type_vocab = r.i("type_vocab_size", 2);
+  m.norm = ops::Norm::kLayer;
+  m.eps = r.d("layer_norm_eps", 1e-12);
+  m.mlp_act = act_of(r, "hidden_act", "gelu", false);
+  m.post_norm = true;
+  m.causal = false;
+  m.rope = false;
+  m.learned_positions = true;
+  m.attn_bias = m.mlp_bias = true;
+  m.tie_embeddings = true;
+}
+
+}  // namespace
+
+int64_t ModelConfig::params() const {
+  const int64_t q = heads * head_dim, kv = kv_heads * head_dim;
+  int64_t attn = hidden * (q + 2 * kv) + q * hidden;
+  if (attn_bias) attn += q + 2 * kv + hidden;
+  const int64_t mats = ops::is_glu(mlp_act) ? 3 : 2;
+  int64_t mlp = mats * hidden * intermediate + (mlp_bias ? intermediate * (mats - 1) + hidden : 0);
+  if (moe()) mlp = experts * mats * hidden * expert_intermediate + hidden * experts;
+  const int64_t norms =
+      (norm == ops::Norm::kLayer ? 2 : 1) * hidden * 2 + (qk_norm ? 2 * head_dim : 0);
+  int64_t total = layers * (attn + mlp + norms);
+  total += vocab * hidden * (tie_embeddings ? 1 : 2) + hidden * (norm == ops::Norm::kLayer ? 2 : 1);
+  if (learned_positions) total += max_positions * hidden;
+  total += type_vocab * hidden;
+  return total;
+}
+
+ModelConfig parse_model_config(std::string_view json_text, const std::string& where) {
+  json j;
+  try {
+    j = json::parse(json_text);
+  } catch (const json::parse_error& e) {
+    throw InputError(where, "", fmt::format("not valid JSON: {}", e.what()));
+  }
+  if (!j.is_object()) throw InputError(where, "", "a config.json is a JSON object");
+  const Reader r(j, where);
+  ModelConfig m;
+  m.model_type = r.s("model_type", "");
+  m.source = r.s("_source", where);
+  m.dtype = dtype_of(r);
+  static const std::vector<std::string> kDecoders{"llama",     "mistral", "qwen2",  "qwen3",
+                                                  "qwen3_moe", "mixtral", "gpt_oss"};
+  if (std::find(kDecoders.begin(), kDecoders.end(), m.model_type) != kDecoders.end()) {
+    decoder(m, r);
+  } else if (m.model_type == "gpt3" || m.model_type == "gpt2") {
+    gpt(m, r);
+  } else if (m.model_type == "bert") {
+    bert(m, r);
+  } else {
+    throw InputError(where, "model_type",
+                     fmt::format("'{}' is not a supported family; supported: {}, gpt2, gpt3, bert",
+                                 m.model_type, fmt::join(kDecoders, ", ")));
+  }
+  if (m.heads % m.kv_heads != 0)
+    throw InputError(
+        where, "num_key_value_heads",
+        fmt::format("{} attention heads do not share {} kv heads evenly", m.heads, m.kv_heads));
+  if (!r.has("head_dim") && m.hidden % m.heads != 0)
+    throw InputError(
+        where, "num_attention_heads",
+        fmt::format("hidden size {} is not a multiple of {} heads", m.hidden, m.heads));
+  return m;
+}
+
+std::vector<std::string> list_models() {
+  std::vector<std::string> out;
+  const fs::path dir = arch::spec_dir() / "models";
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.path().extension() == ".json") out.push_back(e.path().stem().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+ModelConfig load_model_config(std::string_view name_or_path) {
+  const std::string arg(name_or_path);
+  const bool path = arg.find('/') != std::string::npos || arg.ends_with(".json");
+  const fs::path file = path ? fs::path(arg) : arch::spec_dir() / "models" / (arg + ".json");
+  std::ifstream in(file);
+  if (!in) {
+    if (path) throw InputError(arg, "", "cannot read the file");
+    throw InputError("model", arg,
+                     fmt::format("unknown model; built-in: {}", fmt::join(list_models(), ", ")));
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  ModelConfig m = parse_model_config(ss.str(), file.string());
+  m.name = path ? arg : arg;
+  return m;
+}
+
+}  // namespace trnsim::graph

@@ -1,0 +1,53 @@
+// A model's architecture from its Hugging Face config.json (the keys transformers' config
+// classes read; no weights): the built-in ones are spec/models/<name>.json, each with its
+// `_source`. Families: llama, mistral, qwen2, qwen3 (decoders with RMSNorm, RoPE, SwiGLU, GQA),
+// gpt3 / gpt2 (LayerNorm, learned positions, GELU, biases), bert (post-norm encoder), and the
+// MoE families qwen3_moe, mixtral, gpt_oss (read, and refused by the compiler until MoE layers
+// are lowered).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "numerics/format.h"
+#include "ops/ops.h"
+
+namespace trnsim::graph {
+
+struct ModelConfig {
+  std::string name;        // file stem ("llama-3.1-8b") or the path given
+  std::string model_type;  // config.json model_type
+  std::string source;      // _source, or the file
+  int64_t hidden = 0, layers = 0, heads = 0, kv_heads = 0, head_dim = 0;
+  int64_t intermediate = 0, vocab = 0, max_positions = 0;
+  int64_t type_vocab = 0;  // BERT token types (0: none)
+  ops::Norm norm = ops::Norm::kRms;
+  double eps = 1e-5;
+  ops::Act mlp_act = ops::Act::kGluSilu;  // GLU for gated MLPs, else the activation
+  bool post_norm = false;                 // BERT: norm after each residual add
+  bool causal = true;
+  bool rope = true;
+  double rope_theta = 10000.0;
+  bool learned_positions = false;
+  bool qk_norm = false;
+  bool attn_bias = false, mlp_bias = false;
+  bool tie_embeddings = false;
+  int64_t experts = 0, experts_per_token = 0, expert_intermediate = 0;
+  num::Format dtype = num::bf16();  // weights and activations as the simulator runs them
+
+  // Parameters (embeddings and lm head included; tied embeddings once).
+  int64_t params() const;
+  bool moe() const { return experts > 0; }
+};
+
+// A built-in name (spec/models/<name>.json) or a path to a config.json. Throws InputError
+// naming the file and the key for a missing or mistyped key, an unknown model_type, or shapes
+// that do not divide (heads by kv heads); an unknown name lists the built-in ones.
+ModelConfig load_model_config(std::string_view name_or_path);
+// Parses config.json text; `where` names it in errors.
+ModelConfig parse_model_config(std::string_view json_text, const std::string& where);
+std::vector<std::string> list_models();
+
+}  // namespace trnsim::graph

@@ -1,0 +1,95 @@
+// Running a model on a simulated chip: the graph of a model family (build.h) or a front end,
+// fused (fusion.h), lowered kernel by kernel (lower.h) and timed through the kernel cache
+// (kernel_cache.h); with values, each kernel also runs functionally on the host's tensors.
+//
+// Execution model (docs/models.md): the model is one compiled graph, launched once (the
+// core's launch overhead once per forward); its kernels run back to back on every rank, each
+// reading its inputs from HBM and writing its outputs there; the tensor-parallel ranks are
+// the chip's physical cores (or `tp` of them), each running the same kernels on its shard,
+// with the all-reduces of the row-parallel linears on the chip's collective path (fabric).
+// A kernel's time is that of the ranks of one HBM stack run together (symmetric stacks).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "arch/arch.h"
+#include "graph/fusion.h"
+#include "graph/graph.h"
+#include "graph/model_config.h"
+
+namespace trnsim::graph {
+
+struct ModelRunOptions {
+  std::string chip = "trn2";
+  std::vector<arch::Override> overrides;  // --set on the chip's keys
+  int tp = 0;                             // 0: every physical core of the chip
+  int64_t batch = 1, seq = 128;
+  int64_t layers = -1;  // -1: all of the model's
+  bool fuse = true;
+  bool search_tilings = true;
+  bool values = false;  // run the kernels functionally too (small models)
+  uint64_t seed = 0;    // random weights and inputs when values and none given
+};
+
+// One row per distinct operator of the model: the layers' copies of an operator fold into
+// one row ("layers.*.mlp.down_proj", count = layers).
+struct OpRow {
+  std::string name, kind, detail, bound, tiling, fused;
+  int64_t count = 0;
+  double time_us = 0;     // one instance
+  double flops = 0;       // one instance, one rank
+  int64_t hbm_bytes = 0;  // one instance, one rank
+  double total_us() const { return time_us * static_cast<double>(count); }
+};
+
+struct ModelResult {
+  std::string model, chip, source;
+  int tp = 1;
+  int64_t batch = 1, seq = 0, layers = 0;
+  int64_t params = 0;
+  std::vector<OpRow> rows;
+  double latency_us = 0;  // forward, launch included
+  double launch_us = 0;
+  double flops = 0;                // the model's useful FLOPs (all ranks)
+  double mfu = 0;                  // flops / (latency x chip bf16 peak of the ranks used)
+  int64_t hbm_bytes = 0;           // all ranks
+  int64_t weight_bytes = 0;        // per rank
+  int64_t activation_bytes = 0;    // per rank: the largest live set of activations (upper bound)
+  int64_t hbm_capacity_bytes = 0;  // one rank's share of the chip's HBM (capacity / cores)
+  bool fits() const { return weight_bytes + activation_bytes <= hbm_capacity_bytes; }
+  int kernels = 0, kernels_simulated = 0, cache_hits = 0;
+  FusionReport fusion;
+  std::string graph_text;  // the fused graph (Graph::dump)
+  // With values: the model's output(s) by value name, fp32 (bf16-exact values), and the
+  // weights used (the caller's, or the random ones generated from the seed).
+  std::map<std::string, std::vector<float>> outputs;
+  std::map<std::string, std::vector<float>> weights;
+  // Every kernel in execution order (one rank): the forward's timeline.
+  struct Slice {
+    std::string name, kind;
+    double start_us = 0, dur_us = 0;
+  };
+  std::vector<Slice> timeline;
+  std::string table() const;  // the per-op table and the totals, as `trnsim model` prints
+  nlohmann::json to_json() const;
+  // Chrome / Perfetto trace JSON: one track per kernel kind (compute kernels, collectives).
+  nlohmann::json trace_json() const;
+};
+
+// Weights by graph name ("layers.0.self_attn.q_proj.weight", [in, out] for linears) and
+// inputs by name ("input_ids" [batch * seq]), fp32 values.
+using TensorMap = std::map<std::string, std::vector<float>>;
+
+// Throws InputError for bad options, a model that does not fit HBM when values are asked,
+// values with tp > 1 (functional runs hold one rank), and missing or mis-sized weights.
+ModelResult run_model(const ModelConfig& m, const ModelRunOptions& o,
+                      const TensorMap* weights = nullptr, const TensorMap* inputs = nullptr);
+// The same for a graph from a front end (already per-rank; fused here when o.fuse).
+ModelResult run_graph(Graph g, const std::string& name, const ModelRunOptions& o,
+                      const TensorMap* weights = nullptr, const TensorMap* inputs = nullptr);
+
+}  // namespace trnsim::graph

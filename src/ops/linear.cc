@@ -1,0 +1,332 @@
+// The linear kernel (ops.h LinearSpec). Per block of token_block tokens:
+//   each 128-token tile of x is loaded (plus delta, the sum stored as h), normalised per token
+//   if asked (rows.h), and transposed on TensorE in 128 x 128 blocks into x^T [128, K/128, TB]
+//   (the PSUM -> SBUF copies on VectorE, several blocks per copy);
+//   then for each block of out_block columns of w (one DMA for all of K, double-buffered):
+//     for each token tile, for each 128-row K tile: matmuls into one PSUM bank per 512
+//     columns, the stationary x^T tile shared by the banks (loaded once);
+//     the epilogue evacuates PSUM: ScalarE applies the activation (SiLU of the gate for a GLU),
+//     VectorE adds the bias, multiplies by the up projection, adds the residual r;
+//     the result, rounded to the dtype, is stored by DMA.
+// Weights are read tokens / token_block times and x once, so the tiling trades SBUF for HBM
+// traffic; linear_tilings lists the candidates the compiler times (graph/tiling_search.h).
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "base/error.h"
+#include "isa/instruction.h"
+#include "kernel/builder.h"
+#include "ops/ops.h"
+#include "ops/rows.h"
+
+namespace trnsim::ops {
+
+using isa::AluOp;
+using kernel::all;
+using kernel::Tile;
+
+bool is_glu(Act a) { return a == Act::kGluSilu || a == Act::kGluGelu; }
+
+std::string_view name(Norm n) {
+  switch (n) {
+    case Norm::kNone:
+      return "none";
+    case Norm::kRms:
+      return "rmsnorm";
+    case Norm::kLayer:
+      return "layernorm";
+  }
+  return "?";
+}
+
+std::string_view name(Act a) {
+  switch (a) {
+    case Act::kNone:
+      return "none";
+    case Act::kSilu:
+      return "silu";
+    case Act::kGelu:
+      return "gelu";
+    case Act::kGeluTanh:
+      return "gelu_tanh";
+    case Act::kRelu:
+      return "relu";
+    case Act::kGluSilu:
+      return "swiglu";
+    case Act::kGluGelu:
+      return "geglu";
+  }
+  return "?";
+}
+
+namespace {
+
+constexpr int64_t kBank = 512;  // fp32 columns of one PSUM bank (2 KiB per partition)
+
+}  // namespace
+
+isa::ActFunc act_func(Act a) {
+  switch (a) {
+    case Act::kSilu:
+    case Act::kGluSilu:
+      return isa::ActFunc::kSilu;
+    case Act::kGelu:
+    case Act::kGluGelu:
+      return isa::ActFunc::kGelu;
+    case Act::kGeluTanh:
+      return isa::ActFunc::kGeluApprxTanh;
+    case Act::kRelu:
+      return isa::ActFunc::kRelu;
+    case Act::kNone:
+      break;
+  }
+  return isa::ActFunc::kCopy;
+}
+
+namespace {
+
+void check(const arch::ChipSpec& chip, const LinearSpec& s) {
+  require_range("linear", "tokens", s.tokens, 1, int64_t{1} << 24);
+  require_range("linear", "in", s.in, 1, int64_t{1} << 20);
+  require_range("linear", "out", s.out, 1, int64_t{1} << 24);
+  const int64_t parts = chip.core.sbuf.partitions;
+  if (s.tiling.token_block < 1 || s.tiling.token_block % parts != 0)
+    throw InputError(
+        "linear", "token_block",
+        fmt::format("{} is not a positive multiple of {}", s.tiling.token_block, parts));
+  if (s.tiling.out_block < 1 || s.tiling.out_block % kBank != 0)
+    throw InputError("linear", "out_block",
+                     fmt::format("{} is not a positive multiple of {}", s.tiling.out_block, kBank));
+  const int64_t banks = chip.core.psum.banks;
+  const int64_t need = 2 * (s.tiling.out_block / kBank) * (is_glu(s.act) ? 2 : 1) + 2;
+  if (need > banks)
+    throw InputError("linear", "out_block",
+                     fmt::format("{} columns{} need {} PSUM banks with the transposes; the core "
+                                 "has {}",
+                                 s.tiling.out_block, is_glu(s.act) ? " (GLU)" : "", need, banks));
+}
+
+}  // namespace
+
+int64_t linear_sbuf_bytes(const arch::ChipSpec& chip, const LinearSpec& s) {
+  const int64_t parts = chip.core.sbuf.partitions;
+  const int64_t e = s.dtype.storage_bytes;
+  const int64_t kt = ceil_div(s.in, parts);
+  const int64_t tb = std::min(s.tiling.token_block, ceil_div(s.tokens, parts) * parts);
+  const int64_t nb = std::min(s.tiling.out_block, ceil_div(s.out, kBank) * kBank);
+  const int64_t glu = is_glu(s.act) ? 2 : 1;
+  int64_t bytes = 2 * kt * tb * e;                  // x^T, two blocks
+  bytes += 2 * s.in * e * (s.residual_in ? 2 : 1);  // x tiles (and delta)
+  if (s.norm != Norm::kNone)
+    bytes += 2 * (s.in * e + s.in * 4) + s.in * 4 * (s.norm == Norm::kLayer ? 2 : 1);
+  bytes += 2 * kt * nb * e * glu;  // w blocks
+  bytes += s.bias ? nb * 4 * glu : 0;
+  bytes += 2 * nb * e + (glu > 1 ? nb * 4 : 0);  // results, gate scratch
+  bytes += s.residual_out ? 2 * nb * e : 0;
+  return bytes;
+}
+
+std::vector<LinearTiling> linear_tilings(const arch::ChipSpec& chip, const LinearSpec& s) {
+  const int64_t parts = chip.core.sbuf.partitions;
+  const int64_t budget = chip.core.sbuf.usable_bytes_per_partition > 0
+                             ? chip.core.sbuf.usable_bytes_per_partition
+                             : chip.core.sbuf.bytes_per_partition;
+  const int64_t token_cap = ceil_div(s.tokens, parts) * parts;
+  const int64_t out_cap = ceil_div(s.out, kBank) * kBank;
+  std::vector<LinearTiling> all_tilings, fit;
+  for (int64_t tb : {128, 256, 512, 1024, 2048}) {
+    if (tb > token_cap && tb != 128) break;
+    for (int64_t nb : {512, 1024}) {
+      if (nb > out_cap && nb != 512) break;
+      LinearSpec t = s;
+      t.tiling = {std::min<int64_t>(tb, std::max<int64_t>(token_cap, 128)), nb};
+      try {
+        check(chip, t);
+      } catch (const InputError&) {
+        continue;
+      }
+      all_tilings.push_back(t.tiling);
+      if (linear_sbuf_bytes(chip, t) <= budget) fit.push_back(t.tiling);
+    }
+  }
+  // Those over the estimate come after the ones that fit: the estimate counts every buffer
+  // as live for the whole kernel, where placement (kernel/placement.h) reuses the bytes of
+  // tiles whose live ranges end, so some of them fit in fact; what does not, spills.
+  for (const LinearTiling& t : all_tilings)
+    if (std::find(fit.begin(), fit.end(), t) == fit.end()) fit.push_back(t);
+  return fit;
+}
+
+isa::Program linear(const arch::ChipSpec& chip, const LinearSpec& s) {
+  check(chip, s);
+  const int64_t parts = chip.core.sbuf.partitions;
+  const int64_t T = s.tokens, K = s.in, N = s.out;
+  const int64_t kt = ceil_div(K, parts);
+  const int64_t tb = std::min(s.tiling.token_block, ceil_div(T, parts) * parts);
+  const int64_t nb = std::min(s.tiling.out_block, ceil_div(N, kBank) * kBank);
+  const bool glu = is_glu(s.act);
+  const num::Format dt = s.dtype;
+
+  kernel::KernelBuilder kb(chip);
+  const kernel::Tensor x = kb.input("x", dt, {T, K});
+  kernel::Tensor delta, h;
+  if (s.residual_in) {
+    delta = kb.input("delta", dt, {T, K});
+    h = kb.output("h", dt, {T, K});
+  }
+  const NormParams np = load_norm_params(kb, s.norm, "", K);
+  const kernel::Tensor w = kb.input(glu ? "w_gate" : "w", dt, {K, N});
+  const kernel::Tensor w_up = glu ? kb.input("w_up", dt, {K, N}) : kernel::Tensor{};
+  kernel::Tensor b, b_up;
+  if (s.bias) {
+    b = kb.input(glu ? "b_gate" : "b", num::fp32(), {N});
+    if (glu) b_up = kb.input("b_up", num::fp32(), {N});
+  }
+  const kernel::Tensor r = s.residual_out ? kb.input("r", dt, {T, N}) : kernel::Tensor{};
+  const kernel::Tensor y = kb.output("y", dt, {T, N});
+
+  // Transposes keep the source's width where the PE array has a bit-exact transpose mode.
+  const num::Format tdt = chip.core.features.bit_exact_transpose ? dt : num::fp32();
+  const int64_t per_bank =
+      std::max<int64_t>(1, chip.core.psum.bank_bytes / (parts * tdt.storage_bytes));
+  const auto xT_bufs = kb.sbuf_buffers("xT", dt, {parts, kt, tb}, 2);
+  const auto x_bufs = kb.sbuf_buffers("x", dt, {parts, K}, 2);
+  const auto d_bufs =
+      s.residual_in ? kb.sbuf_buffers("delta", dt, {parts, K}, 2) : std::vector<Tile>{};
+  std::vector<Tile> xn_bufs;
+  std::vector<NormScratch> scratch;
+  if (s.norm != Norm::kNone) {
+    xn_bufs = kb.sbuf_buffers("xn", dt, {parts, K}, 2);
+    for (int i = 0; i < 2; ++i) scratch.push_back(norm_scratch(kb, fmt::format("norm{}", i), K));
+  }
+  const auto tp_bufs = kb.psum_buffers("xT_psum", tdt, {parts, per_bank, parts}, 2);
+  const auto w_bufs = kb.sbuf_buffers(glu ? "w_gate" : "w", dt, {parts, kt, nb}, 2);
+  const auto wu_bufs = glu ? kb.sbuf_buffers("w_up", dt, {parts, kt, nb}, 2) : std::vector<Tile>{};
+  const int64_t banks = nb / kBank;
+  std::vector<std::vector<Tile>> acc, acc_up;
+  for (int i = 0; i < 2; ++i) {
+    acc.push_back(kb.psum_buffers(fmt::format("acc{}_", i), num::fp32(), {parts, kBank},
+                                  static_cast<int>(banks)));
+    if (glu)
+      acc_up.push_back(kb.psum_buffers(fmt::format("acc_up{}_", i), num::fp32(), {parts, kBank},
+                                       static_cast<int>(banks)));
+  }
+  const auto y_bufs = kb.sbuf_buffers("y", dt, {parts, nb}, 2);
+  const Tile gate = glu ? kb.sbuf("gate", num::fp32(), {parts, nb}) : Tile{};
+  const auto r_bufs =
+      s.residual_out ? kb.sbuf_buffers("r", dt, {parts, nb}, 2) : std::vector<Tile>{};
+  Tile b_t, bu_t;
+
+  int64_t tile_no = 0, wblock_no = 0, acc_no = 0, tp_no = 0;
+  for (int64_t t0 = 0, blk = 0; t0 < T; t0 += tb, ++blk) {
+    const int64_t tbn = std::min(tb, T - t0);
+    const Tile& xT = xT_bufs[static_cast<size_t>(blk % 2)];
+    // x^T of the block: load, (add, store h), (normalise), transpose.
+    for (int64_t m0 = 0; m0 < tbn; m0 += parts, ++tile_no) {
+      const int64_t p = std::min(parts, tbn - m0);
+      const size_t buf = static_cast<size_t>(tile_no % 2);
+      const Tile xt = x_bufs[buf]({0, p});
+      kb.dma_copy(xt, x({t0 + m0, t0 + m0 + p}));
+      if (s.residual_in) {
+        const Tile dt_t = d_bufs[buf]({0, p});
+        kb.dma_copy(dt_t, delta({t0 + m0, t0 + m0 + p}));
+        kb.tensor_tensor(xt, xt, dt_t, AluOp::kAdd);
+        kb.dma_copy(h({t0 + m0, t0 + m0 + p}), xt);
+      }
+      Tile src = xt;
+      if (s.norm != Norm::kNone) {
+        src = xn_bufs[buf]({0, p});
+        normalize_rows(kb, s.norm, s.eps, src, xt, np, scratch[buf], p);
+      }
+      for (int64_t k = 0; k < kt;) {
+        const int64_t kr = std::min(parts, K - k * parts);
+        // A group of full K tiles shares one PSUM tile and one copy; a short last tile is alone.
+        int64_t nk = 1;
+        while (kr == parts && nk < per_bank && k + nk < kt && K - (k + nk) * parts >= parts) ++nk;
+        const Tile& tp = tp_bufs[static_cast<size_t>(tp_no++ % 2)];
+        for (int64_t j = 0; j < nk; ++j)
+          kb.transpose(tp({0, kr}, j, {0, p}), src(all, {(k + j) * parts, (k + j) * parts + kr}));
+        kb.tensor_copy(xT({0, kr}, {k, k + nk}, {m0, m0 + p}), tp({0, kr}, {0, nk}, {0, p}));
+        k += nk;
+      }
+    }
+    for (int64_t n0 = 0; n0 < N; n0 += nb, ++wblock_no) {
+      const int64_t nbn = std::min(nb, N - n0);
+      const size_t wb = static_cast<size_t>(wblock_no % 2);
+      auto load_w = [&](const Tile& dst, const kernel::Tensor& src) {
+        const int64_t full = K / parts;
+        if (full > 0)
+          kb.dma_copy(dst(all, {0, full}, {0, nbn}),
+                      src.pattern(n0, {{parts, N}, {full, parts * N}, {nbn, 1}}));
+        if (full < kt)
+          kb.dma_copy(dst({0, K - full * parts}, full, {0, nbn}),
+                      src({full * parts, K}, {n0, n0 + nbn}));
+      };
+      load_w(w_bufs[wb], w);
+      if (glu) load_w(wu_bufs[wb], w_up);
+      if (s.bias) {
+        // Reloaded per block: a bias of the whole width would hold N fp32 per partition.
+        if (!b_t.valid()) {
+          b_t = kb.sbuf("bias", num::fp32(), {parts, nb});
+          if (glu) bu_t = kb.sbuf("bias_up", num::fp32(), {parts, nb});
+        }
+        kb.dma_copy(b_t(all, {0, nbn}), b({n0, n0 + nbn}).broadcast(0, parts));
+        if (glu) kb.dma_copy(bu_t(all, {0, nbn}), b_up({n0, n0 + nbn}).broadcast(0, parts));
+      }
+      for (int64_t m0 = 0; m0 < tbn; m0 += parts) {
+        const int64_t p = std::min(parts, tbn - m0);
+        const size_t ab = static_cast<size_t>(acc_no++ % 2);
+        for (int64_t k = 0; k < kt; ++k) {
+          const int64_t kr = std::min(parts, K - k * parts);
+          const Tile stat = xT({0, kr}, k, {m0, m0 + p});
+          for (int64_t j = 0; j * kBank < nbn; ++j) {
+            const int64_t c0 = j * kBank, c1 = std::min(nbn, c0 + kBank);
+            const kernel::MatmulOpts first{.start = k == 0};
+            kb.matmul(acc[ab][static_cast<size_t>(j)]({0, p}, {0, c1 - c0}), stat,
+                      w_bufs[wb]({0, kr}, k, {c0, c1}), first);
+            if (glu)
+              kb.matmul(acc_up[ab][static_cast<size_t>(j)]({0, p}, {0, c1 - c0}), stat,
+                        wu_bufs[wb]({0, kr}, k, {c0, c1}), first);
+          }
+        }
+        const Tile yt = y_bufs[ab]({0, p}, {0, nbn});
+        for (int64_t j = 0; j * kBank < nbn; ++j) {
+          const int64_t c0 = j * kBank, c1 = std::min(nbn, c0 + kBank);
+          const Tile a = acc[ab][static_cast<size_t>(j)]({0, p}, {0, c1 - c0});
+          const Tile out = yt(all, {c0, c1});
+          if (glu) {
+            const Tile g = gate({0, p}, {c0, c1});
+            const Tile u = acc_up[ab][static_cast<size_t>(j)]({0, p}, {0, c1 - c0});
+            if (s.bias) {
+              kb.tensor_tensor(g, a, b_t({0, p}, {c0, c1}), AluOp::kAdd);
+              kb.activation(g, g, act_func(s.act));
+              kb.tensor_tensor(u, u, bu_t({0, p}, {c0, c1}), AluOp::kAdd);
+            } else {
+              kb.activation(g, a, act_func(s.act));
+            }
+            kb.tensor_tensor(out, g, u, AluOp::kMult);
+          } else if (s.bias) {
+            if (s.act == Act::kNone) {
+              kb.tensor_tensor(out, a, b_t({0, p}, {c0, c1}), AluOp::kAdd);
+            } else {
+              kb.tensor_tensor(a, a, b_t({0, p}, {c0, c1}), AluOp::kAdd);
+              kb.activation(out, a, act_func(s.act));
+            }
+          } else {
+            kb.activation(out, a, act_func(s.act));
+          }
+        }
+        if (s.residual_out) {
+          const Tile rt = r_bufs[ab]({0, p}, {0, nbn});
+          kb.dma_copy(rt, r({t0 + m0, t0 + m0 + p}, {n0, n0 + nbn}));
+          kb.tensor_tensor(yt, yt, rt, AluOp::kAdd);
+        }
+        kb.dma_copy(y({t0 + m0, t0 + m0 + p}, {n0, n0 + nbn}), yt);
+      }
+    }
+  }
+  return kb.build();
+}
+
+}  // namespace trnsim::ops

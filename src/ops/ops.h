@@ -1,0 +1,119 @@
+// The kernel library the model compiler lowers to (src/graph): each op is a kernel written
+// with the kernel API (src/kernel/builder.h) for one tensor-parallel shard, parameterised by
+// shapes, dtype, the fusions the compiler chose (a norm before a matmul, a residual add, an
+// activation or GLU epilogue, RoPE and q/k norms inside attention) and a tiling.
+//
+// Layout. Activations live in HBM token-major, [tokens, features] row-major, as PyTorch holds
+// them; weights as [in, out] (x @ w, the transpose of torch's nn.Linear.weight). A matmul puts
+// tokens on the PSUM partitions: the stationary operand is x transposed (TensorE transposes of
+// 128 x 128 blocks, as the Neuron compiler inserts them), the moving one a block of w, so the
+// result comes out token-major without a second transpose.
+//
+// Numerics: bf16 (or the spec's dtype) in HBM, fp32 in PSUM and for norm statistics; a result
+// is rounded to the HBM dtype once, when it leaves the kernel (round to nearest even), except
+// that a residual_out add is done on the rounded result and rounded again, as PyTorch's bf16
+// `x + linear(y)` does.
+//
+// Tensor names are each kernel's interface (the model runner writes and reads them by name);
+// they are listed with each spec below.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "arch/chip_spec.h"
+#include "isa/program.h"
+#include "numerics/format.h"
+
+namespace trnsim::ops {
+
+enum class Norm : uint8_t { kNone, kRms, kLayer };
+// What a linear does to its fp32 result before rounding it: nothing, an activation, or a
+// gated linear unit act(x @ w_gate) * (x @ w_up) (SwiGLU, GeGLU).
+enum class Act : uint8_t { kNone, kSilu, kGelu, kGeluTanh, kRelu, kGluSilu, kGluGelu };
+bool is_glu(Act a);
+std::string_view name(Norm n);
+std::string_view name(Act a);
+
+// A tiling of a linear: tokens per block (x^T of a block stays in SBUF while every block of
+// w streams past it; w is read T / token_block times) and output columns per block (one PSUM
+// bank = 512 fp32 columns per bank used).
+struct LinearTiling {
+  int64_t token_block = 512;
+  int64_t out_block = 512;
+  bool operator==(const LinearTiling&) const = default;
+};
+
+// y[T, N] = epilogue(norm(x (+ delta)) @ w (+ b)) (+ r)
+// Tensors: x [T, K]; delta [T, K] and h [T, K] (out: x + delta) when residual_in; gamma [K]
+// (and beta [K] for layer norm) fp32 when norm; w [K, N], or w_gate and w_up [K, N] for a
+// GLU; b [N] fp32 (b_gate, b_up for a GLU) when bias; r [T, N] when residual_out; y [T, N].
+struct LinearSpec {
+  int64_t tokens = 0, in = 0, out = 0;  // T, K, N (elements)
+  num::Format dtype = num::bf16();      // x, delta, h, w, r, y
+  Norm norm = Norm::kNone;
+  double eps = 1e-5;
+  bool residual_in = false;
+  bool bias = false;
+  Act act = Act::kNone;
+  bool residual_out = false;
+  LinearTiling tiling;
+};
+isa::Program linear(const arch::ChipSpec& chip, const LinearSpec& s);
+// Legal tilings of `s` on `chip` (their PSUM banks fit): first those whose tiles fit a
+// partition of SBUF by linear_sbuf_bytes, smallest first, then the others (which may fit once
+// placed, or spill, which the kernel then pays for). Never empty.
+std::vector<LinearTiling> linear_tilings(const arch::ChipSpec& chip, const LinearSpec& s);
+// SBUF bytes per partition the tiles of `s` need (the estimate linear_tilings filters by).
+int64_t linear_sbuf_bytes(const arch::ChipSpec& chip, const LinearSpec& s);
+
+// Self-attention of `batch` sequences, flash style (online softmax over key blocks of 512):
+// out = softmax(q k^T / sqrt(d) + mask) v per head, GQA (q head h reads kv head
+// h / (q_heads / kv_heads)), optional RMSNorm of each q and k head over d (qk_norm, Qwen3) and
+// rotary embedding (rope, rotate-half convention of Hugging Face Llama) applied on load.
+// Tensors: q [B*S, Hq*d], k and v [B*S, Hkv*d], out [B*S, Hq*d]; cos and sin [S, d] fp32 when
+// rope; q_gamma and k_gamma [d] fp32 when qk_norm.
+struct AttentionSpec {
+  int64_t batch = 1, seq = 0, q_heads = 0, kv_heads = 0, head_dim = 0;
+  num::Format dtype = num::bf16();
+  bool causal = true;
+  bool rope = false;
+  bool qk_norm = false;
+  double eps = 1e-6;
+};
+isa::Program attention(const arch::ChipSpec& chip, const AttentionSpec& s);
+
+// y = norm(x (+ delta)) per token over F features (fp32 statistics).
+// Tensors: x [T, F], delta and h (out: x + delta) when residual_in, gamma [F] (beta [F]) fp32,
+// y [T, F].
+struct NormSpec {
+  int64_t tokens = 0, features = 0;
+  num::Format dtype = num::bf16();
+  Norm norm = Norm::kRms;
+  double eps = 1e-5;
+  bool residual_in = false;
+};
+isa::Program norm(const arch::ChipSpec& chip, const NormSpec& s);
+
+// y[t] = table[ids[t]] (+ pos_table[pos_ids[t]]): rows gathered by DMA (software DGE).
+// Tensors: ids [T] int32, table [V, H], pos_ids [T] int32 and pos_table [P, H] when positions,
+// y [T, H].
+struct EmbeddingSpec {
+  int64_t tokens = 0, vocab = 0, hidden = 0, positions = 0;  // positions 0: none
+  num::Format dtype = num::bf16();
+};
+isa::Program embedding(const arch::ChipSpec& chip, const EmbeddingSpec& s);
+
+// y = a + b, a * b, or act(a), elementwise over [T, F] (what no fusion absorbed).
+// Tensors: a [T, F], b [T, F] for add and mul, y [T, F].
+enum class Elementwise : uint8_t { kAdd, kMul, kAct };
+struct ElementwiseSpec {
+  int64_t tokens = 0, features = 0;
+  num::Format dtype = num::bf16();
+  Elementwise op = Elementwise::kAdd;
+  Act act = Act::kNone;  // kAct: not a GLU
+};
+isa::Program elementwise(const arch::ChipSpec& chip, const ElementwiseSpec& s);
+
+}  // namespace trnsim::ops

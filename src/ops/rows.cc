@@ -1,0 +1,74 @@
+#include "ops/rows.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "base/error.h"
+#include "isa/instruction.h"
+
+namespace trnsim::ops {
+
+namespace {
+constexpr int64_t kBnChunk = 512;  // bn_stats takes at most 512 elements per partition
+}  // namespace
+
+NormParams load_norm_params(kernel::KernelBuilder& kb, Norm norm, const std::string& prefix,
+                            int64_t features) {
+  NormParams p;
+  if (norm == Norm::kNone) return p;
+  const int64_t parts = kb.core().sbuf.partitions;
+  const kernel::Tensor gamma = kb.input(prefix + "gamma", num::fp32(), {features});
+  p.gamma = kb.sbuf(prefix + "gamma", num::fp32(), {parts, features});
+  kb.dma_copy(p.gamma, gamma.broadcast(0, parts));
+  if (norm == Norm::kLayer) {
+    const kernel::Tensor beta = kb.input(prefix + "beta", num::fp32(), {features});
+    p.beta = kb.sbuf(prefix + "beta", num::fp32(), {parts, features});
+    kb.dma_copy(p.beta, beta.broadcast(0, parts));
+  }
+  return p;
+}
+
+NormScratch norm_scratch(kernel::KernelBuilder& kb, const std::string& name, int64_t features) {
+  const int64_t parts = kb.core().sbuf.partitions;
+  NormScratch s;
+  s.wide = kb.sbuf(name + "_wide", num::fp32(), {parts, features});
+  s.stats = kb.sbuf(name + "_stats", num::fp32(), {parts, 8 + 6 * ceil_div(features, kBnChunk)});
+  return s;
+}
+
+void normalize_rows(kernel::KernelBuilder& kb, Norm norm, double eps, const kernel::Tile& dst,
+                    const kernel::Tile& src, const NormParams& params, const NormScratch& scratch,
+                    int64_t p) {
+  using isa::AluOp;
+  using kernel::all;
+  const int64_t f = src.size(1);
+  const kernel::Tile wide = scratch.wide({0, p}), st = scratch.stats({0, p});
+  auto col = [&](int64_t c) { return st(all, {c, c + 1}); };
+  if (norm == Norm::kRms) {
+    kb.activation_reduce(wide, col(0), src, isa::ActFunc::kSquare);
+    kb.activation(col(1), col(0), isa::ActFunc::kRsqrt, 1.0 / static_cast<double>(f), eps);
+    kb.scalar_tensor_tensor(dst, src, {AluOp::kMult, col(1)}, AluOp::kMult, params.gamma({0, p}));
+    return;
+  }
+  // Layer norm: mean and population variance from bn_stats over chunks, then bn_aggr.
+  const int64_t chunks = ceil_div(f, kBnChunk);
+  const kernel::Tile bn = st(all, {8, 8 + 6 * chunks});
+  for (int64_t c = 0; c < chunks; ++c)
+    kb.bn_stats(bn(all, {c * 6, c * 6 + 6}),
+                src(all, {c * kBnChunk, std::min(f, (c + 1) * kBnChunk)}));
+  kb.bn_aggr(st(all, {0, 2}), bn);
+  kb.tensor_scalar(col(2), col(1), {AluOp::kAdd, eps}, {AluOp::kPow, -0.5f});
+  kb.tensor_scalar(wide, src, {AluOp::kSubtract, col(0)}, {AluOp::kMult, col(2)});
+  kb.tensor_tensor(wide, wide, params.gamma({0, p}), AluOp::kMult);
+  kb.tensor_tensor(dst, wide, params.beta({0, p}), AluOp::kAdd);
+}
+
+void require_range(std::string_view op, std::string_view arg, int64_t value, int64_t lo,
+                   int64_t hi) {
+  if (value < lo || value > hi)
+    throw InputError(std::string(op), std::string(arg),
+                     fmt::format("{} is outside [{}, {}]", value, lo, hi));
+}
+
+}  // namespace trnsim::ops

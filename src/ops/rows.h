@@ -1,0 +1,46 @@
+// Pieces the op kernels share: per-token (per-row) normalisation of a tile in SBUF, and the
+// norm parameters loaded once, broadcast to every partition by the DMA (a stride-0 row dim).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "isa/instruction.h"
+#include "kernel/builder.h"
+#include "ops/ops.h"
+
+namespace trnsim::ops {
+
+// gamma (and beta for layer norm) [F] fp32, as [partitions, F] tiles; invalid views for kNone.
+struct NormParams {
+  kernel::Tile gamma, beta;
+};
+NormParams load_norm_params(kernel::KernelBuilder& kb, Norm norm, const std::string& prefix,
+                            int64_t features);
+
+// Scratch a normalisation needs per row tile (fp32): [P, F] for squares / centred values and
+// [P, 8 + 6 * chunks] of statistics; allocate one set per buffer.
+struct NormScratch {
+  kernel::Tile wide, stats;
+};
+NormScratch norm_scratch(kernel::KernelBuilder& kb, const std::string& name, int64_t features);
+
+// dst[:p] = norm(src[:p]) * gamma (+ beta) over the free dim; src and dst [p, F] (dst may be
+// another dtype). RMSNorm: ScalarE squares with the add-reduction, rsqrt(ss / F + eps) on
+// ScalarE, one VectorE scalar_tensor_tensor. LayerNorm: VectorE bn_stats / bn_aggr on chunks
+// of 512, (x - mean) * rstd in one tensor_scalar, then * gamma + beta.
+void normalize_rows(kernel::KernelBuilder& kb, Norm norm, double eps, const kernel::Tile& dst,
+                    const kernel::Tile& src, const NormParams& params, const NormScratch& scratch,
+                    int64_t p);
+
+// Throws InputError("<op>", "<arg>", ...) unless lo <= value <= hi.
+void require_range(std::string_view op, std::string_view arg, int64_t value, int64_t lo,
+                   int64_t hi);
+
+// ScalarE's function for an activation (of a GLU: the gate's); kCopy for none.
+isa::ActFunc act_func(Act a);
+
+inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace trnsim::ops
