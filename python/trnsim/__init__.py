@@ -11,13 +11,16 @@ Modules:
     trnsim.profile   traces: Chrome / Perfetto JSON, summaries, merging
     trnsim.nki       NKI kernels (``nki`` and ``neuronxcc.nki`` dialects) on trnsim
     trnsim.fabric    systems of chips and collectives: timing records and functional runs
+    trnsim.models    models (Hugging Face configs) compiled for a chip: per-op time, MFU, values
 """
 
 from trnsim import _core
-from trnsim import fabric, kernel, numerics, profile, run, spec
+from trnsim import fabric, kernel, models, numerics, profile, run, spec
 
 __version__ = _core.__version__
-__all__ = ["numerics", "spec", "kernel", "run", "profile", "fabric", "nki", "__version__"]
+__all__ = [
+    "numerics", "spec", "kernel", "run", "profile", "fabric", "models", "nki", "__version__"
+]
 
 
 def __getattr__(name):  # trnsim.nki on first use (it registers nothing until imported)

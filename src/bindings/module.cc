@@ -37,4 +37,5 @@ NB_MODULE(_core, m) {
   trnsim::bindings::bind_kernel(m);
   trnsim::bindings::bind_run(m);
   trnsim::bindings::bind_fabric(m);
+  trnsim::bindings::bind_model(m);
 }

@@ -95,7 +95,9 @@ void setup_model_command(CLI::App& app, Io& io) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 22));
   sub->add_option("--layers", o->layers, "run only the first N layers")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
-  sub->add_flag("--no-fuse", o->no_fuse, "run every front-end operator as its own kernel");
+  sub->add_flag(
+      "--no-fuse", o->no_fuse,
+      "no fusion but what the kernels require (RoPE and q/k norms stay inside attention)");
   sub->add_flag("--no-search", o->no_search,
                 "take each linear's first legal tiling instead of timing them");
   sub->add_flag("--graph", o->graph, "print the fused graph before the table");

@@ -209,12 +209,18 @@ int add_norm(Graph& g) {
 
 }  // namespace
 
-FusionReport fuse(Graph& g) {
+FusionReport fuse(Graph& g, bool all) {
   FusionReport r;
   r.nodes_before = static_cast<int>(g.nodes.size());
   auto note = [&](const char* what, int n) {
     if (n > 0) r.applied.push_back(fmt::format("{}: {}", what, n));
   };
+  if (!all) {
+    note("rope / qk-norm into attention", attention_prologue(g));
+    g.compact();
+    r.nodes_after = static_cast<int>(g.nodes.size());
+    return r;
+  }
   note("horizontal linears", horizontal(g));
   note("GLU epilogue", glu(g));
   note("activation epilogue", act_epilogue(g));

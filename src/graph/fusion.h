@@ -25,6 +25,8 @@ struct FusionReport {
   std::vector<std::string> applied;  // "norm prologue: 65", per pass that fired
 };
 
-FusionReport fuse(Graph& g);
+// `all` false runs only pass 6, which the ops library requires (it has no standalone RoPE or
+// per-head norm kernel): the unfused baseline `trnsim model --no-fuse` compares against.
+FusionReport fuse(Graph& g, bool all = true);
 
 }  // namespace trnsim::graph

@@ -40,7 +40,8 @@ class KernelCache {
   // The tiling a linear kernel would use (searched if not yet); others: the default.
   ops::LinearTiling tiling(const Kernel& k);
 
-  int simulated() const { return simulated_; }
+  int distinct() const { return static_cast<int>(cache_.size()); }  // kernels timed
+  int simulated() const { return simulated_; }  // simulations run, tiling probes included
   int hits() const { return hits_; }
 
  private:

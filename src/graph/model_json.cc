@@ -39,6 +39,7 @@ nlohmann::json ModelResult::to_json() const {
           {"kernels", kernels},
           {"kernels_simulated", kernels_simulated},
           {"cache_hits", cache_hits},
+          {"simulations", simulations},
           {"fusion",
            {{"nodes_before", fusion.nodes_before},
             {"nodes_after", fusion.nodes_after},

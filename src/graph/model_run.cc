@@ -306,7 +306,7 @@ ModelResult run_graph(Graph g, const std::string& name, const ModelRunOptions& o
   res.tp = tp;
   res.batch = g.batch;
   res.seq = g.seq;
-  if (o.fuse) res.fusion = fuse(g);
+  res.fusion = fuse(g, o.fuse);
   res.graph_text = g.dump();
   std::unique_ptr<fabric::SystemSpec> sys = tp > 1 ? system_for(chip) : nullptr;
   if (tp > 1 && !sys)
@@ -375,7 +375,8 @@ ModelResult run_graph(Graph g, const std::string& name, const ModelRunOptions& o
   res.latency_us = static_cast<double>(total.v) / 1e6 + res.launch_us;
   const double peak = chip.chip.tflops.bf16 * 1e12 * tp / chip.chip.cores;
   res.mfu = res.latency_us > 0 ? res.flops / (res.latency_us * 1e-6 * peak) : 0;
-  res.kernels_simulated = cache.simulated();
+  res.kernels_simulated = cache.distinct();
+  res.simulations = cache.simulated();
   res.cache_hits = cache.hits();
   return res;
 }
@@ -422,8 +423,9 @@ std::string ModelResult::table() const {
                         static_cast<double>(weight_bytes + activation_bytes - hbm_capacity_bytes) /
                             1073741824.0));
   out += fmt::format(
-      "compiler: {} kernels ({} distinct simulated, {} cache hits); fusion {} -> {} nodes\n",
-      kernels, kernels_simulated, cache_hits, fusion.nodes_before, fusion.nodes_after);
+      "compiler: {} kernels, {} distinct ({} simulator runs with the tiling search); fusion {} -> "
+      "{} nodes\n",
+      kernels, kernels_simulated, simulations, fusion.nodes_before, fusion.nodes_after);
   return out;
 }
 

@@ -29,7 +29,7 @@ struct ModelRunOptions {
   int tp = 0;                             // 0: every physical core of the chip
   int64_t batch = 1, seq = 128;
   int64_t layers = -1;  // -1: all of the model's
-  bool fuse = true;
+  bool fuse = true;     // false: only the fusion the kernels require (fusion.h)
   bool search_tilings = true;
   bool values = false;  // run the kernels functionally too (small models)
   uint64_t seed = 0;    // random weights and inputs when values and none given
@@ -61,7 +61,8 @@ struct ModelResult {
   int64_t activation_bytes = 0;    // per rank: the largest live set of activations (upper bound)
   int64_t hbm_capacity_bytes = 0;  // one rank's share of the chip's HBM (capacity / cores)
   bool fits() const { return weight_bytes + activation_bytes <= hbm_capacity_bytes; }
-  int kernels = 0, kernels_simulated = 0, cache_hits = 0;
+  int kernels = 0, kernels_simulated = 0, cache_hits = 0;  // simulated: distinct kernels
+  int simulations = 0;                                     // simulator runs, tiling probes included
   FusionReport fusion;
   std::string graph_text;  // the fused graph (Graph::dump)
   // With values: the model's output(s) by value name, fp32 (bf16-exact values), and the

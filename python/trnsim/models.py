@@ -1,0 +1,159 @@
+"""Models on simulated Trainium: a model's forward compiled for a chip and timed op by op.
+
+The compiler (C++, ``src/graph``) builds the model's graph from its Hugging Face
+``config.json`` (built-in ones in ``spec/models``; ``list()`` names them), fuses operators
+(norm + matmul, residual adds, GLU and activation epilogues, RoPE and q/k norms into flash
+attention), lowers each fused operator to a kernel of trnsim's kernel library, picks each
+matmul's tiling by timing the legal ones on the simulator, and runs the kernels on the chip's
+cores as tensor-parallel ranks. Repeated layers compile and simulate once.
+
+    >>> import trnsim.models as tm
+    >>> r = tm.run("llama-3.1-8b", chip="trn2", seq=2048)
+    >>> r.latency_us, r.mfu
+    >>> print(r.table)
+
+With ``values=True`` (one rank, small models) every kernel also runs functionally and
+``r.outputs["lm_head"]`` holds the logits ``[batch * seq, vocab]``; weights are the caller's
+(by trnsim name, see ``from_hf_state_dict``) or random from ``seed`` (returned in
+``r.weights``).
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+
+from trnsim import _core
+
+__all__ = ["list", "config", "run", "ModelRun", "from_hf_state_dict"]
+
+
+def list() -> builtins.list[str]:  # noqa: A001 - the module's verb, as trnsim.spec.list
+    """Names of the built-in models (``spec/models/<name>.json``)."""
+    return builtins.list(_core.model_list())
+
+
+def config(model: str) -> dict[str, Any]:
+    """The architecture trnsim reads from a model's config.json (a built-in name or a path)."""
+    return json.loads(_core.model_config(model))
+
+
+@dataclass
+class ModelRun:
+    """One forward pass: figures (``json`` holds them all), the per-op table and the trace."""
+
+    json: dict[str, Any]
+    table: str
+    graph: str
+    trace: dict[str, Any]
+    outputs: dict[str, np.ndarray] = field(default_factory=dict)
+    weights: dict[str, np.ndarray] = field(default_factory=dict)
+
+    @property
+    def latency_us(self) -> float:
+        return self.json["latency_us"]
+
+    @property
+    def mfu(self) -> float:
+        return self.json["mfu"]
+
+    @property
+    def ops(self) -> builtins.list[dict[str, Any]]:
+        """Per-op rows: name, kernel, detail, count, time_us, total_us, flops, hbm_bytes, bound."""
+        return self.json["ops"]
+
+    @property
+    def fits(self) -> bool:
+        return self.json["fits"]
+
+    def write_trace(self, path: str) -> None:
+        """The forward's kernels as Chrome / Perfetto trace JSON."""
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(self.trace, f)
+
+
+def _arrays(d: Mapping[str, Any] | None) -> dict[str, np.ndarray] | None:
+    if d is None:
+        return None
+    return {k: np.ascontiguousarray(np.asarray(v, dtype=np.float32).reshape(-1)) for k, v in d.items()}
+
+
+def run(
+    model: str,
+    chip: str = "trn2",
+    *,
+    batch: int = 1,
+    seq: int = 128,
+    tp: int | None = None,
+    layers: int | None = None,
+    values: bool = False,
+    weights: Mapping[str, Any] | None = None,
+    input_ids: Any = None,
+    fuse: bool = True,
+    search: bool = True,
+    seed: int = 0,
+    set: tuple[str, ...] | builtins.list[str] = (),  # noqa: A002 - as the CLI's --set
+) -> ModelRun:
+    """Compile and time ``model``'s forward over ``batch`` x ``seq`` tokens on ``chip``.
+
+    tp: tensor-parallel ranks (default: every physical core; 1 with ``values``).
+    layers: the first N layers only. values: compute outputs too (one rank).
+    weights: by trnsim name ([in, out] for linears); input_ids: [batch, seq] integers.
+    """
+    inputs = None
+    if input_ids is not None:
+        ids = np.asarray(input_ids)
+        if ids.size != batch * seq:
+            raise ValueError(f"input_ids has {ids.size} ids; batch x seq is {batch * seq}")
+        inputs = {"input_ids": ids.astype(np.float32).reshape(-1)}
+    d = _core.model_run(
+        model,
+        chip=chip,
+        tp=0 if tp is None else int(tp),
+        batch=int(batch),
+        seq=int(seq),
+        layers=-1 if layers is None else int(layers),
+        fuse=fuse,
+        search=search,
+        values=values,
+        seed=int(seed),
+        sets=builtins.list(set),
+        weights=_arrays(weights),
+        inputs=_arrays(inputs),
+    )
+    return ModelRun(
+        json=json.loads(d["json"]),
+        table=d["table"],
+        graph=d["graph"],
+        trace=json.loads(d["trace"]),
+        outputs=dict(d["outputs"]),
+        weights=dict(d["weights"]),
+    )
+
+
+def from_hf_state_dict(state_dict: Mapping[str, Any], model: str) -> dict[str, np.ndarray]:
+    """A Llama / Qwen3-family Hugging Face state dict as trnsim's weights.
+
+    Names lose the ``model.`` prefix; linear weights are transposed from torch's [out, in] to
+    the kernels' [in, out]; a tied lm head is the embedding's transpose.
+    """
+    cfg = config(model)
+    if cfg["model_type"] not in ("llama", "mistral", "qwen2", "qwen3"):
+        raise NotImplementedError(
+            f"from_hf_state_dict maps Llama / Qwen3-family names; {cfg['model_type']} checkpoints "
+            "are not mapped yet"
+        )
+    out: dict[str, np.ndarray] = {}
+    for name, t in state_dict.items():
+        a = np.asarray(t.float().numpy() if hasattr(t, "float") else t, dtype=np.float32)
+        key = name[len("model.") :] if name.startswith("model.") else name
+        if key.endswith(".weight") and a.ndim == 2 and not key.startswith("embed_tokens"):
+            a = a.T
+        out[key] = np.ascontiguousarray(a)
+    if "lm_head.weight" not in out and "embed_tokens.weight" in out:
+        out["lm_head.weight"] = np.ascontiguousarray(out["embed_tokens.weight"].T)
+    return out

@@ -1,0 +1,136 @@
+// Model bindings (graph/model_run.h): built-in configs, and a model's forward compiled and
+// timed on a simulated chip. The result crosses as the JSON `trnsim model --json` prints, plus
+// the fused graph's text, the timeline and (with values) the output and weight tensors as
+// float32 arrays.
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstring>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "arch/arch.h"
+#include "base/error.h"
+#include "base/interrupt.h"
+#include "bindings/bindings.h"
+#include "graph/model_config.h"
+#include "graph/model_run.h"
+
+namespace trnsim::bindings {
+
+namespace {
+
+using InArray = nb::ndarray<nb::ro, float, nb::c_contig, nb::device::cpu>;
+using OutArray = nb::ndarray<nb::numpy, float>;
+
+OutArray to_numpy(const std::vector<float>& v) {
+  auto buf = std::make_unique<float[]>(v.size() + 1);
+  std::memcpy(buf.get(), v.data(), v.size() * sizeof(float));
+  float* raw = buf.release();
+  nb::capsule owner(raw, [](void* p) noexcept { delete[] static_cast<float*>(p); });
+  const size_t shape[1] = {v.size()};
+  return OutArray(raw, 1, shape, owner);
+}
+
+graph::TensorMap from_numpy(const std::map<std::string, InArray>& in) {
+  graph::TensorMap out;
+  for (const auto& [name, a] : in) out[name].assign(a.data(), a.data() + a.size());
+  return out;
+}
+
+nlohmann::json config_json(const graph::ModelConfig& m) {
+  return {{"name", m.name},
+          {"model_type", m.model_type},
+          {"source", m.source},
+          {"hidden", m.hidden},
+          {"layers", m.layers},
+          {"heads", m.heads},
+          {"kv_heads", m.kv_heads},
+          {"head_dim", m.head_dim},
+          {"intermediate", m.intermediate},
+          {"vocab", m.vocab},
+          {"max_positions", m.max_positions},
+          {"norm", ops::name(m.norm)},
+          {"eps", m.eps},
+          {"mlp_act", ops::name(m.mlp_act)},
+          {"post_norm", m.post_norm},
+          {"causal", m.causal},
+          {"rope", m.rope},
+          {"rope_theta", m.rope_theta},
+          {"learned_positions", m.learned_positions},
+          {"qk_norm", m.qk_norm},
+          {"attn_bias", m.attn_bias},
+          {"mlp_bias", m.mlp_bias},
+          {"tie_embeddings", m.tie_embeddings},
+          {"experts", m.experts},
+          {"experts_per_token", m.experts_per_token},
+          {"dtype", m.dtype.name()},
+          {"params", m.params()}};
+}
+
+}  // namespace
+
+void bind_model(nb::module_& m) {
+  m.def("model_list", &graph::list_models, "Names of the built-in models (spec/models).");
+  m.def(
+      "model_config",
+      [](const std::string& name_or_path) {
+        return config_json(graph::load_model_config(name_or_path)).dump();
+      },
+      nb::arg("model"), "A model's architecture as read from its config.json, as JSON.");
+  m.def(
+      "model_run",
+      [](const std::string& model, const std::string& chip, int tp, int64_t batch, int64_t seq,
+         int64_t layers, bool fuse, bool search, bool values, uint64_t seed,
+         const std::vector<std::string>& sets,
+         std::optional<std::map<std::string, InArray>> weights,
+         std::optional<std::map<std::string, InArray>> inputs) {
+        graph::ModelRunOptions o;
+        o.chip = chip;
+        for (const auto& s : sets) o.overrides.push_back(arch::parse_override(s));
+        o.tp = tp;
+        o.batch = batch;
+        o.seq = seq;
+        o.layers = layers;
+        o.fuse = fuse;
+        o.search_tilings = search;
+        o.values = values;
+        o.seed = seed;
+        const graph::ModelConfig cfg = graph::load_model_config(model);
+        const graph::TensorMap w = weights ? from_numpy(*weights) : graph::TensorMap{};
+        const graph::TensorMap in = inputs ? from_numpy(*inputs) : graph::TensorMap{};
+        graph::ModelResult r;
+        {
+          const SigintScope sigint(on_main_thread());
+          nb::gil_scoped_release release;
+          r = graph::run_model(cfg, o, weights ? &w : nullptr, inputs ? &in : nullptr);
+        }
+        nb::dict d;
+        d["json"] = r.to_json().dump();
+        d["table"] = r.table();
+        d["graph"] = r.graph_text;
+        d["trace"] = r.trace_json().dump();
+        nb::dict outs, ws;
+        for (const auto& [k, v] : r.outputs) outs[k.c_str()] = to_numpy(v);
+        for (const auto& [k, v] : r.weights) ws[k.c_str()] = to_numpy(v);
+        d["outputs"] = outs;
+        d["weights"] = ws;
+        return d;
+      },
+      nb::arg("model"), nb::arg("chip") = "trn2", nb::arg("tp") = 0, nb::arg("batch") = 1,
+      nb::arg("seq") = 128, nb::arg("layers") = -1, nb::arg("fuse") = true,
+      nb::arg("search") = true, nb::arg("values") = false, nb::arg("seed") = 0,
+      nb::arg("sets") = std::vector<std::string>{}, nb::arg("weights") = nb::none(),
+      nb::arg("inputs") = nb::none(),
+      "A model's forward on a simulated chip: dict of json, table, graph, trace, outputs, "
+      "weights.");
+}
+
+}  // namespace trnsim::bindings
