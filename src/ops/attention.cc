@@ -3,8 +3,11 @@
 //   every 128-token tile of k is loaded, RMS-normalised per head (qk_norm) and rotated (rope)
 //   in fp32, rounded to the dtype and transposed on TensorE into k^T [d, S]; v is loaded as
 //   [128, S/128, d]; both stay in SBUF while each q head of the group runs;
-//   per q head and 128-query tile (q prepared as k): an online softmax over key blocks of 512
-//   (as examples/kernels/attention.cc): scores on TensorE, scaled out of PSUM by ScalarE,
+//   per q head, three 128-query tiles at a time (q prepared as k), their steps emitted phase
+//   by phase so that every engine alternates between independent chains (one tile's chain of
+//   dependent steps alone leaves each engine idle most of the time): an online softmax over
+//   key blocks of 512 (as examples/kernels/attention.cc): scores on TensorE, scaled out of
+//   PSUM by ScalarE,
 //   the causal mask on the diagonal blocks by GpSimd affine_select, running max and sum on
 //   VectorE, exp with the add-reduction on ScalarE, probabilities transposed on TensorE in
 //   128-key pieces and multiplied by v, accumulated with the rescale on VectorE; out = o / l.
@@ -16,6 +19,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "base/error.h"
 #include "isa/instruction.h"
@@ -27,6 +31,16 @@ namespace trnsim::ops {
 
 namespace {
 constexpr float kNegBig = -3.0e38f;
+constexpr int64_t kLanes = 3;  // query tiles whose softmax chains interleave
+
+// One query tile in flight: its rows, buffers and running statistics (columns of `cols`:
+// 0 m, 1 -m', 2 m', 3 block max, 4 row sum, 5 alpha, 6 l, 7 1/l).
+struct Lane {
+  int64_t q0 = 0, p = 0;
+  size_t buf = 0, sb = 0;
+  kernel::Tile qT, o_acc, cols;
+  kernel::Tile col(int64_t c) const { return cols(kernel::all, {c, c + 1}); }
+};
 }  // namespace
 
 isa::Program attention(const arch::ChipSpec& chip, const AttentionSpec& s) {
@@ -82,16 +96,16 @@ isa::Program attention(const arch::ChipSpec& chip, const AttentionSpec& s) {
   std::vector<NormScratch> scratch;
   if (s.qk_norm)
     for (int i = 0; i < 2; ++i) scratch.push_back(norm_scratch(kb, fmt::format("qknorm{}", i), d));
-  const auto tp_bufs = kb.psum_buffers("T_psum", tdt, {parts, parts}, 2);
-  const auto q_bufs = kb.sbuf_buffers("qT", dt, {d, parts}, 2);
-  const auto s_psum = kb.psum_buffers("scores_psum", num::fp32(), {parts, bk}, 2);
-  const auto s_bufs = kb.sbuf_buffers("scores", num::fp32(), {parts, bk}, 2);
-  const auto p_bufs = kb.sbuf_buffers("probs", dt, {parts, bk}, 2);
-  const auto pT_bufs = kb.sbuf_buffers("probsT", dt, {parts, parts}, 2);
-  const auto o_psum = kb.psum_buffers("pv_psum", num::fp32(), {parts, d}, 2);
-  const auto o_bufs = kb.sbuf_buffers("o_acc", num::fp32(), {parts, d}, 2);
-  const auto ob_bufs = kb.sbuf_buffers("o_out", dt, {parts, d}, 2);
-  const auto col_bufs = kb.sbuf_buffers("row_stats", num::fp32(), {parts, 8}, 2);
+  const auto tp_bufs = kb.psum_buffers("T_psum", tdt, {parts, parts}, 2 * kLanes);
+  const auto q_bufs = kb.sbuf_buffers("qT", dt, {d, parts}, 2 * kLanes);
+  const auto s_psum = kb.psum_buffers("scores_psum", num::fp32(), {parts, bk}, kLanes + 1);
+  const auto s_bufs = kb.sbuf_buffers("scores", num::fp32(), {parts, bk}, 2 * kLanes);
+  const auto p_bufs = kb.sbuf_buffers("probs", dt, {parts, bk}, 2 * kLanes);
+  const auto pT_bufs = kb.sbuf_buffers("probsT", dt, {parts, parts}, 2 * kLanes);
+  const auto o_psum = kb.psum_buffers("pv_psum", num::fp32(), {parts, d}, 2 * kLanes);
+  const auto o_bufs = kb.sbuf_buffers("o_acc", num::fp32(), {parts, d}, 2 * kLanes);
+  const auto ob_bufs = kb.sbuf_buffers("o_out", dt, {parts, d}, 2 * kLanes);
+  const auto col_bufs = kb.sbuf_buffers("row_stats", num::fp32(), {parts, 8}, 2 * kLanes);
 
   int64_t prep_no = 0, tp_no = 0;
   // Loads rows [row0, row0 + p) of head `col0 / d` of `src` (positions pos0..), prepares them
@@ -142,54 +156,85 @@ isa::Program attention(const arch::ChipSpec& chip, const AttentionSpec& s) {
         kb.dma_copy(vs({0, p}, t), v({base + t * parts, base + t * parts + p}, {g * d, g * d + d}));
       }
       for (int64_t hq = g * group; hq < (g + 1) * group; ++hq) {
-        for (int64_t q0 = 0; q0 < S; q0 += parts, ++qtile_no) {
-          const int64_t p = std::min(parts, S - q0);
-          const size_t qb = static_cast<size_t>(qtile_no % 2);
-          const Tile qT = q_bufs[qb](all, {0, p});
-          prepare_T(qT, q, base + q0, q0, hq * d, p, qn);
-          const Tile o_acc = o_bufs[qb]({0, p});
-          const Tile cols = col_bufs[qb]({0, p});
-          auto col = [&](int64_t c) { return cols(all, {c, c + 1}); };
-          const Tile m = col(0), neg_m = col(1), m_new = col(2), bmax = col(3), rowsum = col(4),
-                     alpha = col(5), l = col(6), inv_l = col(7);
-          kb.memset(m, kNegBig);
-          kb.memset(l, 0.0);
-          kb.memset(o_acc, 0.0);
+        for (int64_t g0 = 0; g0 < S; g0 += parts * kLanes) {
+          // Up to kLanes query tiles at once, their steps emitted phase by phase, so that each
+          // engine's stream alternates between independent online-softmax chains.
+          std::vector<Lane> lanes;
+          for (int64_t q0 = g0; q0 < std::min(S, g0 + parts * kLanes); q0 += parts, ++qtile_no) {
+            Lane ln;
+            ln.q0 = q0;
+            ln.p = std::min(parts, S - q0);
+            ln.buf = static_cast<size_t>(qtile_no % (2 * kLanes));
+            ln.qT = q_bufs[ln.buf](all, {0, ln.p});
+            prepare_T(ln.qT, q, base + q0, q0, hq * d, ln.p, qn);
+            ln.o_acc = o_bufs[ln.buf]({0, ln.p});
+            ln.cols = col_bufs[ln.buf]({0, ln.p});
+            kb.memset(ln.col(0), kNegBig);
+            kb.memset(ln.col(6), 0.0);
+            kb.memset(ln.o_acc, 0.0);
+            lanes.push_back(ln);
+          }
+          const int64_t last_q = lanes.back().q0 + lanes.back().p - 1;
           for (int64_t k0 = 0; k0 < S; k0 += bk) {
-            if (s.causal && k0 > q0 + p - 1) break;  // every key of the block follows every query
+            if (s.causal && k0 > last_q) break;  // every key of the block follows every query
             const int64_t kbn = std::min(bk, S - k0);
-            const size_t sb = static_cast<size_t>(step++ % 2);
-            const Tile sp = s_psum[sb]({0, p}, {0, kbn});
-            const Tile sc = s_bufs[sb]({0, p}, {0, kbn});
-            const Tile pr = p_bufs[sb]({0, p}, {0, kbn});
-            kb.matmul(sp, qT, kT(all, {k0, k0 + kbn}));
-            kb.activation(sc, sp, ActFunc::kCopy, scale);
-            // Keep key k0 + i for query q0 + row when k0 + i - q0 - row <= 0.
-            if (s.causal && k0 + kbn - 1 > q0)
-              kb.affine_select(sc, sc, AluOp::kIsLe, k0 - q0, -1, kNegBig);
-            kb.tensor_reduce(bmax, sc, AluOp::kMax);
-            kb.tensor_tensor(m_new, m, bmax, AluOp::kMax);
-            kb.tensor_scalar(neg_m, m_new, {AluOp::kMult, -1.0f});
-            kb.activation_reduce(pr, rowsum, sc, ActFunc::kExp, 1.0f, neg_m);
-            kb.activation(alpha, m, ActFunc::kExp, 1.0f, neg_m);
-            kb.scalar_tensor_tensor(l, l, {AluOp::kMult, alpha}, AluOp::kAdd, rowsum);
-            kb.tensor_copy(m, m_new);
-            const Tile pv = o_psum[sb]({0, p});
+            std::vector<Lane*> live;
+            for (Lane& ln : lanes) {
+              if (s.causal && k0 > ln.q0 + ln.p - 1) continue;
+              ln.sb = static_cast<size_t>(step++ % (2 * kLanes));
+              live.push_back(&ln);
+            }
+            auto sc = [&](const Lane& ln) { return s_bufs[ln.sb]({0, ln.p}, {0, kbn}); };
+            auto pr = [&](const Lane& ln) { return p_bufs[ln.sb]({0, ln.p}, {0, kbn}); };
+            for (Lane* ln : live) {
+              const Tile sp = s_psum[ln->sb % s_psum.size()]({0, ln->p}, {0, kbn});
+              kb.matmul(sp, ln->qT, kT(all, {k0, k0 + kbn}));
+              kb.activation(sc(*ln), sp, ActFunc::kCopy, scale);
+            }
+            for (Lane* ln : live)  // keep key k0 + i for query q0 + row when k0 + i - q0 - row <= 0
+              if (s.causal && k0 + kbn - 1 > ln->q0)
+                kb.affine_select(sc(*ln), sc(*ln), AluOp::kIsLe, k0 - ln->q0, -1, kNegBig);
+            for (Lane* ln : live) {
+              kb.tensor_reduce(ln->col(3), sc(*ln), AluOp::kMax);
+              kb.tensor_tensor(ln->col(2), ln->col(0), ln->col(3), AluOp::kMax);
+              kb.tensor_scalar(ln->col(1), ln->col(2), {AluOp::kMult, -1.0f});
+            }
+            for (Lane* ln : live) {
+              kb.activation_reduce(pr(*ln), ln->col(4), sc(*ln), ActFunc::kExp, 1.0f, ln->col(1));
+              kb.activation(ln->col(5), ln->col(0), ActFunc::kExp, 1.0f, ln->col(1));
+            }
+            for (Lane* ln : live) {
+              kb.scalar_tensor_tensor(ln->col(6), ln->col(6), {AluOp::kMult, ln->col(5)},
+                                      AluOp::kAdd, ln->col(4));
+              kb.tensor_copy(ln->col(0), ln->col(2));
+            }
             for (int64_t j = 0; j * parts < kbn; ++j) {
               const int64_t kr = std::min(parts, kbn - j * parts);
-              const size_t tb = static_cast<size_t>(sub++ % 2);
-              const Tile& tp = tp_bufs[static_cast<size_t>(tp_no++ % 2)];
-              kb.transpose(tp({0, kr}, {0, p}), pr(all, {j * parts, j * parts + kr}));
-              kb.tensor_copy(pT_bufs[tb]({0, kr}, {0, p}), tp({0, kr}, {0, p}));
-              kb.matmul(pv, pT_bufs[tb]({0, kr}, {0, p}), vs({0, kr}, (k0 / parts) + j),
-                        {.start = j == 0});
+              for (Lane* ln : live) {
+                const size_t tb = static_cast<size_t>(sub++ % pT_bufs.size());
+                const Tile& tp = tp_bufs[static_cast<size_t>(tp_no++ % tp_bufs.size())];
+                kb.transpose(tp({0, kr}, {0, ln->p}), pr(*ln)(all, {j * parts, j * parts + kr}));
+                // The PSUM -> SBUF copies alternate between VectorE and ScalarE (VectorE
+                // carries most of the softmax's steps).
+                if (tb % 2 == 0)
+                  kb.tensor_copy(pT_bufs[tb]({0, kr}, {0, ln->p}), tp({0, kr}, {0, ln->p}));
+                else
+                  kb.activation(pT_bufs[tb]({0, kr}, {0, ln->p}), tp({0, kr}, {0, ln->p}),
+                                ActFunc::kCopy);
+                kb.matmul(o_psum[ln->sb]({0, ln->p}), pT_bufs[tb]({0, kr}, {0, ln->p}),
+                          vs({0, kr}, (k0 / parts) + j), {.start = j == 0});
+              }
             }
-            kb.scalar_tensor_tensor(o_acc, o_acc, {AluOp::kMult, alpha}, AluOp::kAdd, pv);
+            for (Lane* ln : live)
+              kb.scalar_tensor_tensor(ln->o_acc, ln->o_acc, {AluOp::kMult, ln->col(5)}, AluOp::kAdd,
+                                      o_psum[ln->sb]({0, ln->p}));
           }
-          kb.reciprocal(inv_l, l);
-          const Tile ob = ob_bufs[qb]({0, p});
-          kb.tensor_scalar(ob, o_acc, {AluOp::kMult, inv_l});
-          kb.dma_copy(out({base + q0, base + q0 + p}, {hq * d, hq * d + d}), ob);
+          for (Lane& ln : lanes) {
+            kb.reciprocal(ln.col(7), ln.col(6));
+            const Tile ob = ob_bufs[ln.buf]({0, ln.p});
+            kb.tensor_scalar(ob, ln.o_acc, {AluOp::kMult, ln.col(7)});
+            kb.dma_copy(out({base + ln.q0, base + ln.q0 + ln.p}, {hq * d, hq * d + d}), ob);
+          }
         }
       }
     }
