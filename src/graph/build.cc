@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "base/error.h"
 
 namespace trnsim::graph {
@@ -96,10 +98,36 @@ class Builder {
     return y;
   }
 
+  // A sparse MoE block (Mixtral's block_sparse_moe, Qwen3-MoE's and gpt-oss's mlp): router,
+  // top-k, each expert's GLU MLP (intermediate column-parallel over the ranks), the weighted
+  // combine; then the all-reduce and the residual add. Returns the new residual stream.
+  int moe(const std::string& p, int x, int xm) {
+    const int64_t H = m_.hidden, inter = m_.expert_intermediate / o_.tp;
+    Node n = make_node(p, OpKind::kMoe, {xm});
+    n.experts = m_.experts;
+    n.top_k = m_.experts_per_token;
+    n.act = m_.mlp_act;
+    n.weights = {weight(p + ".gate.weight", {H, m_.experts})};
+    for (int64_t e = 0; e < m_.experts; ++e) {
+      const std::string ep = fmt::format("{}.experts.{}.", p, e);
+      n.weights.push_back(weight(ep + "gate_proj.weight", {H, inter}));
+      n.weights.push_back(weight(ep + "up_proj.weight", {H, inter}));
+      n.weights.push_back(weight(ep + "down_proj.weight", {inter, H}));
+    }
+    const int y = act(p + ".experts", H);
+    n.outputs = {y};
+    node(std::move(n));
+    const int r = all_reduce(p + ".all_reduce", y, H);
+    return binary(p.substr(0, p.size() - 3) + "mlp_residual", OpKind::kAdd, x, r, H);
+  }
+
   Graph build() {
     const int tp = o_.tp;
     const int64_t H = m_.hidden, d = m_.head_dim;
-    const int64_t hq = m_.heads / tp, hkv = m_.kv_heads / tp, inter = m_.intermediate / tp;
+    // More ranks than kv heads: each rank keeps one kv head, replicated tp / kv_heads times
+    // (NxD's kv-head replication), so its q heads still find theirs.
+    const int64_t hq = m_.heads / tp, hkv = std::max<int64_t>(1, m_.kv_heads / tp);
+    const int64_t inter = m_.intermediate / tp;
     const std::string attn = m_.model_type == "bert" ? "attention" : "self_attn";
     // Embeddings.
     const int ids =
@@ -147,6 +175,10 @@ class Builder {
       if (m_.post_norm) x = norm(p + "attention.output.LayerNorm", x, H);
       const int xm = m_.post_norm ? x : norm(p + "post_attention_layernorm", x, H);
       int mlp;
+      if (m_.moe()) {
+        x = moe(p + "mlp", x, xm);
+        continue;
+      }
       if (ops::is_glu(m_.mlp_act)) {
         const int gate = linear(p + "mlp.gate_proj", xm, H, inter, m_.mlp_bias);
         const int up = linear(p + "mlp.up_proj", xm, H, inter, m_.mlp_bias);
@@ -191,12 +223,8 @@ void divisible(const ModelConfig& m, const char* what, int64_t n, int tp) {
 }  // namespace
 
 Graph build_model_graph(const ModelConfig& m, const BuildOptions& o) {
-  if (m.moe())
-    throw InputError(m.name, "model_type",
-                     fmt::format("{} is a mixture-of-experts model ({} experts, {} per token); "
-                                 "trnsim does not lower routed experts yet: try a dense model of "
-                                 "the family (qwen3-32b, llama-3.1-70b)",
-                                 m.model_type, m.experts, m.experts_per_token));
+  if (m.moe() && !ops::is_glu(m.mlp_act))
+    throw InputError(m.name, "hidden_act", "experts are GLU MLPs (silu or gelu)");
   if (o.tp < 1)
     throw InputError(m.name, "tp", fmt::format("{} is not a positive rank count", o.tp));
   if (o.batch < 1 || o.seq < 1)
@@ -204,8 +232,12 @@ Graph build_model_graph(const ModelConfig& m, const BuildOptions& o) {
   if (o.layers == 0 || o.layers > m.layers)
     throw InputError(m.name, "layers", fmt::format("{} is outside 1..{}", o.layers, m.layers));
   divisible(m, "attention heads", m.heads, o.tp);
-  divisible(m, "kv heads", m.kv_heads, o.tp);
-  divisible(m, "intermediate columns", m.intermediate, o.tp);
+  if (m.kv_heads % o.tp != 0 && o.tp % m.kv_heads != 0)
+    throw InputError(m.name, "tp",
+                     fmt::format("{} tensor-parallel ranks neither divide the {} kv heads nor are "
+                                 "a multiple of them (to replicate each)",
+                                 o.tp, m.kv_heads));
+  divisible(m, "intermediate columns", m.moe() ? m.expert_intermediate : m.intermediate, o.tp);
   if (m.learned_positions && o.seq > m.max_positions)
     throw InputError(
         m.name, "seq",

@@ -18,9 +18,9 @@ struct BuildOptions {
   int64_t layers = -1;           // -1: the model's; fewer for quick what-ifs
 };
 
-// Throws InputError for a tp that does not divide the heads, kv heads, intermediate size or
-// vocabulary, a sequence longer than the model's positions (learned positions), and for MoE
-// models (their routed experts are not lowered yet).
+// Throws InputError for a tp that does not divide the heads or intermediate size (kv heads:
+// divide them or be a multiple of them, each rank then keeping one replicated kv head), a
+// sequence longer than the model's learned positions, and MoE experts that are not GLUs.
 Graph build_model_graph(const ModelConfig& m, const BuildOptions& o);
 
 }  // namespace trnsim::graph

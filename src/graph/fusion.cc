@@ -195,12 +195,16 @@ int add_norm(Graph& g) {
   int fired = 0;
   for (auto& nn : g.nodes) {
     if (nn.dead || nn.kind != OpKind::kNorm || nn.residual_in) continue;
-    const int p = g.producer(nn.inputs[0]);
-    if (p < 0 || only_consumer(g, nn.inputs[0]) < 0) continue;
+    const int sum = nn.inputs[0];
+    const int p = g.producer(sum);
+    if (p < 0) continue;
     Node& an = g.nodes[static_cast<size_t>(p)];
     if (an.kind != OpKind::kAdd) continue;
     nn.residual_in = true;
     nn.inputs = {an.inputs[0], an.inputs[1]};
+    // A sum others read too (the residual stream of a pre-norm block whose norm feeds no
+    // linear, e.g. a MoE block's router and experts): the norm writes it (h) as well.
+    if (only_consumer(g, sum) < 0 || is_output(g, sum)) nn.outputs.insert(nn.outputs.begin(), sum);
     absorb(nn, an);
     ++fired;
   }

@@ -9,7 +9,8 @@
 //     residual add that feeds it (pre-norm blocks) too (the linear writes the sum, h);
 //  5. residual epilogue: an add of a linear's result (read by nothing else) into the linear;
 //  6. attention: per-head q / k norms and rotary embeddings fold into the attention kernel;
-//  7. add + norm: a residual add whose sum only a norm reads folds into the norm (post-norm).
+//  7. add + norm: a residual add feeding a norm (no linear took it) folds into the norm, which
+//     writes the sum too when something else reads it.
 // What no pass fuses stays a node of its own (an elementwise kernel, lower.h).
 #pragma once
 

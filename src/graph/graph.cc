@@ -32,6 +32,8 @@ std::string_view name(OpKind k) {
       return "attention";
     case OpKind::kAllReduce:
       return "all_reduce";
+    case OpKind::kMoe:
+      return "moe";
   }
   return "?";
 }

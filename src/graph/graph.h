@@ -39,6 +39,7 @@ enum class OpKind : uint8_t {
   kRope,       // in: x [T, H*d]: rotary embedding of each head
   kAttention,  // in: q, k, v
   kAllReduce,  // in: partial sums of the tensor-parallel ranks
+  kMoe,        // in: x; weights router [H, E], then each expert's gate, up [H, I], down [I, H]
 };
 std::string_view name(OpKind k);
 
@@ -58,6 +59,7 @@ struct Node {
   bool residual_out = false;       // linear: + inputs.back() at the end
   std::vector<int64_t> splits;     // linear: columns of each output (horizontal fusion)
   int64_t heads = 0, kv_heads = 0, head_dim = 0;  // attention, rope, head_norm
+  int64_t experts = 0, top_k = 0;                 // moe
   bool causal = true, rope = false, qk_norm = false;
   double rope_theta = 10000.0;
   int64_t batch = 1, seq = 0;      // attention, rope: the tokens are batch x seq

@@ -28,6 +28,8 @@ std::string_view Kernel::kind_name() const {
       return "embedding";
     case KernelKind::kElementwise:
       return "elementwise";
+    case KernelKind::kRouter:
+      return "router";
     case KernelKind::kAllReduce:
       return "all_reduce";
   }
@@ -58,6 +60,9 @@ std::string Kernel::key() const {
       return fmt::format("elementwise T{} F{} {} op={} act={}", elementwise.tokens,
                          elementwise.features, elementwise.dtype.name(),
                          static_cast<int>(elementwise.op), ops::name(elementwise.act));
+    case KernelKind::kRouter:
+      return fmt::format("router T{} E{} k{} {}", router.tokens, router.experts, router.top_k,
+                         router.dtype.name());
     case KernelKind::kAllReduce:
       return fmt::format("all_reduce {}B {}", collective_bytes, collective_dtype.name());
   }
@@ -97,6 +102,9 @@ std::string Kernel::describe() const {
                          : elementwise.op == ops::Elementwise::kAdd ? "add"
                                                                     : "mul",
                          elementwise.tokens, elementwise.features);
+    case KernelKind::kRouter:
+      return fmt::format("top-{} of {} experts, {} tokens", router.top_k, router.experts,
+                         router.tokens);
     case KernelKind::kAllReduce:
       return fmt::format("{} bytes", collective_bytes);
   }
@@ -197,11 +205,59 @@ Kernel lower(const Graph& g, const Node& n) {
       return k;
     case OpKind::kHeadNorm:
     case OpKind::kRope:
+    case OpKind::kMoe:
       break;
   }
+  if (n.kind == OpKind::kMoe)
+    throw InternalError("lower: a moe node takes several kernels (lower_steps)");
   throw InputError(n.name, std::string(name(n.kind)),
                    "no kernel runs this operator on its own: it runs fused into the attention that "
                    "reads it (its result must feed an attention's q or k and nothing else)");
+}
+
+std::vector<Step> lower_steps(const Graph& g, const Node& n) {
+  if (n.kind != OpKind::kMoe) return {{lower(g, n), 1, ""}};
+  const int64_t T = g.batch * g.seq, E = n.experts, k = n.top_k;
+  const int64_t H = val(g, n.inputs[0]).shape.back();
+  const int64_t I = val(g, n.weights[1]).shape[1];
+  const int64_t te = (T * k + E - 1) / E;
+  const num::Format dt = val(g, n.outputs[0]).dtype;
+  std::vector<Step> steps;
+  auto linear = [&](int64_t tokens, int64_t in, int64_t out, ops::Act act) {
+    Kernel k2;
+    k2.kind = KernelKind::kLinear;
+    k2.linear.tokens = tokens;
+    k2.linear.in = in;
+    k2.linear.out = out;
+    k2.linear.dtype = dt;
+    k2.linear.act = act;
+    return k2;
+  };
+  auto gather = [&](int64_t tokens, int64_t rows) {
+    Kernel k2;
+    k2.kind = KernelKind::kEmbedding;
+    k2.embedding = {.tokens = tokens, .vocab = rows, .hidden = H, .positions = 0, .dtype = dt};
+    return k2;
+  };
+  auto eltwise = [&](int64_t tokens, ops::Elementwise op) {
+    Kernel k2;
+    k2.kind = KernelKind::kElementwise;
+    k2.elementwise = {
+        .tokens = tokens, .features = H, .dtype = dt, .op = op, .act = ops::Act::kNone};
+    return k2;
+  };
+  steps.push_back({linear(T, H, E, ops::Act::kNone), 1, "router"});
+  Kernel r;
+  r.kind = KernelKind::kRouter;
+  r.router = {.tokens = T, .experts = E, .top_k = k, .dtype = dt};
+  steps.push_back({r, 1, "top-k"});
+  steps.push_back({gather(T * k, T), 1, "dispatch"});
+  steps.push_back({linear(te, H, I, n.act), E, "experts.gate_up"});
+  steps.push_back({linear(te, I, H, ops::Act::kNone), E, "experts.down"});
+  steps.push_back({gather(T * k, T * k), 1, "combine.gather"});
+  steps.push_back({eltwise(T * k, ops::Elementwise::kMul), 1, "combine.scale"});
+  if (k > 1) steps.push_back({eltwise(T, ops::Elementwise::kAdd), k - 1, "combine.sum"});
+  return steps;
 }
 
 isa::Program build_program(const arch::ChipSpec& chip, const Kernel& k) {
@@ -216,6 +272,8 @@ isa::Program build_program(const arch::ChipSpec& chip, const Kernel& k) {
       return ops::embedding(chip, k.embedding);
     case KernelKind::kElementwise:
       return ops::elementwise(chip, k.elementwise);
+    case KernelKind::kRouter:
+      return ops::router(chip, k.router);
     case KernelKind::kAllReduce:
       break;
   }

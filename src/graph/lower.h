@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "arch/chip_spec.h"
 #include "graph/graph.h"
@@ -20,6 +21,7 @@ enum class KernelKind : uint8_t {
   kNorm,
   kEmbedding,
   kElementwise,
+  kRouter,
   kAllReduce
 };
 
@@ -30,6 +32,7 @@ struct Kernel {
   ops::NormSpec norm;
   ops::EmbeddingSpec embedding;
   ops::ElementwiseSpec elementwise;
+  ops::RouterSpec router;
   int64_t collective_bytes = 0;  // kAllReduce: the tensor each rank holds
   num::Format collective_dtype = num::bf16();
 
@@ -43,8 +46,20 @@ struct Kernel {
 };
 
 // Throws InputError naming the node for an operator no kernel runs on its own (a rope or
-// head norm that did not fuse into an attention).
+// head norm that did not fuse into an attention), or one that takes several kernels (moe).
 Kernel lower(const Graph& g, const Node& n);
+
+// A node as the kernels that run it: one for most; a MoE block is its router (a linear), the
+// top-k (router kernel), the dispatch of each token's rows to its experts (a gather), each
+// expert's GLU and down projection (`repeat` = experts), and the combine (a gather back, the
+// routing weights, the sum over the top-k). Expert kernels assume balanced routing: each
+// expert gets ceil(tokens x top_k / experts) tokens (docs/models.md).
+struct Step {
+  Kernel kernel;
+  int64_t repeat = 1;
+  std::string part;  // "" for a single-kernel node, else which piece ("router", ...)
+};
+std::vector<Step> lower_steps(const Graph& g, const Node& n);
 
 // The kernel's program for one rank (not for kAllReduce).
 isa::Program build_program(const arch::ChipSpec& chip, const Kernel& k);

@@ -2,8 +2,9 @@
 // classes read; no weights): the built-in ones are spec/models/<name>.json, each with its
 // `_source`. Families: llama, mistral, qwen2, qwen3 (decoders with RMSNorm, RoPE, SwiGLU, GQA),
 // gpt3 / gpt2 (LayerNorm, learned positions, GELU, biases), bert (post-norm encoder), and the
-// MoE families qwen3_moe, mixtral, gpt_oss (read, and refused by the compiler until MoE layers
-// are lowered).
+// MoE families qwen3_moe, mixtral, gpt_oss (every layer a sparse MoE block; gpt-oss's sliding
+// windows, attention sinks and MXFP4 experts are not represented: it runs as bf16 full
+// attention).
 #pragma once
 
 #include <cstdint>

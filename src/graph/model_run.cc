@@ -228,7 +228,8 @@ class ValueRunner {
         if (n.inputs.size() > 1) put("b", in(1));
         break;
       case KernelKind::kAllReduce:
-        throw InternalError("all-reduce in a one-rank functional run");
+      case KernelKind::kRouter:
+        throw InternalError("no values for an all-reduce or a MoE router (refused before the run)");
     }
     runner.run();
     if (!runner.faults().empty())
@@ -237,7 +238,8 @@ class ValueRunner {
                                    runner.faults()[0].message));
     // Outputs.
     size_t next = 0;
-    if ((k.kind == KernelKind::kLinear && n.residual_in))
+    if ((k.kind == KernelKind::kLinear || k.kind == KernelKind::kNorm) && n.residual_in &&
+        n.outputs.size() > 1)
       host_[static_cast<size_t>(n.outputs[next++])] = runner.read_tensor_f32("h");
     const char* yname = k.kind == KernelKind::kAttention ? "out" : "y";
     std::vector<float> y = runner.read_tensor_f32(yname);
@@ -331,43 +333,53 @@ ModelResult run_graph(Graph g, const std::string& name, const ModelRunOptions& o
             static_cast<double>(res.weight_bytes + res.activation_bytes - res.hbm_capacity_bytes) /
                 1073741824.0));
 
+  if (o.values)
+    for (const Node& n : g.nodes)
+      if (n.kind == OpKind::kMoe)
+        throw InputError(n.name, "values",
+                         "the values of mixture-of-experts blocks are not computed yet (their "
+                         "expert kernels are timed under balanced routing); ask for timing only");
   std::unique_ptr<ValueRunner> values;
   if (o.values) values = std::make_unique<ValueRunner>(chip, g, cache, o, weights, inputs, res);
   std::map<std::string, size_t> row_of;
   Picoseconds total{0};
   int64_t layers_seen = -1;
   for (const Node& n : g.nodes) {
-    const Kernel k = lower(g, n);
-    const KernelTiming& t = cache.time(k);
-    if (values) values->run(n, k);
-    res.timeline.push_back({n.name, std::string(k.kind_name()), static_cast<double>(total.v) / 1e6,
-                            static_cast<double>(t.time.v) / 1e6});
-    total += t.time;
-    ++res.kernels;
     layers_seen = std::max<int64_t>(layers_seen, n.repeat_of);
-    const std::string rn = row_name(n.name);
-    const std::string key = rn + "|" + k.key();
-    auto it = row_of.find(key);
-    if (it == row_of.end()) {
-      OpRow r;
-      r.name = rn;
-      r.kind = std::string(k.kind_name());
-      r.detail = k.describe();
-      r.bound = t.bound;
-      if (k.kind == KernelKind::kLinear)
-        r.tiling = fmt::format("{}x{}", t.tiling.token_block, t.tiling.out_block);
-      if (k.kind == KernelKind::kAllReduce) r.tiling = t.algorithm;
-      r.fused = fmt::format("{}", fmt::join(n.fused, ", "));
-      r.time_us = static_cast<double>(t.time.v) / 1e6;
-      r.flops = k.flops();
-      r.hbm_bytes = t.hbm_bytes;
-      it = row_of.emplace(key, res.rows.size()).first;
-      res.rows.push_back(r);
+    for (const Step& st : lower_steps(g, n)) {
+      const Kernel& k = st.kernel;
+      const KernelTiming& t = cache.time(k);
+      if (values) values->run(n, k);
+      const std::string label = st.part.empty() ? n.name : n.name + "." + st.part;
+      const Picoseconds dur(t.time.v * st.repeat);
+      res.timeline.push_back({label, std::string(k.kind_name()), static_cast<double>(total.v) / 1e6,
+                              static_cast<double>(dur.v) / 1e6});
+      total += dur;
+      res.kernels += st.repeat;
+      const std::string rn = row_name(label);
+      const std::string key = rn + "|" + k.key();
+      auto it = row_of.find(key);
+      if (it == row_of.end()) {
+        OpRow r;
+        r.name = rn;
+        r.kind = std::string(k.kind_name());
+        r.detail = k.describe();
+        r.bound = t.bound;
+        if (k.kind == KernelKind::kLinear)
+          r.tiling = fmt::format("{}x{}", t.tiling.token_block, t.tiling.out_block);
+        if (k.kind == KernelKind::kAllReduce) r.tiling = t.algorithm;
+        r.fused = fmt::format("{}", fmt::join(n.fused, ", "));
+        r.time_us = static_cast<double>(t.time.v) / 1e6;
+        r.flops = k.flops();
+        r.hbm_bytes = t.hbm_bytes;
+        it = row_of.emplace(key, res.rows.size()).first;
+        res.rows.push_back(r);
+      }
+      OpRow& r = res.rows[it->second];
+      r.count += st.repeat;
+      res.flops += k.flops() * static_cast<double>(tp * st.repeat);
+      res.hbm_bytes += t.hbm_bytes * tp * st.repeat;
     }
-    OpRow& r = res.rows[it->second];
-    ++r.count;
-    res.flops += k.flops() * tp;
-    res.hbm_bytes += t.hbm_bytes * tp;
   }
   if (values) values->finish();
   res.layers = layers_seen + 1;

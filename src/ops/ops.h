@@ -105,6 +105,16 @@ struct EmbeddingSpec {
 };
 isa::Program embedding(const arch::ChipSpec& chip, const EmbeddingSpec& s);
 
+// Mixture-of-experts routing: per token, the top_k of `experts` router logits (VectorE max8 and
+// find_index8, as NKI's MoE kernels find them) and their softmax (the normalised top-k
+// probabilities of Mixtral, Qwen3-MoE and gpt-oss alike).
+// Tensors: logits [T, E]; weights [T, k] fp32, experts [T, k] uint32 (out).
+struct RouterSpec {
+  int64_t tokens = 0, experts = 0, top_k = 0;
+  num::Format dtype = num::bf16();
+};
+isa::Program router(const arch::ChipSpec& chip, const RouterSpec& s);
+
 // y = a + b, a * b, or act(a), elementwise over [T, F] (what no fusion absorbed).
 // Tensors: a [T, F], b [T, F] for add and mul, y [T, F].
 enum class Elementwise : uint8_t { kAdd, kMul, kAct };

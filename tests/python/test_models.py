@@ -44,6 +44,15 @@ def test_timing_run_figures_and_trace(tmp_path):
     assert sum(1 for e in ev if e.get("ph") == "X") == r.json["kernels"]
 
 
+def test_moe_timing():
+    r = tm.run("mixtral-8x7b", "trn2", seq=512, layers=2)
+    rows = {o["name"]: o for o in r.ops}
+    # 8 experts, top 2, balanced: each expert's kernels see 512 * 2 / 8 = 128 tokens, 8 per layer
+    assert rows["layers.*.mlp.experts.gate_up"]["count"] == 16
+    assert rows["layers.*.mlp.experts.gate_up"]["detail"].startswith("128x4096")
+    assert {"router", "embedding", "all_reduce"} <= {o["kernel"] for o in r.ops}
+
+
 def test_deterministic():
     a = tm.run("tiny-llama", tp=1, seq=64)
     b = tm.run("tiny-llama", tp=1, seq=64)
@@ -61,7 +70,7 @@ def test_bad_inputs():
     with pytest.raises(Exception, match="tp"):
         tm.run("tiny-llama", tp=3)
     with pytest.raises(Exception, match="mixture-of-experts"):
-        tm.run("qwen3-30b-a3b", layers=1)
+        tm.run("qwen3-30b-a3b", layers=1, tp=1, seq=16, values=True)
     with pytest.raises(Exception, match="tp"):
         tm.run("tiny-llama", tp=2, values=True)
     with pytest.raises(ValueError, match="input_ids"):
