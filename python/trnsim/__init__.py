@@ -12,6 +12,7 @@ Modules:
     trnsim.nki       NKI kernels (``nki`` and ``neuronxcc.nki`` dialects) on trnsim
     trnsim.fabric    systems of chips and collectives: timing records and functional runs
     trnsim.models    models (Hugging Face configs) compiled for a chip: per-op time, MFU, values
+    trnsim.torch     PyTorch modules (torch.export) compiled for a chip, called like the module
 """
 
 from trnsim import _core
@@ -23,9 +24,9 @@ __all__ = [
 ]
 
 
-def __getattr__(name):  # trnsim.nki on first use (it registers nothing until imported)
-    if name == "nki":
+def __getattr__(name):  # trnsim.nki and trnsim.torch on first use (torch is a large import)
+    if name in ("nki", "torch"):
         import importlib
 
-        return importlib.import_module("trnsim.nki")
+        return importlib.import_module(f"trnsim.{name}")
     raise AttributeError(f"module 'trnsim' has no attribute {name!r}")

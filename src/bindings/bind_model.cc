@@ -9,6 +9,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -20,6 +21,7 @@
 #include "base/error.h"
 #include "base/interrupt.h"
 #include "bindings/bindings.h"
+#include "graph/graph_json.h"
 #include "graph/model_config.h"
 #include "graph/model_run.h"
 
@@ -75,6 +77,26 @@ nlohmann::json config_json(const graph::ModelConfig& m) {
           {"params", m.params()}};
 }
 
+nb::dict result_dict(const graph::ModelResult& r) {
+  nb::dict d;
+  d["json"] = r.to_json().dump();
+  d["table"] = r.table();
+  d["graph"] = r.graph_text;
+  d["trace"] = r.trace_json().dump();
+  nb::dict outs, ws;
+  for (const auto& [k, v] : r.outputs) outs[k.c_str()] = to_numpy(v);
+  for (const auto& [k, v] : r.weights) ws[k.c_str()] = to_numpy(v);
+  d["outputs"] = outs;
+  d["weights"] = ws;
+  return d;
+}
+
+graph::ModelResult run_released(const std::function<graph::ModelResult()>& f) {
+  const SigintScope sigint(on_main_thread());
+  nb::gil_scoped_release release;
+  return f();
+}
+
 }  // namespace
 
 void bind_model(nb::module_& m) {
@@ -106,23 +128,9 @@ void bind_model(nb::module_& m) {
         const graph::ModelConfig cfg = graph::load_model_config(model);
         const graph::TensorMap w = weights ? from_numpy(*weights) : graph::TensorMap{};
         const graph::TensorMap in = inputs ? from_numpy(*inputs) : graph::TensorMap{};
-        graph::ModelResult r;
-        {
-          const SigintScope sigint(on_main_thread());
-          nb::gil_scoped_release release;
-          r = graph::run_model(cfg, o, weights ? &w : nullptr, inputs ? &in : nullptr);
-        }
-        nb::dict d;
-        d["json"] = r.to_json().dump();
-        d["table"] = r.table();
-        d["graph"] = r.graph_text;
-        d["trace"] = r.trace_json().dump();
-        nb::dict outs, ws;
-        for (const auto& [k, v] : r.outputs) outs[k.c_str()] = to_numpy(v);
-        for (const auto& [k, v] : r.weights) ws[k.c_str()] = to_numpy(v);
-        d["outputs"] = outs;
-        d["weights"] = ws;
-        return d;
+        return result_dict(run_released([&] {
+          return graph::run_model(cfg, o, weights ? &w : nullptr, inputs ? &in : nullptr);
+        }));
       },
       nb::arg("model"), nb::arg("chip") = "trn2", nb::arg("tp") = 0, nb::arg("batch") = 1,
       nb::arg("seq") = 128, nb::arg("layers") = -1, nb::arg("fuse") = true,
@@ -131,6 +139,32 @@ void bind_model(nb::module_& m) {
       nb::arg("inputs") = nb::none(),
       "A model's forward on a simulated chip: dict of json, table, graph, trace, outputs, "
       "weights.");
+  m.def(
+      "model_run_graph",
+      [](const std::string& graph_json, const std::string& name, const std::string& chip, bool fuse,
+         bool search, bool values, uint64_t seed, const std::vector<std::string>& sets,
+         std::optional<std::map<std::string, InArray>> weights,
+         std::optional<std::map<std::string, InArray>> inputs) {
+        graph::ModelRunOptions o;
+        o.chip = chip;
+        for (const auto& s : sets) o.overrides.push_back(arch::parse_override(s));
+        o.fuse = fuse;
+        o.search_tilings = search;
+        o.values = values;
+        o.seed = seed;
+        graph::Graph g = graph::graph_from_json(graph_json);
+        const graph::TensorMap w = weights ? from_numpy(*weights) : graph::TensorMap{};
+        const graph::TensorMap in = inputs ? from_numpy(*inputs) : graph::TensorMap{};
+        return result_dict(run_released([&] {
+          return graph::run_graph(std::move(g), name, o, weights ? &w : nullptr,
+                                  inputs ? &in : nullptr);
+        }));
+      },
+      nb::arg("graph"), nb::arg("name"), nb::arg("chip") = "trn2", nb::arg("fuse") = true,
+      nb::arg("search") = true, nb::arg("values") = false, nb::arg("seed") = 0,
+      nb::arg("sets") = std::vector<std::string>{}, nb::arg("weights") = nb::none(),
+      nb::arg("inputs") = nb::none(),
+      "A front end's graph (graph_json.h) on a simulated chip: the same dict as model_run.");
 }
 
 }  // namespace trnsim::bindings

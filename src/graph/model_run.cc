@@ -24,8 +24,9 @@ const Value& val(const Graph& g, int id) { return g.values[static_cast<size_t>(i
 
 // The layer number folded out of a node name, so that the layers' copies share a row.
 std::string row_name(const std::string& n) {
-  static const std::regex kLayer(R"(^layers\.\d+\.)");
-  return std::regex_replace(n, kLayer, "layers.*.");
+  // The first numbered path component: "layers.3.mlp" and "model.layers.3.mlp" alike.
+  static const std::regex kLayer(R"(^((?:\w+\.)*?\w+)\.\d+\.)");
+  return std::regex_replace(n, kLayer, "$1.*.", std::regex_constants::format_first_only);
 }
 
 // A single-server system of the chip's generation for the tensor-parallel all-reduces.
@@ -139,9 +140,17 @@ class ValueRunner {
           host_[v].resize(n);
           for (size_t i = 0; i < n; ++i)
             host_[v][i] = static_cast<float>(static_cast<int64_t>(i) % g.seq);
-        } else {
-          const auto& emb = g.nodes.front();
-          const int64_t vocab = val(g, emb.weights[0]).shape[0];
+        } else if (x.dtype.kind == num::Kind::kFloat) {  // activations given by the caller
+          host_[v].resize(n);
+          for (size_t i = 0; i < n; ++i)
+            host_[v][i] =
+                round_to(x.dtype, random_u32(o.seed, (1u << 30) + v, i) / 2147483648.0 - 1.0);
+        } else {  // token ids for the embedding that reads them
+          int64_t vocab = 1;
+          for (const Node& nd : g.nodes)
+            if (nd.kind == OpKind::kEmbedding && !nd.inputs.empty() &&
+                nd.inputs[0] == static_cast<int>(v))
+              vocab = val(g, nd.weights[0]).shape[0];
           host_[v].resize(n);
           for (size_t i = 0; i < n; ++i)
             host_[v][i] =
