@@ -14,7 +14,7 @@ secs=${1:-15}
 shift || true
 targets=("$@")
 if ((${#targets[@]} == 0)); then
-  targets=(fuzz_assembler fuzz_spec_toml fuzz_override fuzz_cli)
+  targets=(fuzz_assembler fuzz_spec_toml fuzz_override fuzz_cli fuzz_model)
 fi
 
 # clang with libFuzzer's runtime, from Debian (install.sh installs the rest of the toolchain).

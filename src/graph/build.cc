@@ -229,7 +229,7 @@ Graph build_model_graph(const ModelConfig& m, const BuildOptions& o) {
     throw InputError(m.name, "tp", fmt::format("{} is not a positive rank count", o.tp));
   if (o.batch < 1 || o.seq < 1)
     throw InputError(m.name, o.batch < 1 ? "batch" : "seq", "must be at least 1");
-  if (o.layers == 0 || o.layers > m.layers)
+  if (o.layers == 0 || o.layers < -1 || o.layers > m.layers)
     throw InputError(m.name, "layers", fmt::format("{} is outside 1..{}", o.layers, m.layers));
   divisible(m, "attention heads", m.heads, o.tp);
   if (m.kv_heads % o.tp != 0 && o.tp % m.kv_heads != 0)

@@ -200,11 +200,13 @@ int add_norm(Graph& g) {
     if (p < 0) continue;
     Node& an = g.nodes[static_cast<size_t>(p)];
     if (an.kind != OpKind::kAdd) continue;
+    // A sum others read too (the residual stream of a pre-norm block whose norm feeds no
+    // linear, e.g. a MoE block's router and experts): the norm writes it (h) as well. Asked
+    // before the norm stops reading it.
+    const bool shared = g.consumers(sum).size() > 1 || is_output(g, sum);
     nn.residual_in = true;
     nn.inputs = {an.inputs[0], an.inputs[1]};
-    // A sum others read too (the residual stream of a pre-norm block whose norm feeds no
-    // linear, e.g. a MoE block's router and experts): the norm writes it (h) as well.
-    if (only_consumer(g, sum) < 0 || is_output(g, sum)) nn.outputs.insert(nn.outputs.begin(), sum);
+    if (shared) nn.outputs.insert(nn.outputs.begin(), sum);
     absorb(nn, an);
     ++fired;
   }

@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <numeric>
+
+#include "base/error.h"
 
 namespace trnsim::graph {
 
@@ -97,6 +100,108 @@ std::string Graph::dump() const {
     out += "\n";
   }
   return out;
+}
+
+void Graph::validate() const {
+  const int64_t T = batch * seq;
+  const auto nv = static_cast<int>(values.size());
+  for (const Node& n : nodes) {
+    if (n.dead) continue;
+    auto fail = [&](const std::string& key, const std::string& what) {
+      throw InputError(n.name, key, fmt::format("{} {}: {}", name(n.kind), n.name, what));
+    };
+    auto v = [&](int id) -> const Value& {
+      if (id < 0 || id >= nv) fail("value", fmt::format("value id {} out of range", id));
+      return values[static_cast<size_t>(id)];
+    };
+    auto need = [&](const std::vector<int>& ids, size_t lo, size_t hi, const char* key) {
+      if (ids.size() < lo || ids.size() > hi)
+        fail(key, fmt::format("takes {}{} {}, not {}", lo, hi > lo ? fmt::format("..{}", hi) : "",
+                              key, ids.size()));
+      for (int id : ids) v(id);
+    };
+    auto act2d = [&](int id, const char* key) -> int64_t {
+      const Value& x = v(id);
+      if (x.shape.size() != 2 || x.shape[0] != T)
+        fail(key, fmt::format("'{}' is [{}]; an activation here is [{} tokens, features]", x.name,
+                              fmt::join(x.shape, ", "), T));
+      return x.shape[1];
+    };
+    need(n.outputs, 1, 64, "outputs");
+    switch (n.kind) {
+      case OpKind::kEmbedding: {
+        need(n.inputs, 1, 2, "inputs");
+        need(n.weights, 1, 2, "weights");
+        if (v(n.inputs[0]).elements() != T)
+          fail("inputs", fmt::format("{} token ids, not {}", v(n.inputs[0]).elements(), T));
+        if (v(n.weights[0]).shape.size() != 2) fail("weights", "the table is [vocab, hidden]");
+        break;
+      }
+      case OpKind::kLinear: {
+        need(n.inputs, 1, 3, "inputs");
+        need(n.weights, 1, 64, "weights");
+        const int64_t k = act2d(n.inputs[0], "inputs");
+        for (int w : n.weights) {
+          const Value& x = v(w);
+          if (x.shape.size() != 2 || x.shape[0] != k)
+            fail("weights",
+                 fmt::format("'{}' is [{}]; the input has {} features, so it must be [{}, out]",
+                             x.name, fmt::join(x.shape, ", "), k, k));
+        }
+        if (!n.biases.empty() && n.biases.size() != n.weights.size())
+          fail("biases", "one per weight");
+        for (size_t i = 0; i < n.biases.size(); ++i)
+          if (v(n.biases[i]).elements() != v(n.weights[i]).shape[1])
+            fail("biases", "one per output column");
+        break;
+      }
+      case OpKind::kNorm: {
+        need(n.inputs, 1, 2, "inputs");
+        if (n.norm == ops::Norm::kNone) fail("norm", "rmsnorm or layernorm");
+        need(n.norm_weights, n.norm == ops::Norm::kLayer ? 2 : 1, 2, "norm_weights");
+        const int64_t f = act2d(n.inputs[0], "inputs");
+        for (int w : n.norm_weights)
+          if (v(w).elements() != f) fail("norm_weights", fmt::format("{} features", f));
+        break;
+      }
+      case OpKind::kAdd:
+      case OpKind::kMul:
+        need(n.inputs, 2, 2, "inputs");
+        if (act2d(n.inputs[0], "inputs") != act2d(n.inputs[1], "inputs"))
+          fail("inputs", "shapes differ");
+        break;
+      case OpKind::kAct:
+        need(n.inputs, 1, 1, "inputs");
+        act2d(n.inputs[0], "inputs");
+        if (n.act == ops::Act::kNone || ops::is_glu(n.act))
+          fail("act", "silu, gelu, gelu_tanh or relu");
+        break;
+      case OpKind::kAttention: {
+        need(n.inputs, 3, 3, "inputs");
+        if (n.heads < 1 || n.kv_heads < 1 || n.head_dim < 1 || n.heads % n.kv_heads != 0)
+          fail("heads",
+               fmt::format("{} heads, {} kv heads of {}", n.heads, n.kv_heads, n.head_dim));
+        if (act2d(n.inputs[0], "inputs") != n.heads * n.head_dim)
+          fail("inputs", "q is not heads x head_dim wide");
+        for (int i = 1; i < 3; ++i)
+          if (act2d(n.inputs[static_cast<size_t>(i)], "inputs") != n.kv_heads * n.head_dim)
+            fail("inputs", "k and v are not kv_heads x head_dim wide");
+        break;
+      }
+      case OpKind::kHeadNorm:
+      case OpKind::kRope:
+      case OpKind::kAllReduce:
+        need(n.inputs, 1, 1, "inputs");
+        break;
+      case OpKind::kMoe:
+        need(n.inputs, 1, 1, "inputs");
+        if (n.experts < 2 || n.top_k < 1 || n.top_k > std::min<int64_t>(8, n.experts))
+          fail("experts", fmt::format("{} experts, top {}", n.experts, n.top_k));
+        need(n.weights, static_cast<size_t>(1 + 3 * n.experts),
+             static_cast<size_t>(1 + 3 * n.experts), "weights");
+        break;
+    }
+  }
 }
 
 }  // namespace trnsim::graph

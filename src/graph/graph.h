@@ -83,6 +83,11 @@ struct Graph {
   void compact();
   // One line per node: "name kind [inputs] -> [outputs] attrs".
   std::string dump() const;
+  // Checks what lowering relies on, for graphs from any front end: each node's operand counts,
+  // value kinds and shapes (activations [batch x seq, features]; a linear's weight [in, out]
+  // matching its input; attention heads and head_dim matching q, k, v). Throws InputError
+  // naming the node and the operand.
+  void validate() const;
 };
 
 }  // namespace trnsim::graph

@@ -48,9 +48,7 @@ T pick(const std::map<std::string, T>& table, const std::string& v, const std::s
   return it->second;
 }
 
-}  // namespace
-
-Graph graph_from_json(std::string_view json_text) {
+Graph graph_from_json_unchecked(std::string_view json_text) {
   json j;
   try {
     j = json::parse(json_text);
@@ -116,6 +114,18 @@ Graph graph_from_json(std::string_view json_text) {
     g.add_node(std::move(x));
   }
   return g;
+}
+
+}  // namespace
+
+Graph graph_from_json(std::string_view json_text) {
+  try {
+    return graph_from_json_unchecked(json_text);
+  } catch (const nlohmann::json::exception& e) {
+    // A field of the wrong type or a missing table outside a node ("nodes", a node that is
+    // not an object): the document's shape is wrong.
+    throw InputError("graph", "", fmt::format("malformed graph JSON: {}", e.what()));
+  }
 }
 
 }  // namespace trnsim::graph

@@ -46,7 +46,8 @@ struct Kernel {
 };
 
 // Throws InputError naming the node for an operator no kernel runs on its own (a rope or
-// head norm that did not fuse into an attention), or one that takes several kernels (moe).
+// head norm that did not fuse into an attention); a moe node, which takes several kernels, is
+// an InternalError (lower_steps is for it).
 Kernel lower(const Graph& g, const Node& n);
 
 // A node as the kernels that run it: one for most; a MoE block is its router (a linear), the

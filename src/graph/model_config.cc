@@ -229,7 +229,7 @@ ModelConfig load_model_config(std::string_view name_or_path) {
   std::stringstream ss;
   ss << in.rdbuf();
   ModelConfig m = parse_model_config(ss.str(), file.string());
-  m.name = path ? arg : arg;
+  m.name = arg;
   return m;
 }
 

@@ -317,6 +317,7 @@ ModelResult run_graph(Graph g, const std::string& name, const ModelRunOptions& o
   res.tp = tp;
   res.batch = g.batch;
   res.seq = g.seq;
+  g.validate();
   res.fusion = fuse(g, o.fuse);
   res.graph_text = g.dump();
   std::unique_ptr<fabric::SystemSpec> sys = tp > 1 ? system_for(chip) : nullptr;
@@ -364,7 +365,7 @@ ModelResult run_graph(Graph g, const std::string& name, const ModelRunOptions& o
       res.timeline.push_back({label, std::string(k.kind_name()), static_cast<double>(total.v) / 1e6,
                               static_cast<double>(dur.v) / 1e6});
       total += dur;
-      res.kernels += st.repeat;
+      res.kernels += static_cast<int>(st.repeat);
       const std::string rn = row_name(label);
       const std::string key = rn + "|" + k.key();
       auto it = row_of.find(key);
@@ -407,7 +408,18 @@ ModelResult run_model(const ModelConfig& m, const ModelRunOptions& o, const Tens
   int tp = o.tp;
   if (tp == 0) {
     const arch::ChipSpec chip = arch::load_chip(o.chip, o.overrides);
-    tp = o.values ? 1 : chip.chip.cores;
+    // Every core when the model's shapes split that many ways; else the largest count of
+    // ranks that divides the cores and the model (4 heads on an 8-core Trn2: tp 4).
+    tp = 1;
+    if (!o.values)
+      for (int t = chip.chip.cores; t >= 1; --t) {
+        const bool kv_ok = m.kv_heads % t == 0 || t % m.kv_heads == 0;
+        const int64_t inter = m.moe() ? m.expert_intermediate : m.intermediate;
+        if (chip.chip.cores % t == 0 && m.heads % t == 0 && kv_ok && inter % t == 0) {
+          tp = t;
+          break;
+        }
+      }
   }
   BuildOptions b{.batch = o.batch, .seq = o.seq, .tp = tp, .layers = o.layers};
   ModelResult r = run_graph(build_model_graph(m, b), m.name, o, weights, inputs);

@@ -26,7 +26,7 @@ namespace trnsim::graph {
 struct ModelRunOptions {
   std::string chip = "trn2";
   std::vector<arch::Override> overrides;  // --set on the chip's keys
-  int tp = 0;                             // 0: every physical core of the chip
+  int tp = 0;  // 0: every physical core of the chip (fewer when the model does not split so)
   int64_t batch = 1, seq = 128;
   int64_t layers = -1;  // -1: all of the model's
   bool fuse = true;     // false: only the fusion the kernels require (fusion.h)
