@@ -95,7 +95,8 @@ isa::Program attention(const arch::ChipSpec& chip, const AttentionSpec& s) {
   const auto xb_bufs = kb.sbuf_buffers("prepped", dt, {parts, d}, 2);
   std::vector<NormScratch> scratch;
   if (s.qk_norm)
-    for (int i = 0; i < 2; ++i) scratch.push_back(norm_scratch(kb, fmt::format("qknorm{}", i), d));
+    for (int i = 0; i < 2; ++i)
+      scratch.push_back(norm_scratch(kb, fmt::format("qknorm{}", i), d, Norm::kRms));
   const auto tp_bufs = kb.psum_buffers("T_psum", tdt, {parts, parts}, 2 * kLanes);
   const auto q_bufs = kb.sbuf_buffers("qT", dt, {d, parts}, 2 * kLanes);
   const auto s_psum = kb.psum_buffers("scores_psum", num::fp32(), {parts, bk}, kLanes + 1);

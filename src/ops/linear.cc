@@ -63,6 +63,8 @@ std::string_view name(Act a) {
 namespace {
 
 constexpr int64_t kBank = 512;  // fp32 columns of one PSUM bank (2 KiB per partition)
+// Elements one access pattern moves per partition (a DMA's SBUF side; the ISA's limit).
+constexpr int64_t kMaxApElements = 65535;
 
 }  // namespace
 
@@ -86,6 +88,35 @@ isa::ActFunc act_func(Act a) {
 
 namespace {
 
+// How a linear of `s` runs on `chip`: its tiles, and the chunks of K its weight blocks load in.
+// A block of w holds out_block columns of kc K tiles: all of K when two such blocks take at
+// most 2/5 of a partition of SBUF and one DMA's SBUF side stays within the access pattern's
+// 65535 elements, else K in chunks (the accumulators of every token tile of the block then
+// stay open in PSUM across the chunks).
+struct Plan {
+  int64_t kt = 0, tb = 0, nb = 0, mt = 0, banks = 0, glu = 1, kc = 0, chunks = 1;
+  int64_t psum_banks() const { return (chunks == 1 ? 2 : mt) * banks * glu + 2; }
+};
+
+Plan plan_of(const arch::ChipSpec& chip, const LinearSpec& s) {
+  const int64_t parts = chip.core.sbuf.partitions;
+  Plan p;
+  p.kt = ceil_div(s.in, parts);
+  p.tb = std::min(s.tiling.token_block, ceil_div(s.tokens, parts) * parts);
+  p.nb = std::min(s.tiling.out_block, ceil_div(s.out, kBank) * kBank);
+  p.mt = ceil_div(p.tb, parts);
+  p.banks = ceil_div(p.nb, kBank);
+  p.glu = is_glu(s.act) ? 2 : 1;
+  const int64_t usable = chip.core.sbuf.usable_bytes_per_partition > 0
+                             ? chip.core.sbuf.usable_bytes_per_partition
+                             : chip.core.sbuf.bytes_per_partition;
+  const int64_t per_ktile = p.nb * s.dtype.storage_bytes * p.glu;
+  p.kc = std::max<int64_t>(1, usable * 2 / 5 / (2 * per_ktile));
+  p.kc = std::min({p.kc, p.kt, std::max<int64_t>(1, kMaxApElements / p.nb)});
+  p.chunks = ceil_div(p.kt, p.kc);
+  return p;
+}
+
 void check(const arch::ChipSpec& chip, const LinearSpec& s) {
   require_range("linear", "tokens", s.tokens, 1, int64_t{1} << 24);
   require_range("linear", "in", s.in, 1, int64_t{1} << 20);
@@ -98,32 +129,35 @@ void check(const arch::ChipSpec& chip, const LinearSpec& s) {
   if (s.tiling.out_block < 1 || s.tiling.out_block % kBank != 0)
     throw InputError("linear", "out_block",
                      fmt::format("{} is not a positive multiple of {}", s.tiling.out_block, kBank));
+  // Banks for the tiling as asked (a block wider than the tensor is refused as it would be
+  // for a wider tensor, not clamped).
+  Plan p = plan_of(chip, s);
+  p.banks = s.tiling.out_block / kBank;
+  p.mt = s.tiling.token_block / parts;
   const int64_t banks = chip.core.psum.banks;
-  const int64_t need = 2 * (s.tiling.out_block / kBank) * (is_glu(s.act) ? 2 : 1) + 2;
-  if (need > banks)
-    throw InputError("linear", "out_block",
-                     fmt::format("{} columns{} need {} PSUM banks with the transposes; the core "
-                                 "has {}",
-                                 s.tiling.out_block, is_glu(s.act) ? " (GLU)" : "", need, banks));
+  if (p.psum_banks() > banks)
+    throw InputError(
+        "linear", "out_block",
+        fmt::format(
+            "{} columns{}{} need {} PSUM banks with the transposes; the core has {}",
+            s.tiling.out_block, is_glu(s.act) ? " (GLU)" : "",
+            p.chunks > 1 ? fmt::format(" for {} tokens with K in {} chunks", p.tb, p.chunks) : "",
+            p.psum_banks(), banks));
 }
 
 }  // namespace
 
 int64_t linear_sbuf_bytes(const arch::ChipSpec& chip, const LinearSpec& s) {
-  const int64_t parts = chip.core.sbuf.partitions;
+  const Plan p = plan_of(chip, s);
   const int64_t e = s.dtype.storage_bytes;
-  const int64_t kt = ceil_div(s.in, parts);
-  const int64_t tb = std::min(s.tiling.token_block, ceil_div(s.tokens, parts) * parts);
-  const int64_t nb = std::min(s.tiling.out_block, ceil_div(s.out, kBank) * kBank);
-  const int64_t glu = is_glu(s.act) ? 2 : 1;
-  int64_t bytes = 2 * kt * tb * e;                  // x^T, two blocks
+  int64_t bytes = 2 * p.kt * p.tb * e;              // x^T, two blocks
   bytes += 2 * s.in * e * (s.residual_in ? 2 : 1);  // x tiles (and delta)
-  if (s.norm != Norm::kNone)
-    bytes += 2 * (s.in * e + s.in * 4) + s.in * 4 * (s.norm == Norm::kLayer ? 2 : 1);
-  bytes += 2 * kt * nb * e * glu;  // w blocks
-  bytes += s.bias ? nb * 4 * glu : 0;
-  bytes += 2 * nb * e + (glu > 1 ? nb * 4 : 0);  // results, gate scratch
-  bytes += s.residual_out ? 2 * nb * e : 0;
+  if (s.norm != Norm::kNone)  // normalised x; layer norm's centred values; gamma (and beta)
+    bytes += 2 * s.in * e + (s.norm == Norm::kLayer ? 2 * s.in * 4 + 2 * s.in * 4 : s.in * 4);
+  bytes += 2 * p.kc * p.nb * e * p.glu;  // w blocks
+  bytes += s.bias ? p.nb * 4 * p.glu : 0;
+  bytes += 2 * p.nb * e + (p.glu > 1 ? p.nb * 4 : 0);  // results, gate scratch
+  bytes += s.residual_out ? 2 * p.nb * e : 0;
   return bytes;
 }
 
@@ -160,11 +194,10 @@ std::vector<LinearTiling> linear_tilings(const arch::ChipSpec& chip, const Linea
 
 isa::Program linear(const arch::ChipSpec& chip, const LinearSpec& s) {
   check(chip, s);
+  const Plan plan = plan_of(chip, s);
   const int64_t parts = chip.core.sbuf.partitions;
   const int64_t T = s.tokens, K = s.in, N = s.out;
-  const int64_t kt = ceil_div(K, parts);
-  const int64_t tb = std::min(s.tiling.token_block, ceil_div(T, parts) * parts);
-  const int64_t nb = std::min(s.tiling.out_block, ceil_div(N, kBank) * kBank);
+  const int64_t kt = plan.kt, tb = plan.tb, nb = plan.nb, kc = plan.kc;
   const bool glu = is_glu(s.act);
   const num::Format dt = s.dtype;
 
@@ -198,14 +231,18 @@ isa::Program linear(const arch::ChipSpec& chip, const LinearSpec& s) {
   std::vector<NormScratch> scratch;
   if (s.norm != Norm::kNone) {
     xn_bufs = kb.sbuf_buffers("xn", dt, {parts, K}, 2);
-    for (int i = 0; i < 2; ++i) scratch.push_back(norm_scratch(kb, fmt::format("norm{}", i), K));
+    for (int i = 0; i < 2; ++i)
+      scratch.push_back(norm_scratch(kb, fmt::format("norm{}", i), K, s.norm));
   }
   const auto tp_bufs = kb.psum_buffers("xT_psum", tdt, {parts, per_bank, parts}, 2);
-  const auto w_bufs = kb.sbuf_buffers(glu ? "w_gate" : "w", dt, {parts, kt, nb}, 2);
-  const auto wu_bufs = glu ? kb.sbuf_buffers("w_up", dt, {parts, kt, nb}, 2) : std::vector<Tile>{};
-  const int64_t banks = nb / kBank;
+  const auto w_bufs = kb.sbuf_buffers(glu ? "w_gate" : "w", dt, {parts, kc, nb}, 2);
+  const auto wu_bufs = glu ? kb.sbuf_buffers("w_up", dt, {parts, kc, nb}, 2) : std::vector<Tile>{};
+  const int64_t banks = plan.banks;
+  // Accumulator sets: two rotating over the token tiles when w holds all of K, else one per
+  // token tile of the block (open across K's chunks).
+  const int64_t acc_sets = plan.chunks == 1 ? 2 : plan.mt;
   std::vector<std::vector<Tile>> acc, acc_up;
-  for (int i = 0; i < 2; ++i) {
+  for (int64_t i = 0; i < acc_sets; ++i) {
     acc.push_back(kb.psum_buffers(fmt::format("acc{}_", i), num::fp32(), {parts, kBank},
                                   static_cast<int>(banks)));
     if (glu)
@@ -218,7 +255,76 @@ isa::Program linear(const arch::ChipSpec& chip, const LinearSpec& s) {
       s.residual_out ? kb.sbuf_buffers("r", dt, {parts, nb}, 2) : std::vector<Tile>{};
   Tile b_t, bu_t;
 
-  int64_t tile_no = 0, wblock_no = 0, acc_no = 0, tp_no = 0;
+  // Loads K tiles [k0, k1) of columns [n0, n0 + nbn) of `src` into dst's tiles 0.. : the full
+  // 128-row tiles in one DMA, a short last tile in another.
+  auto load_w = [&](const Tile& dst, const kernel::Tensor& src, int64_t k0, int64_t k1, int64_t n0,
+                    int64_t nbn) {
+    const int64_t full = std::min(k1, K / parts) - k0;
+    if (full > 0)
+      kb.dma_copy(dst(all, {0, full}, {0, nbn}),
+                  src.pattern(k0 * parts * N + n0, {{parts, N}, {full, parts * N}, {nbn, 1}}));
+    if (k0 + full < k1)
+      kb.dma_copy(dst({0, K - (k0 + full) * parts}, full, {0, nbn}),
+                  src({(k0 + full) * parts, K}, {n0, n0 + nbn}));
+  };
+  // PSUM -> SBUF with the epilogue, the residual, the store: token tile [m0, m0 + p) of the
+  // block at t0, columns [n0, n0 + nbn), from accumulator set `ab` into result buffer `yb`.
+  auto epilogue = [&](size_t ab, size_t yb, int64_t t0, int64_t m0, int64_t p, int64_t n0,
+                      int64_t nbn) {
+    const Tile yt = y_bufs[yb]({0, p}, {0, nbn});
+    for (int64_t j = 0; j * kBank < nbn; ++j) {
+      const int64_t c0 = j * kBank, c1 = std::min(nbn, c0 + kBank);
+      const Tile a = acc[ab][static_cast<size_t>(j)]({0, p}, {0, c1 - c0});
+      const Tile out = yt(all, {c0, c1});
+      if (glu) {
+        const Tile g = gate({0, p}, {c0, c1});
+        const Tile u = acc_up[ab][static_cast<size_t>(j)]({0, p}, {0, c1 - c0});
+        if (s.bias) {
+          kb.tensor_tensor(g, a, b_t({0, p}, {c0, c1}), AluOp::kAdd);
+          kb.activation(g, g, act_func(s.act));
+          kb.tensor_tensor(u, u, bu_t({0, p}, {c0, c1}), AluOp::kAdd);
+        } else {
+          kb.activation(g, a, act_func(s.act));
+        }
+        kb.tensor_tensor(out, g, u, AluOp::kMult);
+      } else if (s.bias) {
+        if (s.act == Act::kNone) {
+          kb.tensor_tensor(out, a, b_t({0, p}, {c0, c1}), AluOp::kAdd);
+        } else {
+          kb.tensor_tensor(a, a, b_t({0, p}, {c0, c1}), AluOp::kAdd);
+          kb.activation(out, a, act_func(s.act));
+        }
+      } else {
+        kb.activation(out, a, act_func(s.act));
+      }
+    }
+    if (s.residual_out) {
+      const Tile rt = r_bufs[yb]({0, p}, {0, nbn});
+      kb.dma_copy(rt, r({t0 + m0, t0 + m0 + p}, {n0, n0 + nbn}));
+      kb.tensor_tensor(yt, yt, rt, AluOp::kAdd);
+    }
+    kb.dma_copy(y({t0 + m0, t0 + m0 + p}, {n0, n0 + nbn}), yt);
+  };
+  // The matmuls of token tile [m0, m0 + p) over K tiles [k0, k1) held in w buffer `wb` from
+  // K tile k0 on, into accumulator set `ab`; the x^T tile is stationary for the banks.
+  auto matmuls = [&](const Tile& xT, size_t ab, size_t wb, int64_t m0, int64_t p, int64_t k0,
+                     int64_t k1, int64_t nbn) {
+    for (int64_t k = k0; k < k1; ++k) {
+      const int64_t kr = std::min(parts, K - k * parts);
+      const Tile stat = xT({0, kr}, k, {m0, m0 + p});
+      for (int64_t j = 0; j * kBank < nbn; ++j) {
+        const int64_t c0 = j * kBank, c1 = std::min(nbn, c0 + kBank);
+        const kernel::MatmulOpts first{.start = k == 0};
+        kb.matmul(acc[ab][static_cast<size_t>(j)]({0, p}, {0, c1 - c0}), stat,
+                  w_bufs[wb]({0, kr}, k - k0, {c0, c1}), first);
+        if (glu)
+          kb.matmul(acc_up[ab][static_cast<size_t>(j)]({0, p}, {0, c1 - c0}), stat,
+                    wu_bufs[wb]({0, kr}, k - k0, {c0, c1}), first);
+      }
+    }
+  };
+
+  int64_t tile_no = 0, wblock_no = 0, acc_no = 0, tp_no = 0, y_no = 0;
   for (int64_t t0 = 0, blk = 0; t0 < T; t0 += tb, ++blk) {
     const int64_t tbn = std::min(tb, T - t0);
     const Tile& xT = xT_bufs[static_cast<size_t>(blk % 2)];
@@ -251,20 +357,8 @@ isa::Program linear(const arch::ChipSpec& chip, const LinearSpec& s) {
         k += nk;
       }
     }
-    for (int64_t n0 = 0; n0 < N; n0 += nb, ++wblock_no) {
+    for (int64_t n0 = 0; n0 < N; n0 += nb) {
       const int64_t nbn = std::min(nb, N - n0);
-      const size_t wb = static_cast<size_t>(wblock_no % 2);
-      auto load_w = [&](const Tile& dst, const kernel::Tensor& src) {
-        const int64_t full = K / parts;
-        if (full > 0)
-          kb.dma_copy(dst(all, {0, full}, {0, nbn}),
-                      src.pattern(n0, {{parts, N}, {full, parts * N}, {nbn, 1}}));
-        if (full < kt)
-          kb.dma_copy(dst({0, K - full * parts}, full, {0, nbn}),
-                      src({full * parts, K}, {n0, n0 + nbn}));
-      };
-      load_w(w_bufs[wb], w);
-      if (glu) load_w(wu_bufs[wb], w_up);
       if (s.bias) {
         // Reloaded per block: a bias of the whole width would hold N fp32 per partition.
         if (!b_t.valid()) {
@@ -274,56 +368,29 @@ isa::Program linear(const arch::ChipSpec& chip, const LinearSpec& s) {
         kb.dma_copy(b_t(all, {0, nbn}), b({n0, n0 + nbn}).broadcast(0, parts));
         if (glu) kb.dma_copy(bu_t(all, {0, nbn}), b_up({n0, n0 + nbn}).broadcast(0, parts));
       }
-      for (int64_t m0 = 0; m0 < tbn; m0 += parts) {
-        const int64_t p = std::min(parts, tbn - m0);
-        const size_t ab = static_cast<size_t>(acc_no++ % 2);
-        for (int64_t k = 0; k < kt; ++k) {
-          const int64_t kr = std::min(parts, K - k * parts);
-          const Tile stat = xT({0, kr}, k, {m0, m0 + p});
-          for (int64_t j = 0; j * kBank < nbn; ++j) {
-            const int64_t c0 = j * kBank, c1 = std::min(nbn, c0 + kBank);
-            const kernel::MatmulOpts first{.start = k == 0};
-            kb.matmul(acc[ab][static_cast<size_t>(j)]({0, p}, {0, c1 - c0}), stat,
-                      w_bufs[wb]({0, kr}, k, {c0, c1}), first);
-            if (glu)
-              kb.matmul(acc_up[ab][static_cast<size_t>(j)]({0, p}, {0, c1 - c0}), stat,
-                        wu_bufs[wb]({0, kr}, k, {c0, c1}), first);
-          }
+      if (plan.chunks == 1) {
+        const size_t wb = static_cast<size_t>(wblock_no++ % 2);
+        load_w(w_bufs[wb], w, 0, kt, n0, nbn);
+        if (glu) load_w(wu_bufs[wb], w_up, 0, kt, n0, nbn);
+        for (int64_t m0 = 0; m0 < tbn; m0 += parts) {
+          const int64_t p = std::min(parts, tbn - m0);
+          const size_t ab = static_cast<size_t>(acc_no++ % 2);
+          matmuls(xT, ab, wb, m0, p, 0, kt, nbn);
+          epilogue(ab, ab, t0, m0, p, n0, nbn);
         }
-        const Tile yt = y_bufs[ab]({0, p}, {0, nbn});
-        for (int64_t j = 0; j * kBank < nbn; ++j) {
-          const int64_t c0 = j * kBank, c1 = std::min(nbn, c0 + kBank);
-          const Tile a = acc[ab][static_cast<size_t>(j)]({0, p}, {0, c1 - c0});
-          const Tile out = yt(all, {c0, c1});
-          if (glu) {
-            const Tile g = gate({0, p}, {c0, c1});
-            const Tile u = acc_up[ab][static_cast<size_t>(j)]({0, p}, {0, c1 - c0});
-            if (s.bias) {
-              kb.tensor_tensor(g, a, b_t({0, p}, {c0, c1}), AluOp::kAdd);
-              kb.activation(g, g, act_func(s.act));
-              kb.tensor_tensor(u, u, bu_t({0, p}, {c0, c1}), AluOp::kAdd);
-            } else {
-              kb.activation(g, a, act_func(s.act));
-            }
-            kb.tensor_tensor(out, g, u, AluOp::kMult);
-          } else if (s.bias) {
-            if (s.act == Act::kNone) {
-              kb.tensor_tensor(out, a, b_t({0, p}, {c0, c1}), AluOp::kAdd);
-            } else {
-              kb.tensor_tensor(a, a, b_t({0, p}, {c0, c1}), AluOp::kAdd);
-              kb.activation(out, a, act_func(s.act));
-            }
-          } else {
-            kb.activation(out, a, act_func(s.act));
-          }
-        }
-        if (s.residual_out) {
-          const Tile rt = r_bufs[ab]({0, p}, {0, nbn});
-          kb.dma_copy(rt, r({t0 + m0, t0 + m0 + p}, {n0, n0 + nbn}));
-          kb.tensor_tensor(yt, yt, rt, AluOp::kAdd);
-        }
-        kb.dma_copy(y({t0 + m0, t0 + m0 + p}, {n0, n0 + nbn}), yt);
+        continue;
       }
+      for (int64_t k0 = 0; k0 < kt; k0 += kc) {
+        const int64_t k1 = std::min(kt, k0 + kc);
+        const size_t wb = static_cast<size_t>(wblock_no++ % 2);
+        load_w(w_bufs[wb], w, k0, k1, n0, nbn);
+        if (glu) load_w(wu_bufs[wb], w_up, k0, k1, n0, nbn);
+        for (int64_t m0 = 0, mi = 0; m0 < tbn; m0 += parts, ++mi)
+          matmuls(xT, static_cast<size_t>(mi), wb, m0, std::min(parts, tbn - m0), k0, k1, nbn);
+      }
+      for (int64_t m0 = 0, mi = 0; m0 < tbn; m0 += parts, ++mi)
+        epilogue(static_cast<size_t>(mi), static_cast<size_t>(y_no++ % 2), t0, m0,
+                 std::min(parts, tbn - m0), n0, nbn);
     }
   }
   return kb.build();

@@ -30,7 +30,8 @@ isa::Program norm(const arch::ChipSpec& chip, const NormSpec& s) {
                                     : std::vector<kernel::Tile>{};
   const auto y_bufs = kb.sbuf_buffers("y", s.dtype, {parts, F}, 2);
   std::vector<NormScratch> scratch;
-  for (int i = 0; i < 2; ++i) scratch.push_back(norm_scratch(kb, i == 0 ? "norm0" : "norm1", F));
+  for (int i = 0; i < 2; ++i)
+    scratch.push_back(norm_scratch(kb, i == 0 ? "norm0" : "norm1", F, s.norm));
   for (int64_t r0 = 0, i = 0; r0 < T; r0 += parts, ++i) {
     const int64_t p = std::min(parts, T - r0);
     const size_t b = static_cast<size_t>(i % 2);

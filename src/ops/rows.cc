@@ -29,10 +29,11 @@ NormParams load_norm_params(kernel::KernelBuilder& kb, Norm norm, const std::str
   return p;
 }
 
-NormScratch norm_scratch(kernel::KernelBuilder& kb, const std::string& name, int64_t features) {
+NormScratch norm_scratch(kernel::KernelBuilder& kb, const std::string& name, int64_t features,
+                         Norm norm) {
   const int64_t parts = kb.core().sbuf.partitions;
   NormScratch s;
-  s.wide = kb.sbuf(name + "_wide", num::fp32(), {parts, features});
+  if (norm == Norm::kLayer) s.wide = kb.sbuf(name + "_wide", num::fp32(), {parts, features});
   s.stats = kb.sbuf(name + "_stats", num::fp32(), {parts, 8 + 6 * ceil_div(features, kBnChunk)});
   return s;
 }
@@ -43,15 +44,17 @@ void normalize_rows(kernel::KernelBuilder& kb, Norm norm, double eps, const kern
   using isa::AluOp;
   using kernel::all;
   const int64_t f = src.size(1);
-  const kernel::Tile wide = scratch.wide({0, p}), st = scratch.stats({0, p});
+  const kernel::Tile st = scratch.stats({0, p});
   auto col = [&](int64_t c) { return st(all, {c, c + 1}); };
   if (norm == Norm::kRms) {
-    kb.activation_reduce(wide, col(0), src, isa::ActFunc::kSquare);
+    // The squares go to dst (only their fp32 sum is kept), which the last step overwrites.
+    kb.activation_reduce(dst, col(0), src, isa::ActFunc::kSquare);
     kb.activation(col(1), col(0), isa::ActFunc::kRsqrt, 1.0 / static_cast<double>(f), eps);
     kb.scalar_tensor_tensor(dst, src, {AluOp::kMult, col(1)}, AluOp::kMult, params.gamma({0, p}));
     return;
   }
   // Layer norm: mean and population variance from bn_stats over chunks, then bn_aggr.
+  const kernel::Tile wide = scratch.wide({0, p});
   const int64_t chunks = ceil_div(f, kBnChunk);
   const kernel::Tile bn = st(all, {8, 8 + 6 * chunks});
   for (int64_t c = 0; c < chunks; ++c)

@@ -19,12 +19,14 @@ struct NormParams {
 NormParams load_norm_params(kernel::KernelBuilder& kb, Norm norm, const std::string& prefix,
                             int64_t features);
 
-// Scratch a normalisation needs per row tile (fp32): [P, F] for squares / centred values and
-// [P, 8 + 6 * chunks] of statistics; allocate one set per buffer.
+// Scratch a normalisation needs per row tile (fp32): [P, 8 + 6 * chunks] of statistics, and for
+// layer norm [P, F] of centred values (RMSNorm squares into its destination, which it then
+// overwrites); allocate one set per buffer.
 struct NormScratch {
   kernel::Tile wide, stats;
 };
-NormScratch norm_scratch(kernel::KernelBuilder& kb, const std::string& name, int64_t features);
+NormScratch norm_scratch(kernel::KernelBuilder& kb, const std::string& name, int64_t features,
+                         Norm norm);
 
 // dst[:p] = norm(src[:p]) * gamma (+ beta) over the free dim; src and dst [p, F] (dst may be
 // another dtype). RMSNorm: ScalarE squares with the add-reduction, rsqrt(ss / F + eps) on

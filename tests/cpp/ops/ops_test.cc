@@ -242,7 +242,11 @@ void check_linear(const arch::ChipSpec& spec, const ops::LinearSpec& s, uint64_t
   const Inputs in = linear_inputs(s, seed);
   auto out = run(spec, p, in);
   const LinearRef ref = linear_ref(s, in);
-  EXPECT_TRUE(close(out["y"], ref.y, s.out, 1e-2, 0.1, &ref.mag)) << "y";
+  // The floor grows with sqrt(K / 300): an output sums K products of a normalised x rounded to
+  // bf16 (each off by up to half an ulp, independently), so its absolute error grows like
+  // sqrt(K) while the values of order 1 it is compared with do not.
+  const double floor = 0.1 * std::max(1.0, std::sqrt(static_cast<double>(s.in) / 300.0));
+  EXPECT_TRUE(close(out["y"], ref.y, s.out, 1e-2, floor, &ref.mag)) << "y";
   if (s.residual_in) {
     EXPECT_TRUE(equal(out["h"], ref.h, s.in)) << "h";
   }
@@ -324,6 +328,22 @@ TEST_P(OpsTest, LinearWideTiling) {
       SCOPED_TRACE(::testing::Message() << ops::name(act) << " tokens " << tokens);
       check_linear(spec, s, 7);
     }
+}
+
+// Wide K: the weight block of a GLU with 3000 input features does not fit SBUF whole, so w
+// loads in chunks of K tiles and every token tile's accumulators stay open across them (a short
+// last K tile of 56 rows, two token blocks, two output blocks).
+TEST_P(OpsTest, LinearWeightsInKChunks) {
+  const arch::ChipSpec& spec = chip(GetParam());
+  ops::LinearSpec s = linear_base();
+  s.tokens = 300;
+  s.in = 3000;
+  s.act = Act::kGluSilu;
+  s.norm = Norm::kRms;
+  s.tiling = {256, 512};
+  const int64_t e = 2, usable = spec.core.sbuf.usable_bytes_per_partition;
+  ASSERT_GT(2 * (3000 / 128 + 1) * 512 * e * 2, usable * 2 / 5) << "not a chunked case";
+  check_linear(spec, s, 11);
 }
 
 TEST_P(OpsTest, LinearTilingsAreLegal) {
