@@ -10,7 +10,20 @@
 namespace trnsim::graph {
 
 int64_t Value::elements() const {
-  return std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<>());
+  // Saturating: a front end's shapes are bounded per dim, not in product.
+  constexpr int64_t kCap = int64_t{1} << 62;
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d <= 0) return 0;
+    if (n > kCap / d) return kCap;
+    n *= d;
+  }
+  return n;
+}
+
+int64_t Value::bytes() const {
+  const int64_t n = elements(), e = dtype.storage_bytes;
+  return n > (int64_t{1} << 62) / e ? int64_t{1} << 62 : n * e;
 }
 
 std::string_view name(OpKind k) {
@@ -128,6 +141,10 @@ void Graph::validate() const {
       return x.shape[1];
     };
     need(n.outputs, 1, 64, "outputs");
+    for (const auto* ids : {&n.inputs, &n.outputs, &n.weights, &n.biases, &n.norm_weights})
+      for (int id : *ids)
+        if (v(id).elements() > (int64_t{1} << 40))
+          fail("shape", fmt::format("'{}' has more than 2^40 elements", v(id).name));
     switch (n.kind) {
       case OpKind::kEmbedding: {
         need(n.inputs, 1, 2, "inputs");

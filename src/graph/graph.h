@@ -25,7 +25,7 @@ struct Value {
   num::Format dtype = num::bf16();
   ValueKind kind = ValueKind::kActivation;
   int64_t elements() const;
-  int64_t bytes() const { return elements() * dtype.storage_bytes; }
+  int64_t bytes() const;  // saturating, as elements()
 };
 
 enum class OpKind : uint8_t {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -48,6 +49,38 @@ T pick(const std::map<std::string, T>& table, const std::string& v, const std::s
   return it->second;
 }
 
+// Integers read without nlohmann's casts, which are undefined for a float out of range: the
+// JSON value must be an integer in [lo, hi].
+int64_t int_of(const json& v, const std::string& where, const std::string& key, int64_t lo,
+               int64_t hi) {
+  if (!v.is_number_integer())
+    throw InputError(where, key, fmt::format("expected an integer, got {}", v.dump()));
+  if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(hi))
+    throw InputError(where, key, fmt::format("{} is outside [{}, {}]", v.dump(), lo, hi));
+  const int64_t x = v.get<int64_t>();
+  if (x < lo || x > hi)
+    throw InputError(where, key, fmt::format("{} is outside [{}, {}]", x, lo, hi));
+  return x;
+}
+
+int64_t int_field(const json& o, const char* key, int64_t dflt, const std::string& where,
+                  int64_t lo, int64_t hi) {
+  if (!o.contains(key)) return dflt;
+  return int_of(o.at(key), where, key, lo, hi);
+}
+
+std::vector<int64_t> int_list(const json& o, const char* key, const std::string& where, int64_t lo,
+                              int64_t hi) {
+  std::vector<int64_t> out;
+  if (!o.contains(key)) return out;
+  const json& a = o.at(key);
+  if (!a.is_array()) throw InputError(where, key, "expected a list of integers");
+  for (const json& v : a) out.push_back(int_of(v, where, key, lo, hi));
+  return out;
+}
+
+constexpr int64_t kMaxDim = int64_t{1} << 40;
+
 Graph graph_from_json_unchecked(std::string_view json_text) {
   json j;
   try {
@@ -57,15 +90,16 @@ Graph graph_from_json_unchecked(std::string_view json_text) {
   }
   Graph g;
   try {
-    g.batch = j.at("batch").get<int64_t>();
-    g.seq = j.at("seq").get<int64_t>();
-    g.tp = j.value("tp", 1);
-    if (g.batch < 1 || g.seq < 1)
-      throw InputError("graph", "batch", "batch and seq must be positive");
+    if (!j.is_object()) throw InputError("graph", "", "a graph is a JSON object");
+    if (!j.contains("batch") || !j.contains("seq"))
+      throw InputError("graph", "batch", "batch and seq are required");
+    g.batch = int_of(j.at("batch"), "graph", "batch", 1, int64_t{1} << 24);
+    g.seq = int_of(j.at("seq"), "graph", "seq", 1, int64_t{1} << 24);
+    g.tp = static_cast<int>(int_field(j, "tp", 1, "graph", 1, 1024));
     for (const json& v : j.at("values")) {
       Value x;
       x.name = v.at("name").get<std::string>();
-      x.shape = v.at("shape").get<std::vector<int64_t>>();
+      x.shape = int_list(v, "shape", x.name, 1, kMaxDim);
       x.dtype = num::parse_format(v.value("dtype", "bf16"));
       x.kind = pick(kValueKinds, v.value("kind", "activation"), x.name, "kind");
       g.add_value(std::move(x));
@@ -82,10 +116,9 @@ Graph graph_from_json_unchecked(std::string_view json_text) {
     try {
       x.kind = pick(kKinds, n.at("kind").get<std::string>(), where, "kind");
       auto ids = [&](const char* key) {
-        std::vector<int> out = n.value(key, std::vector<int>{});
-        for (int id : out)
-          if (id < 0 || id >= nv)
-            throw InputError(where, key, fmt::format("value id {} outside 0..{}", id, nv - 1));
+        std::vector<int> out;
+        for (int64_t id : int_list(n, key, where, 0, std::max(0, nv - 1)))
+          out.push_back(static_cast<int>(id));
         return out;
       };
       x.inputs = ids("inputs");
@@ -96,9 +129,9 @@ Graph graph_from_json_unchecked(std::string_view json_text) {
       x.norm = pick(kNorms, n.value("norm", "none"), where, "norm");
       x.eps = n.value("eps", 1e-5);
       x.act = pick(kActs, n.value("act", "none"), where, "act");
-      x.heads = n.value("heads", int64_t{0});
-      x.kv_heads = n.value("kv_heads", x.heads);
-      x.head_dim = n.value("head_dim", int64_t{0});
+      x.heads = int_field(n, "heads", 0, where, 0, 1 << 16);
+      x.kv_heads = int_field(n, "kv_heads", x.heads, where, 0, 1 << 16);
+      x.head_dim = int_field(n, "head_dim", 0, where, 0, 1 << 16);
       x.causal = n.value("causal", true);
       x.rope_theta = n.value("rope_theta", 10000.0);
       x.batch = g.batch;
@@ -106,7 +139,8 @@ Graph graph_from_json_unchecked(std::string_view json_text) {
       // The layer a node belongs to: the first numbered component of its module path.
       static const std::regex kLayer(R"(^(?:\w+\.)*?\w+\.(\d+)\.)");
       std::smatch m;
-      if (std::regex_search(x.name, m, kLayer)) x.repeat_of = std::stoi(m[1].str());
+      if (std::regex_search(x.name, m, kLayer) && m[1].length() <= 6)
+        x.repeat_of = std::stoi(m[1].str());
       if (x.outputs.empty()) throw InputError(where, "outputs", "a node writes at least one value");
     } catch (const json::exception& e) {
       throw InputError(where, "", e.what());

@@ -17,7 +17,7 @@ constexpr size_t kMaxCandidates = 6;
 
 KernelCache::KernelCache(const arch::ChipSpec& chip, int tp, const fabric::SystemSpec* system,
                          bool search)
-    : chip_(chip), tp_(tp), search_(search) {
+    : chip_(chip), search_(search) {
   const int stacks = chip::hbm_stacks(chip);
   copies_ = std::max(1, std::min(tp, chip.chip.cores / std::max(1, stacks)));
   if (tp > 1 && system != nullptr) {

@@ -49,7 +49,6 @@ class KernelCache {
   ops::LinearTiling search(const Kernel& k);
 
   const arch::ChipSpec& chip_;
-  int tp_;
   int copies_;  // programs simulated together: the ranks of one HBM stack
   bool search_;
   std::unique_ptr<fabric::Fabric> fabric_;

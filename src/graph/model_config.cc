@@ -25,8 +25,13 @@ class Reader {
   int64_t i(const char* key) const {
     if (!has(key)) throw InputError(where_, key, "missing: the model needs this key");
     const json& v = j_.at(key);
-    if (!v.is_number_integer() || v.get<int64_t>() < 1)
-      throw InputError(where_, key, fmt::format("expected a positive integer, got {}", v.dump()));
+    // Sizes up to 2^24 (a vocabulary of 16 M, a hidden size of 16 M): far beyond any model,
+    // and small enough that the products of shapes stay exact.
+    constexpr int64_t kMax = int64_t{1} << 24;
+    if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<uint64_t>() > kMax) ||
+        v.get<int64_t>() < 1 || v.get<int64_t>() > kMax)
+      throw InputError(where_, key,
+                       fmt::format("expected an integer in [1, {}], got {}", kMax, v.dump()));
     return v.get<int64_t>();
   }
   int64_t i(const char* key, int64_t dflt) const { return has(key) ? i(key) : dflt; }
@@ -154,19 +159,23 @@ void bert(ModelConfig& m, const Reader& r) {
 }  // namespace
 
 int64_t ModelConfig::params() const {
-  const int64_t q = heads * head_dim, kv = kv_heads * head_dim;
-  int64_t attn = hidden * (q + 2 * kv) + q * hidden;
-  if (attn_bias) attn += q + 2 * kv + hidden;
-  const int64_t mats = ops::is_glu(mlp_act) ? 3 : 2;
-  int64_t mlp = mats * hidden * intermediate + (mlp_bias ? intermediate * (mats - 1) + hidden : 0);
-  if (moe()) mlp = experts * mats * hidden * expert_intermediate + hidden * experts;
-  const int64_t norms =
-      (norm == ops::Norm::kLayer ? 2 : 1) * hidden * 2 + (qk_norm ? 2 * head_dim : 0);
-  int64_t total = layers * (attn + mlp + norms);
-  total += vocab * hidden * (tie_embeddings ? 1 : 2) + hidden * (norm == ops::Norm::kLayer ? 2 : 1);
-  if (learned_positions) total += max_positions * hidden;
-  total += type_vocab * hidden;
-  return total;
+  // In double: configs bound each size by 2^24, but their products can pass 2^63.
+  const double h = static_cast<double>(hidden), hd = static_cast<double>(head_dim);
+  const double q = static_cast<double>(heads) * hd, kv = static_cast<double>(kv_heads) * hd;
+  double attn = h * (q + 2 * kv) + q * h;
+  if (attn_bias) attn += q + 2 * kv + h;
+  const double mats = ops::is_glu(mlp_act) ? 3 : 2, inter = static_cast<double>(intermediate);
+  double mlp = mats * h * inter + (mlp_bias ? inter * (mats - 1) + h : 0);
+  if (moe())
+    mlp = static_cast<double>(experts) * mats * h * static_cast<double>(expert_intermediate) +
+          h * static_cast<double>(experts);
+  const double norms = (norm == ops::Norm::kLayer ? 2 : 1) * h * 2 + (qk_norm ? 2 * hd : 0);
+  double total = static_cast<double>(layers) * (attn + mlp + norms);
+  total += static_cast<double>(vocab) * h * (tie_embeddings ? 1 : 2) +
+           h * (norm == ops::Norm::kLayer ? 2 : 1);
+  if (learned_positions) total += static_cast<double>(max_positions) * h;
+  total += static_cast<double>(type_vocab) * h;
+  return total < 9e18 ? static_cast<int64_t>(total) : int64_t{9'000'000'000'000'000'000};
 }
 
 ModelConfig parse_model_config(std::string_view json_text, const std::string& where) {
