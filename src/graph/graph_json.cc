@@ -85,7 +85,7 @@ Graph graph_from_json_unchecked(std::string_view json_text) {
   json j;
   try {
     j = json::parse(json_text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // a syntax error, or a number out of range
     throw InputError("graph", "", fmt::format("not valid JSON: {}", e.what()));
   }
   Graph g;

@@ -182,7 +182,7 @@ ModelConfig parse_model_config(std::string_view json_text, const std::string& wh
   json j;
   try {
     j = json::parse(json_text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // a syntax error, or a number out of range
     throw InputError(where, "", fmt::format("not valid JSON: {}", e.what()));
   }
   if (!j.is_object()) throw InputError(where, "", "a config.json is a JSON object");
