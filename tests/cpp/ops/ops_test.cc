@@ -576,6 +576,49 @@ TEST_P(OpsTest, Embedding) {
   }
 }
 
+// Elementwise add, mul and each activation on [130, 300] (a short last tile): the result is
+// the fp64 value rounded to bf16, within one bf16 ulp (the activations are evaluated in fp32).
+TEST_P(OpsTest, Elementwise) {
+  const arch::ChipSpec& spec = chip(GetParam());
+  const int64_t T = 130, F = 300;
+  struct Case {
+    ops::Elementwise op;
+    Act act;
+  };
+  for (const Case c :
+       {Case{ops::Elementwise::kAdd, Act::kNone}, Case{ops::Elementwise::kMul, Act::kNone},
+        Case{ops::Elementwise::kAct, Act::kSilu}, Case{ops::Elementwise::kAct, Act::kGelu},
+        Case{ops::Elementwise::kAct, Act::kGeluTanh}, Case{ops::Elementwise::kAct, Act::kRelu}}) {
+    SCOPED_TRACE(::testing::Message() << static_cast<int>(c.op) << " " << ops::name(c.act));
+    ops::ElementwiseSpec s;
+    s.tokens = T;
+    s.features = F;
+    s.op = c.op;
+    s.act = c.act;
+    const isa::Program p = ops::elementwise(spec, s);
+    expect_race_free(p, spec);
+    Inputs in;
+    in["a"] = values(T * F, 91, 2.0f);
+    if (c.op != ops::Elementwise::kAct) in["b"] = values(T * F, 92, 2.0f);
+    auto out = run(spec, p, in);
+    std::vector<double> want(static_cast<size_t>(T * F));
+    for (size_t i = 0; i < want.size(); ++i) {
+      const double a = in["a"][i];
+      const double v = c.op == ops::Elementwise::kAdd   ? a + in["b"][i]
+                       : c.op == ops::Elementwise::kMul ? a * in["b"][i]
+                                                        : act_ref(c.act, a);
+      want[i] = bf(v);
+    }
+    EXPECT_TRUE(close(out["y"], want, F, 1e-2, 1e-2));
+  }
+  ops::ElementwiseSpec bad;
+  bad.tokens = 4;
+  bad.features = 4;
+  bad.op = ops::Elementwise::kAct;
+  bad.act = Act::kGluSilu;
+  EXPECT_THROW(ops::elementwise(spec, bad), InputError);
+}
+
 // The MoE router: top-k experts of distinct logits (a permutation of small integers, so the
 // order is unambiguous) and the softmax of their logits; 8 experts (max8 takes them all) and
 // 5 (padded to 8), top 2 and top 4.
