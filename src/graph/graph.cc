@@ -145,6 +145,13 @@ void Graph::validate() const {
       for (int id : *ids)
         if (v(id).elements() > (int64_t{1} << 40))
           fail("shape", fmt::format("'{}' has more than 2^40 elements", v(id).name));
+    // Every output is an activation [tokens, features] as wide as the operator makes it.
+    std::vector<int64_t> out_w;
+    for (int id : n.outputs) out_w.push_back(act2d(id, "outputs"));
+    auto same_width = [&](int64_t f) {
+      for (int64_t w : out_w)
+        if (w != f) fail("outputs", fmt::format("{} features; the operator makes {}", w, f));
+    };
     switch (n.kind) {
       case OpKind::kEmbedding: {
         need(n.inputs, 1, 2, "inputs");
@@ -152,6 +159,7 @@ void Graph::validate() const {
         if (v(n.inputs[0]).elements() != T)
           fail("inputs", fmt::format("{} token ids, not {}", v(n.inputs[0]).elements(), T));
         if (v(n.weights[0]).shape.size() != 2) fail("weights", "the table is [vocab, hidden]");
+        same_width(v(n.weights[0]).shape[1]);
         break;
       }
       case OpKind::kLinear: {
@@ -170,6 +178,7 @@ void Graph::validate() const {
         for (size_t i = 0; i < n.biases.size(); ++i)
           if (v(n.biases[i]).elements() != v(n.weights[i]).shape[1])
             fail("biases", "one per output column");
+        if (n.weights.size() == 1) same_width(v(n.weights[0]).shape[1]);
         break;
       }
       case OpKind::kNorm: {
@@ -179,6 +188,7 @@ void Graph::validate() const {
         const int64_t f = act2d(n.inputs[0], "inputs");
         for (int w : n.norm_weights)
           if (v(w).elements() != f) fail("norm_weights", fmt::format("{} features", f));
+        same_width(f);
         break;
       }
       case OpKind::kAdd:
@@ -186,10 +196,11 @@ void Graph::validate() const {
         need(n.inputs, 2, 2, "inputs");
         if (act2d(n.inputs[0], "inputs") != act2d(n.inputs[1], "inputs"))
           fail("inputs", "shapes differ");
+        same_width(act2d(n.inputs[0], "inputs"));
         break;
       case OpKind::kAct:
         need(n.inputs, 1, 1, "inputs");
-        act2d(n.inputs[0], "inputs");
+        same_width(act2d(n.inputs[0], "inputs"));
         if (n.act == ops::Act::kNone || ops::is_glu(n.act))
           fail("act", "silu, gelu, gelu_tanh or relu");
         break;
@@ -203,12 +214,14 @@ void Graph::validate() const {
         for (int i = 1; i < 3; ++i)
           if (act2d(n.inputs[static_cast<size_t>(i)], "inputs") != n.kv_heads * n.head_dim)
             fail("inputs", "k and v are not kv_heads x head_dim wide");
+        same_width(n.heads * n.head_dim);
         break;
       }
       case OpKind::kHeadNorm:
       case OpKind::kRope:
       case OpKind::kAllReduce:
         need(n.inputs, 1, 1, "inputs");
+        same_width(act2d(n.inputs[0], "inputs"));
         break;
       case OpKind::kMoe:
         need(n.inputs, 1, 1, "inputs");
@@ -216,6 +229,7 @@ void Graph::validate() const {
           fail("experts", fmt::format("{} experts, top {}", n.experts, n.top_k));
         need(n.weights, static_cast<size_t>(1 + 3 * n.experts),
              static_cast<size_t>(1 + 3 * n.experts), "weights");
+        same_width(act2d(n.inputs[0], "inputs"));
         break;
     }
   }
