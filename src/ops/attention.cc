@@ -62,7 +62,10 @@ isa::Program attention(const arch::ChipSpec& chip, const AttentionSpec& s) {
     throw InputError("attention", "head_dim",
                      fmt::format("rope needs an even head_dim, not {}", s.head_dim));
   const int64_t S = s.seq, d = s.head_dim, half = d / 2, group = s.q_heads / s.kv_heads;
-  const int64_t st = ceil_div(S, parts);
+  // L keys per sequence; the queries are positions off .. L - 1.
+  const int64_t L = s.kv_cache ? std::max(s.kv_seq, S) : S, off = L - S;
+  if (s.kv_cache) require_range("attention", "kv_seq", s.kv_seq, S, int64_t{1} << 20);
+  const int64_t st = ceil_div(L, parts);
   const int64_t bk = std::min<int64_t>(512, st * parts);  // keys per block: one PSUM bank
   const num::Format dt = s.dtype;
   const num::Format tdt = chip.core.features.bit_exact_transpose ? dt : num::fp32();
@@ -74,9 +77,14 @@ isa::Program attention(const arch::ChipSpec& chip, const AttentionSpec& s) {
   const kernel::Tensor v = kb.input("v", dt, {s.batch * S, s.kv_heads * d});
   const kernel::Tensor out = kb.output("out", dt, {s.batch * S, s.q_heads * d});
   kernel::Tensor cos, sin;
-  if (s.rope) {
-    cos = kb.input("cos", num::fp32(), {S, d});
-    sin = kb.input("sin", num::fp32(), {S, d});
+  kernel::Tensor k_cache, v_cache;
+  if (s.kv_cache) {
+    k_cache = kb.inout("k_cache", dt, {s.batch * L, s.kv_heads * d});
+    v_cache = kb.inout("v_cache", dt, {s.batch * L, s.kv_heads * d});
+  }
+  if (s.rope) {  // the angles of every position up to L
+    cos = kb.input("cos", num::fp32(), {L, d});
+    sin = kb.input("sin", num::fp32(), {L, d});
   }
   NormParams qn, kn;
   if (s.qk_norm) {
@@ -111,12 +119,21 @@ isa::Program attention(const arch::ChipSpec& chip, const AttentionSpec& s) {
   int64_t prep_no = 0, tp_no = 0;
   // Loads rows [row0, row0 + p) of head `col0 / d` of `src` (positions pos0..), prepares them
   // and writes their transpose to dstT [d, p].
+  // `store`, when valid, receives the prepared rows (the new keys into the cache); `ready`
+  // rows (a cache's) are only loaded and transposed.
   auto prepare_T = [&](const Tile& dstT, const kernel::Tensor& src, int64_t row0, int64_t pos0,
-                       int64_t col0, int64_t p, const NormParams& np) {
+                       int64_t col0, int64_t p, const NormParams& np,
+                       const kernel::View& store = {}, bool ready = false) {
     const size_t b = static_cast<size_t>(prep_no++ % 2);
     const Tile ld = ld_bufs[b]({0, p});
     kb.dma_copy(ld, src({row0, row0 + p}, {col0, col0 + d}));
     Tile cur = ld;
+    if (ready) {
+      const Tile& tp = tp_bufs[static_cast<size_t>(tp_no++ % 2)];
+      kb.transpose(tp({0, d}, {0, p}), cur);
+      kb.tensor_copy(dstT, tp({0, d}, {0, p}));
+      return;
+    }
     if (s.qk_norm) {
       cur = nf_bufs[b]({0, p});
       normalize_rows(kb, Norm::kRms, s.eps, cur, ld, np, scratch[b], p);
@@ -139,6 +156,7 @@ isa::Program attention(const arch::ChipSpec& chip, const AttentionSpec& s) {
       kb.tensor_copy(xb, cur);
       cur = xb;
     }
+    if (store.valid()) kb.dma_copy(store, cur);
     const Tile& tp = tp_bufs[static_cast<size_t>(tp_no++ % 2)];
     kb.transpose(tp({0, d}, {0, p}), cur);
     kb.tensor_copy(dstT, tp({0, d}, {0, p}));
@@ -146,15 +164,31 @@ isa::Program attention(const arch::ChipSpec& chip, const AttentionSpec& s) {
 
   int64_t head_no = 0, qtile_no = 0, step = 0, sub = 0;
   for (int64_t bi = 0; bi < s.batch; ++bi) {
-    const int64_t base = bi * S;
+    const int64_t base = bi * S, cbase = bi * L;
     for (int64_t g = 0; g < s.kv_heads; ++g, ++head_no) {
       const Tile& kT = kT_bufs[static_cast<size_t>(head_no % 2)];
       const Tile& vs = v_bufs[static_cast<size_t>(head_no % 2)];
-      for (int64_t t = 0; t < st; ++t) {
-        const int64_t p = std::min(parts, S - t * parts);
-        prepare_T(kT(all, {t * parts, t * parts + p}), k, base + t * parts, t * parts, g * d, p,
-                  kn);
-        kb.dma_copy(vs({0, p}, t), v({base + t * parts, base + t * parts + p}, {g * d, g * d + d}));
+      const kernel::Idx cols{g * d, g * d + d};
+      // Keys and values in pieces of at most 128 positions: the cache's earlier ones as they
+      // are; the new ones prepared (and, with a cache, written into it). A piece stays inside
+      // one 128-position tile of v (position r at tile r / 128, partition r % 128, where the
+      // PV matmuls read it) and on one side of `off`.
+      for (int64_t r0 = 0; r0 < L;) {
+        const int64_t r1 = std::min({L, (r0 / parts + 1) * parts, r0 < off ? off : L});
+        const int64_t p = r1 - r0, t = r0 / parts, a = r0 % parts;
+        const Tile kdst = kT(all, {r0, r1});
+        const Tile vdst = vs({a, a + p}, t, all);
+        if (r0 < off) {
+          prepare_T(kdst, k_cache, cbase + r0, r0, g * d, p, kn, {}, true);
+          kb.dma_copy(vdst, v_cache({cbase + r0, cbase + r1}, cols));
+        } else {
+          const kernel::View kstore =
+              s.kv_cache ? k_cache({cbase + r0, cbase + r1}, cols) : kernel::View{};
+          prepare_T(kdst, k, base + r0 - off, r0, g * d, p, kn, kstore);
+          kb.dma_copy(vdst, v({base + r0 - off, base + r1 - off}, cols));
+          if (s.kv_cache) kb.dma_copy(v_cache({cbase + r0, cbase + r1}, cols), vdst);
+        }
+        r0 = r1;
       }
       for (int64_t hq = g * group; hq < (g + 1) * group; ++hq) {
         for (int64_t g0 = 0; g0 < S; g0 += parts * kLanes) {
@@ -167,7 +201,7 @@ isa::Program attention(const arch::ChipSpec& chip, const AttentionSpec& s) {
             ln.p = std::min(parts, S - q0);
             ln.buf = static_cast<size_t>(qtile_no % (2 * kLanes));
             ln.qT = q_bufs[ln.buf](all, {0, ln.p});
-            prepare_T(ln.qT, q, base + q0, q0, hq * d, ln.p, qn);
+            prepare_T(ln.qT, q, base + q0, off + q0, hq * d, ln.p, qn);
             ln.o_acc = o_bufs[ln.buf]({0, ln.p});
             ln.cols = col_bufs[ln.buf]({0, ln.p});
             kb.memset(ln.col(0), kNegBig);
@@ -175,13 +209,13 @@ isa::Program attention(const arch::ChipSpec& chip, const AttentionSpec& s) {
             kb.memset(ln.o_acc, 0.0);
             lanes.push_back(ln);
           }
-          const int64_t last_q = lanes.back().q0 + lanes.back().p - 1;
-          for (int64_t k0 = 0; k0 < S; k0 += bk) {
+          const int64_t last_q = off + lanes.back().q0 + lanes.back().p - 1;  // a position
+          for (int64_t k0 = 0; k0 < L; k0 += bk) {
             if (s.causal && k0 > last_q) break;  // every key of the block follows every query
-            const int64_t kbn = std::min(bk, S - k0);
+            const int64_t kbn = std::min(bk, L - k0);
             std::vector<Lane*> live;
             for (Lane& ln : lanes) {
-              if (s.causal && k0 > ln.q0 + ln.p - 1) continue;
+              if (s.causal && k0 > off + ln.q0 + ln.p - 1) continue;
               ln.sb = static_cast<size_t>(step++ % (2 * kLanes));
               live.push_back(&ln);
             }
@@ -192,9 +226,11 @@ isa::Program attention(const arch::ChipSpec& chip, const AttentionSpec& s) {
               kb.matmul(sp, ln->qT, kT(all, {k0, k0 + kbn}));
               kb.activation(sc(*ln), sp, ActFunc::kCopy, scale);
             }
-            for (Lane* ln : live)  // keep key k0 + i for query q0 + row when k0 + i - q0 - row <= 0
-              if (s.causal && k0 + kbn - 1 > ln->q0)
-                kb.affine_select(sc(*ln), sc(*ln), AluOp::kIsLe, k0 - ln->q0, -1, kNegBig);
+            // Keep key k0 + i for the query at position off + q0 + row when
+            // k0 + i - (off + q0) - row <= 0.
+            for (Lane* ln : live)
+              if (s.causal && k0 + kbn - 1 > off + ln->q0)
+                kb.affine_select(sc(*ln), sc(*ln), AluOp::kIsLe, k0 - off - ln->q0, -1, kNegBig);
             for (Lane* ln : live) {
               kb.tensor_reduce(ln->col(3), sc(*ln), AluOp::kMax);
               kb.tensor_tensor(ln->col(2), ln->col(0), ln->col(3), AluOp::kMax);

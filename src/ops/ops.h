@@ -74,6 +74,11 @@ int64_t linear_sbuf_bytes(const arch::ChipSpec& chip, const LinearSpec& s);
 // rotary embedding (rope, rotate-half convention of Hugging Face Llama) applied on load.
 // Tensors: q [B*S, Hq*d], k and v [B*S, Hkv*d], out [B*S, Hq*d]; cos and sin [S, d] fp32 when
 // rope; q_gamma and k_gamma [d] fp32 when qk_norm.
+//
+// With a KV cache (kv_cache, decode and chunked prefill): the queries are the last `seq` of
+// kv_seq positions; k_cache and v_cache [B*kv_seq, Hkv*d] hold the earlier positions' keys
+// (already normed and rotated) and values, the new tokens' k and v ([B*seq, Hkv*d]) are
+// prepared, written into the cache's last `seq` rows and attended to with the rest.
 struct AttentionSpec {
   int64_t batch = 1, seq = 0, q_heads = 0, kv_heads = 0, head_dim = 0;
   num::Format dtype = num::bf16();
@@ -81,6 +86,8 @@ struct AttentionSpec {
   bool rope = false;
   bool qk_norm = false;
   double eps = 1e-6;
+  bool kv_cache = false;
+  int64_t kv_seq = 0;  // positions attended to with a cache (>= seq); 0: seq
 };
 isa::Program attention(const arch::ChipSpec& chip, const AttentionSpec& s);
 

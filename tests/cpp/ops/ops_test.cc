@@ -484,6 +484,71 @@ TEST_P(OpsTest, Attention) {
   }
 }
 
+// With a KV cache: the last S of L positions attend to the cache's earlier keys (already
+// prepared) and their own (prepared and written into the cache). Every row is computed by the
+// same per-row steps over the same key blocks as in one pass over all L positions, so the
+// outputs match that pass exactly; the cache the kernel writes matches the keys it prepared.
+TEST_P(OpsTest, AttentionWithKvCache) {
+  const arch::ChipSpec& spec = chip(GetParam());
+  const int64_t B = 2, L = 200, Hq = 4, Hkv = 2, d = 64;
+  ops::AttentionSpec full;
+  full.batch = B;
+  full.seq = L;
+  full.q_heads = Hq;
+  full.kv_heads = Hkv;
+  full.head_dim = d;
+  full.rope = full.qk_norm = true;
+  Inputs in;
+  in["q"] = values(B * L * Hq * d, 71, 2.0f);
+  in["k"] = values(B * L * Hkv * d, 72, 2.0f);
+  in["v"] = values(B * L * Hkv * d, 73, 1.0f);
+  in["q_gamma"] = values(d, 74, 0.25f, 1.0f);
+  in["k_gamma"] = values(d, 75, 0.25f, 1.0f);
+  in["cos"] = values(L * d, 76, 1.0f);
+  in["sin"] = values(L * d, 77, 1.0f);
+  const auto want = run(spec, ops::attention(spec, full), in);
+  // The whole sequence through the cache path (nothing cached yet): the prepared keys.
+  ops::AttentionSpec all_new = full;
+  all_new.kv_cache = true;
+  all_new.kv_seq = L;
+  Inputs in0 = in;
+  in0["k_cache"] = std::vector<float>(in["k"].size(), 0.0f);
+  in0["v_cache"] = std::vector<float>(in["v"].size(), 0.0f);
+  const auto prepared = run(spec, ops::attention(spec, all_new), in0);
+  EXPECT_TRUE(equal(prepared.at("out"), want.at("out"), Hq * d));
+  EXPECT_TRUE(equal(prepared.at("v_cache"), in["v"], Hkv * d));
+  for (const int64_t S : {int64_t{1}, int64_t{37}}) {
+    SCOPED_TRACE(::testing::Message() << S << " new tokens");
+    const int64_t off = L - S;
+    ops::AttentionSpec s = all_new;
+    s.seq = S;
+    const isa::Program p = ops::attention(spec, s);
+    expect_race_free(p, spec);
+    auto rows = [&](const std::vector<float>& t, int64_t width, bool tail) {
+      std::vector<float> out;  // per sequence: rows [off, L) (tail) or [0, off) then zeros
+      for (int64_t b = 0; b < B; ++b)
+        for (int64_t r = 0; r < L; ++r) {
+          const bool is_tail = r >= off;
+          if (tail && !is_tail) continue;
+          for (int64_t i = 0; i < width; ++i)
+            out.push_back(tail || !is_tail ? t[(b * L + r) * width + i] : 0.0f);
+        }
+      return out;
+    };
+    Inputs ins;
+    ins["q"] = rows(in["q"], Hq * d, true);
+    ins["k"] = rows(in["k"], Hkv * d, true);
+    ins["v"] = rows(in["v"], Hkv * d, true);
+    ins["k_cache"] = rows(prepared.at("k_cache"), Hkv * d, false);
+    ins["v_cache"] = rows(in["v"], Hkv * d, false);
+    for (const char* n : {"q_gamma", "k_gamma", "cos", "sin"}) ins[n] = in[n];
+    const auto got = run(spec, p, ins);
+    EXPECT_TRUE(equal(got.at("out"), rows(want.at("out"), Hq * d, true), Hq * d)) << "out";
+    EXPECT_TRUE(equal(got.at("k_cache"), prepared.at("k_cache"), Hkv * d)) << "k_cache";
+    EXPECT_TRUE(equal(got.at("v_cache"), in["v"], Hkv * d)) << "v_cache";
+  }
+}
+
 TEST_P(OpsTest, AttentionRefusesUnevenGroups) {
   const arch::ChipSpec& spec = chip(GetParam());
   ops::AttentionSpec s;
