@@ -166,6 +166,13 @@ class Builder {
       a.causal = m_.causal;
       a.batch = o_.batch;
       a.seq = o_.seq;
+      if (o_.kv_cache) {
+        a.kv_cache = true;
+        a.kv_seq = o_.past + o_.seq;
+        for (const char* c : {"k_cache", "v_cache"})
+          a.state.push_back(g_.add_value(
+              {p + attn + "." + c, {o_.batch * a.kv_seq, hkv * d}, m_.dtype, ValueKind::kCache}));
+      }
       const int ao = act(a.name, hq * d);
       a.outputs = {ao};
       node(std::move(a));
@@ -227,6 +234,12 @@ Graph build_model_graph(const ModelConfig& m, const BuildOptions& o) {
     throw InputError(m.name, "hidden_act", "experts are GLU MLPs (silu or gelu)");
   if (o.tp < 1)
     throw InputError(m.name, "tp", fmt::format("{} is not a positive rank count", o.tp));
+  if (o.past < 0 || (o.past > 0 && !o.kv_cache))
+    throw InputError(m.name, "past", "earlier positions need a KV cache (kv_cache) and past >= 0");
+  if (m.learned_positions && o.past + o.seq > m.max_positions)
+    throw InputError(m.name, "seq",
+                     fmt::format("{} positions exceed the model's {} learned positions",
+                                 o.past + o.seq, m.max_positions));
   if (o.batch < 1 || o.seq < 1)
     throw InputError(m.name, o.batch < 1 ? "batch" : "seq", "must be at least 1");
   if (o.layers == 0 || o.layers < -1 || o.layers > m.layers)

@@ -16,6 +16,10 @@ struct BuildOptions {
   int64_t batch = 1, seq = 128;  // a prefill (or encoder) forward over batch x seq tokens
   int tp = 1;                    // tensor-parallel ranks
   int64_t layers = -1;           // -1: the model's; fewer for quick what-ifs
+  // Serving: attention reads and writes a KV cache per layer; `past` positions are in it
+  // already (a decode step: seq 1, past = the context so far).
+  bool kv_cache = false;
+  int64_t past = 0;
 };
 
 // Throws InputError for a tp that does not divide the heads or intermediate size (kv heads:

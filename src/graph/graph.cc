@@ -215,6 +215,15 @@ void Graph::validate() const {
           if (act2d(n.inputs[static_cast<size_t>(i)], "inputs") != n.kv_heads * n.head_dim)
             fail("inputs", "k and v are not kv_heads x head_dim wide");
         same_width(n.heads * n.head_dim);
+        if (n.kv_cache) {
+          need(n.state, 2, 2, "state");
+          if (n.kv_seq < seq)
+            fail("kv_seq", fmt::format("{} positions, fewer than seq {}", n.kv_seq, seq));
+          for (int c : n.state)
+            if (v(c).elements() != batch * n.kv_seq * n.kv_heads * n.head_dim)
+              fail("state", fmt::format("'{}' is not a cache of {} x {} positions", v(c).name,
+                                        batch, n.kv_seq));
+        }
         break;
       }
       case OpKind::kHeadNorm:

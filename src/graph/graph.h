@@ -17,7 +17,8 @@
 
 namespace trnsim::graph {
 
-enum class ValueKind : uint8_t { kInput, kWeight, kActivation, kOutput };
+// kCache: state a node updates in place (a KV cache), held across calls like a weight.
+enum class ValueKind : uint8_t { kInput, kWeight, kActivation, kOutput, kCache };
 
 struct Value {
   std::string name;  // "layers.3.mlp.up" (activations), the checkpoint name for weights
@@ -51,6 +52,7 @@ struct Node {
   // GLU), biases one per weight; norm (and a linear with a fused norm): gamma (, beta);
   // attention with qk_norm: q and k gamma.
   std::vector<int> biases, norm_weights;
+  std::vector<int> state;  // attention with a KV cache: k_cache, v_cache (updated in place)
   // Attributes (those of the kind; the fusion passes set the fused ones).
   ops::Norm norm = ops::Norm::kNone;  // kNorm; fused into a linear: its prologue
   double eps = 1e-5;
@@ -63,6 +65,8 @@ struct Node {
   bool causal = true, rope = false, qk_norm = false;
   double rope_theta = 10000.0;
   int64_t batch = 1, seq = 0;      // attention, rope: the tokens are batch x seq
+  bool kv_cache = false;           // attention: keys and values through a KV cache
+  int64_t kv_seq = 0;              // ... of this many positions per sequence (>= seq)
   int repeat_of = -1;              // layer number (-1: not inside a repeated layer)
   std::vector<std::string> fused;  // names of the front-end nodes this node replaced
   bool dead = false;               // removed by a pass

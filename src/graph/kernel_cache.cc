@@ -16,15 +16,15 @@ constexpr size_t kMaxCandidates = 6;
 }  // namespace
 
 KernelCache::KernelCache(const arch::ChipSpec& chip, int tp, const fabric::SystemSpec* system,
-                         bool search)
+                         bool search, int lnc)
     : chip_(chip), search_(search) {
   const int stacks = chip::hbm_stacks(chip);
-  copies_ = std::max(1, std::min(tp, chip.chip.cores / std::max(1, stacks)));
+  copies_ = std::max(1, std::min(tp * lnc, chip.chip.cores / std::max(1, stacks)));
   if (tp > 1 && system != nullptr) {
     fabric::Placement pl;
     pl.unit = fabric::RankUnit::kCore;
     pl.ranks = tp;
-    pl.lnc = 1;
+    pl.lnc = lnc;
     fabric_ = std::make_unique<fabric::Fabric>(*system,
                                                fabric::load_runtime(fabric::kDefaultRuntime), pl);
   }

@@ -32,9 +32,11 @@ struct KernelTiming {
 
 class KernelCache {
  public:
-  // `tp` ranks per chip; the fabric times all-reduces among them (in-graph collectives pay
-  // the data movement, not a host launch: fabric::CollectiveResult::device).
-  KernelCache(const arch::ChipSpec& chip, int tp, const fabric::SystemSpec* system, bool search);
+  // `tp` ranks of `lnc` physical cores each (the kernels are one physical core's shard); the
+  // fabric times all-reduces among the ranks on `system` (in-graph collectives pay the data
+  // movement, not a host launch: fabric::CollectiveResult::device).
+  KernelCache(const arch::ChipSpec& chip, int tp, const fabric::SystemSpec* system, bool search,
+              int lnc = 1);
 
   const KernelTiming& time(const Kernel& k);
   // The tiling a linear kernel would use (searched if not yet); others: the default.

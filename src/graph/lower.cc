@@ -40,15 +40,17 @@ std::string Kernel::key() const {
   switch (kind) {
     case KernelKind::kLinear: {
       const auto& s = linear;
-      return fmt::format("linear T{} K{} N{} {} norm={} eps={} rin={} bias={} act={} rout={}",
-                         s.tokens, s.in, s.out, s.dtype.name(), ops::name(s.norm), s.eps,
-                         s.residual_in, s.bias, ops::name(s.act), s.residual_out);
+      return fmt::format(
+          "linear T{} K{} N{} {} norm={} eps={} rin={} bias={} act={} rout={} packed={}", s.tokens,
+          s.in, s.out, s.dtype.name(), ops::name(s.norm), s.eps, s.residual_in, s.bias,
+          ops::name(s.act), s.residual_out, s.packed_weights);
     }
     case KernelKind::kAttention: {
       const auto& s = attention;
-      return fmt::format("attention B{} S{} Hq{} Hkv{} d{} {} causal={} rope={} qk_norm={}",
-                         s.batch, s.seq, s.q_heads, s.kv_heads, s.head_dim, s.dtype.name(),
-                         s.causal, s.rope, s.qk_norm);
+      return fmt::format(
+          "attention B{} S{} Hq{} Hkv{} d{} {} causal={} rope={} qk_norm={} cache={}", s.batch,
+          s.seq, s.q_heads, s.kv_heads, s.head_dim, s.dtype.name(), s.causal, s.rope, s.qk_norm,
+          s.kv_cache ? s.kv_seq : 0);
     }
     case KernelKind::kNorm:
       return fmt::format("norm T{} F{} {} {} eps={} rin={}", norm.tokens, norm.features,
@@ -87,6 +89,7 @@ std::string Kernel::describe() const {
                                   s.kv_heads, s.head_dim);
       if (s.causal) d += " causal";
       if (s.qk_norm) d += " qk-norm";
+      if (s.kv_cache) d += fmt::format(" cache {}", s.kv_seq);
       if (s.rope) d += " rope";
       return d;
     }
@@ -145,6 +148,8 @@ Kernel lower(const Graph& g, const Node& n) {
       s.residual_in = n.residual_in;
       s.residual_out = n.residual_out;
       s.bias = !n.biases.empty();
+      // The compiler's weight layout: every weight packed as its kernel streams it.
+      s.packed_weights = true;
       s.act = n.act;
       s.out = 0;
       if (ops::is_glu(n.act)) {
@@ -167,6 +172,8 @@ Kernel lower(const Graph& g, const Node& n) {
       s.rope = n.rope;
       s.qk_norm = n.qk_norm;
       s.eps = n.eps;
+      s.kv_cache = n.kv_cache;
+      s.kv_seq = n.kv_cache ? n.kv_seq : 0;
       return k;
     }
     case OpKind::kNorm:
@@ -231,6 +238,7 @@ std::vector<Step> lower_steps(const Graph& g, const Node& n) {
     k2.linear.out = out;
     k2.linear.dtype = dt;
     k2.linear.act = act;
+    k2.linear.packed_weights = true;
     return k2;
   };
   auto gather = [&](int64_t tokens, int64_t rows) {

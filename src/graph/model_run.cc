@@ -179,9 +179,14 @@ class ValueRunner {
         if (n.residual_in) put("delta", in(1));
         if (!n.norm_weights.empty()) put("gamma", w(n.norm_weights[0]));
         if (n.norm_weights.size() > 1) put("beta", w(n.norm_weights[1]));
+        // The kernel reads its weights in the packed layout (lower.cc): laid out here, as the
+        // compiler lays out a compiled model's weights once.
+        auto put_w = [&](const char* name, const std::vector<float>& v) {
+          put(name, k.linear.packed_weights ? ops::pack_linear_weights(chip_, k.linear, v) : v);
+        };
         if (ops::is_glu(n.act)) {
-          put("w_gate", w(n.weights[0]));
-          put("w_up", w(n.weights[1]));
+          put_w("w_gate", w(n.weights[0]));
+          put_w("w_up", w(n.weights[1]));
           if (!n.biases.empty()) {
             put("b_gate", w(n.biases[0]));
             put("b_up", w(n.biases[1]));
@@ -193,7 +198,7 @@ class ValueRunner {
             parts.push_back(&w(id));
             widths.push_back(val(g_, id).shape[1]);
           }
-          put("w", parts.size() == 1 ? *parts[0] : concat_columns(parts, widths, k.linear.in));
+          put_w("w", parts.size() == 1 ? *parts[0] : concat_columns(parts, widths, k.linear.in));
           if (!n.biases.empty()) {
             for (int id : n.biases) bparts.push_back(&w(id));
             put("b", bparts.size() == 1 ? *bparts[0] : concat_columns(bparts, widths, 1));
@@ -301,11 +306,21 @@ class ValueRunner {
 
 ModelResult run_graph(Graph g, const std::string& name, const ModelRunOptions& o,
                       const TensorMap* weights, const TensorMap* inputs) {
-  const arch::ChipSpec chip = arch::load_chip(o.chip, o.overrides);
-  const int tp = g.tp;
-  if (tp > chip.chip.cores)
+  std::unique_ptr<fabric::SystemSpec> sys;
+  if (!o.system.empty()) sys = std::make_unique<fabric::SystemSpec>(fabric::load_system(o.system));
+  const arch::ChipSpec chip =
+      sys ? (o.overrides.empty() ? sys->chip : arch::load_chip(sys->chip_name, o.overrides))
+          : arch::load_chip(o.chip, o.overrides);
+  const int shards = g.tp;  // physical cores the graph's shapes are split over
+  const int lnc = std::max(1, o.lnc);
+  if (shards % lnc != 0)
+    throw InputError("model", "lnc", fmt::format("{} cores do not form ranks of {}", shards, lnc));
+  const int tp = shards / lnc;
+  const int64_t cores = sys ? sys->chips() * chip.chip.cores : chip.chip.cores;
+  if (shards > cores)
     throw InputError("model", "tp",
-                     fmt::format("{} ranks on a chip of {} cores", tp, chip.chip.cores));
+                     fmt::format("{} ranks of {} cores on {} cores ({})", tp, lnc, cores,
+                                 sys ? sys->name : "one " + chip.meta.name + " chip"));
   if (o.values && tp != 1)
     throw InputError("model", "tp",
                      fmt::format("values run one rank (tp 1), not {}: a functional run holds one "
@@ -320,15 +335,20 @@ ModelResult run_graph(Graph g, const std::string& name, const ModelRunOptions& o
   g.validate();
   res.fusion = fuse(g, o.fuse);
   res.graph_text = g.dump();
-  std::unique_ptr<fabric::SystemSpec> sys = tp > 1 ? system_for(chip) : nullptr;
+  res.lnc = lnc;
+  if (tp > 1 && !sys) sys = system_for(chip);
   if (tp > 1 && !sys)
     throw InputError(
         "model", "chip",
         fmt::format("no system in spec/systems has {} chips for the all-reduces", res.chip));
-  KernelCache cache(chip, tp, sys.get(), o.search_tilings);
+  if (sys) res.system = sys->name;
+  KernelCache cache(chip, tp, sys.get(), o.search_tilings, lnc);
 
   for (const Value& v : g.values)
-    if (v.kind == ValueKind::kWeight) res.weight_bytes += v.bytes();
+    if (v.kind == ValueKind::kWeight)
+      res.weight_bytes += v.bytes();
+    else if (v.kind == ValueKind::kCache)
+      res.cache_bytes += v.bytes();
   res.activation_bytes = peak_activation_bytes(g);
   res.hbm_capacity_bytes =
       static_cast<int64_t>(chip.chip.hbm.capacity_gib * 1073741824.0 / chip.chip.cores);
@@ -345,10 +365,13 @@ ModelResult run_graph(Graph g, const std::string& name, const ModelRunOptions& o
 
   if (o.values)
     for (const Node& n : g.nodes)
-      if (n.kind == OpKind::kMoe)
-        throw InputError(n.name, "values",
-                         "the values of mixture-of-experts blocks are not computed yet (their "
-                         "expert kernels are timed under balanced routing); ask for timing only");
+      if (n.kind == OpKind::kMoe || n.kv_cache)
+        throw InputError(
+            n.name, "values",
+            n.kind == OpKind::kMoe
+                ? "the values of mixture-of-experts blocks are not computed yet (their "
+                  "expert kernels are timed under balanced routing); ask for timing only"
+                : "values through a KV cache are not computed yet; ask for timing only");
   std::unique_ptr<ValueRunner> values;
   if (o.values) values = std::make_unique<ValueRunner>(chip, g, cache, o, weights, inputs, res);
   std::map<std::string, size_t> row_of;
@@ -387,15 +410,15 @@ ModelResult run_graph(Graph g, const std::string& name, const ModelRunOptions& o
       }
       OpRow& r = res.rows[it->second];
       r.count += st.repeat;
-      res.flops += k.flops() * static_cast<double>(tp * st.repeat);
-      res.hbm_bytes += t.hbm_bytes * tp * st.repeat;
+      res.flops += k.flops() * static_cast<double>(shards * st.repeat);
+      res.hbm_bytes += t.hbm_bytes * shards * st.repeat;
     }
   }
   if (values) values->finish();
   res.layers = layers_seen + 1;
   res.launch_us = chip.core.launch.overhead_ns.value_or(0.0) / 1e3;
   res.latency_us = static_cast<double>(total.v) / 1e6 + res.launch_us;
-  const double peak = chip.chip.tflops.bf16 * 1e12 * tp / chip.chip.cores;
+  const double peak = chip.chip.tflops.bf16 * 1e12 * shards / chip.chip.cores;
   res.mfu = res.latency_us > 0 ? res.flops / (res.latency_us * 1e-6 * peak) : 0;
   res.kernels_simulated = cache.distinct();
   res.simulations = cache.simulated();
@@ -405,23 +428,36 @@ ModelResult run_graph(Graph g, const std::string& name, const ModelRunOptions& o
 
 ModelResult run_model(const ModelConfig& m, const ModelRunOptions& o, const TensorMap* weights,
                       const TensorMap* inputs) {
+  const int lnc = std::max(1, o.lnc);
   int tp = o.tp;
   if (tp == 0) {
-    const arch::ChipSpec chip = arch::load_chip(o.chip, o.overrides);
+    int64_t cores = 0;
+    if (!o.system.empty()) {
+      const fabric::SystemSpec sys = fabric::load_system(o.system);
+      cores = sys.chips() * sys.chip.chip.cores;
+    } else {
+      cores = arch::load_chip(o.chip, o.overrides).chip.cores;
+    }
     // Every core when the model's shapes split that many ways; else the largest count of
     // ranks that divides the cores and the model (4 heads on an 8-core Trn2: tp 4).
     tp = 1;
     if (!o.values)
-      for (int t = chip.chip.cores; t >= 1; --t) {
-        const bool kv_ok = m.kv_heads % t == 0 || t % m.kv_heads == 0;
+      for (int64_t t = cores / lnc; t >= 1; --t) {
+        const int64_t sh = t * lnc;
+        const bool kv_ok = m.kv_heads % sh == 0 || sh % m.kv_heads == 0;
         const int64_t inter = m.moe() ? m.expert_intermediate : m.intermediate;
-        if (chip.chip.cores % t == 0 && m.heads % t == 0 && kv_ok && inter % t == 0) {
-          tp = t;
+        if ((cores / lnc) % t == 0 && m.heads % sh == 0 && kv_ok && inter % sh == 0) {
+          tp = static_cast<int>(t);
           break;
         }
       }
   }
-  BuildOptions b{.batch = o.batch, .seq = o.seq, .tp = tp, .layers = o.layers};
+  BuildOptions b{.batch = o.batch,
+                 .seq = o.seq,
+                 .tp = tp * lnc,
+                 .layers = o.layers,
+                 .kv_cache = o.kv_cache,
+                 .past = o.past};
   ModelResult r = run_graph(build_model_graph(m, b), m.name, o, weights, inputs);
   r.source = m.source;
   r.params = m.params();
@@ -429,8 +465,10 @@ ModelResult run_model(const ModelConfig& m, const ModelRunOptions& o, const Tens
 }
 
 std::string ModelResult::table() const {
-  std::string out = fmt::format("{} on {} (tp {}), batch {} x {} tokens, {} layers: forward\n",
-                                model, chip, tp, batch, seq, layers);
+  std::string out =
+      fmt::format("{} on {}{} (tp {}{}), batch {} x {} tokens, {} layers: forward\n", model,
+                  system.empty() ? chip : system, system.empty() ? "" : fmt::format(" ({})", chip),
+                  tp, lnc > 1 ? fmt::format(", LNC={}", lnc) : "", batch, seq, layers);
   out += fmt::format("{:<42} {:<11} {:>5} {:>11} {:>11} {:>6} {:>9}  {}\n", "op", "kernel", "count",
                      "each (us)", "total (us)", "share", "bound", "detail");
   double sum = 0;
@@ -446,15 +484,18 @@ std::string ModelResult::table() const {
       "traffic {:.2f} GB\n",
       latency_us / 1e3, launch_us, flops / 1e12, 100 * mfu, static_cast<double>(hbm_bytes) / 1e9);
   out += fmt::format(
-      "memory per rank: weights {:.2f} GiB + activations {:.2f} GiB of {:.2f} GiB HBM: {}\n",
+      "memory per core: weights {:.2f} GiB + activations {:.2f} GiB{} of {:.2f} GiB HBM: {}\n",
       static_cast<double>(weight_bytes) / 1073741824.0,
       static_cast<double>(activation_bytes) / 1073741824.0,
+      cache_bytes > 0
+          ? fmt::format(" + KV cache {:.2f} GiB", static_cast<double>(cache_bytes) / 1073741824.0)
+          : "",
       static_cast<double>(hbm_capacity_bytes) / 1073741824.0,
-      fits()
-          ? "fits"
-          : fmt::format("does not fit (short by {:.2f} GiB)",
-                        static_cast<double>(weight_bytes + activation_bytes - hbm_capacity_bytes) /
-                            1073741824.0));
+      fits() ? "fits"
+             : fmt::format("does not fit (short by {:.2f} GiB)",
+                           static_cast<double>(weight_bytes + activation_bytes + cache_bytes -
+                                               hbm_capacity_bytes) /
+                               1073741824.0));
   out += fmt::format(
       "compiler: {} kernels, {} distinct ({} simulator runs with the tiling search); fusion {} -> "
       "{} nodes\n",

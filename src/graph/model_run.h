@@ -25,6 +25,13 @@ namespace trnsim::graph {
 
 struct ModelRunOptions {
   std::string chip = "trn2";
+  // A system (spec/systems) instead of one chip: its chip, and tensor-parallel ranks across
+  // its chips (the all-reduces on its links). Empty: one chip of `chip`.
+  std::string system;
+  int lnc = 1;  // physical cores per rank: the kernels shard over tp x lnc cores
+  // Serving (build.h): attention through a KV cache with `past` positions in it.
+  bool kv_cache = false;
+  int64_t past = 0;
   std::vector<arch::Override> overrides;  // --set on the chip's keys
   int tp = 0;  // 0: every physical core of the chip (fewer when the model does not split so)
   int64_t batch = 1, seq = 128;
@@ -59,8 +66,11 @@ struct ModelResult {
   int64_t hbm_bytes = 0;           // all ranks
   int64_t weight_bytes = 0;        // per rank
   int64_t activation_bytes = 0;    // per rank: the largest live set of activations (upper bound)
-  int64_t hbm_capacity_bytes = 0;  // one rank's share of the chip's HBM (capacity / cores)
-  bool fits() const { return weight_bytes + activation_bytes <= hbm_capacity_bytes; }
+  int64_t cache_bytes = 0;         // per physical core: KV caches
+  int64_t hbm_capacity_bytes = 0;  // one physical core's share of the chip's HBM (capacity / cores)
+  int lnc = 1;
+  std::string system;
+  bool fits() const { return weight_bytes + activation_bytes + cache_bytes <= hbm_capacity_bytes; }
   int kernels = 0, kernels_simulated = 0, cache_hits = 0;  // simulated: distinct kernels
   int simulations = 0;                                     // simulator runs, tiling probes included
   FusionReport fusion;

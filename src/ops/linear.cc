@@ -161,6 +161,32 @@ int64_t linear_sbuf_bytes(const arch::ChipSpec& chip, const LinearSpec& s) {
   return bytes;
 }
 
+std::vector<float> pack_linear_weights(const arch::ChipSpec& chip, const LinearSpec& s,
+                                       const std::vector<float>& w) {
+  const Plan p = plan_of(chip, s);
+  const int64_t parts = chip.core.sbuf.partitions, K = s.in, N = s.out;
+  if (static_cast<int64_t>(w.size()) != K * N)
+    throw InputError("linear", "w", fmt::format("{} values for a [{}, {}] weight", w.size(), K, N));
+  const int64_t rows = p.kt * parts;
+  std::vector<float> out(static_cast<size_t>(rows * N), 0.0f);
+  for (int64_t n0 = 0; n0 < N; n0 += p.nb) {
+    const int64_t nbn = std::min(p.nb, N - n0);
+    for (int64_t k0 = 0; k0 < p.kt; k0 += p.kc) {
+      const int64_t n = std::min(p.kt, k0 + p.kc) - k0;
+      const int64_t base = rows * n0 + k0 * parts * nbn;
+      for (int64_t part = 0; part < parts; ++part)
+        for (int64_t t = 0; t < n; ++t) {
+          const int64_t row = (k0 + t) * parts + part;
+          if (row >= K) continue;  // padding
+          for (int64_t c = 0; c < nbn; ++c)
+            out[static_cast<size_t>(base + (part * n + t) * nbn + c)] =
+                w[static_cast<size_t>(row * N + n0 + c)];
+        }
+    }
+  }
+  return out;
+}
+
 std::vector<LinearTiling> linear_tilings(const arch::ChipSpec& chip, const LinearSpec& s) {
   const int64_t parts = chip.core.sbuf.partitions;
   const int64_t budget = chip.core.sbuf.usable_bytes_per_partition > 0
@@ -209,8 +235,9 @@ isa::Program linear(const arch::ChipSpec& chip, const LinearSpec& s) {
     h = kb.output("h", dt, {T, K});
   }
   const NormParams np = load_norm_params(kb, s.norm, "", K);
-  const kernel::Tensor w = kb.input(glu ? "w_gate" : "w", dt, {K, N});
-  const kernel::Tensor w_up = glu ? kb.input("w_up", dt, {K, N}) : kernel::Tensor{};
+  const int64_t w_rows = s.packed_weights ? kt * parts : K;
+  const kernel::Tensor w = kb.input(glu ? "w_gate" : "w", dt, {w_rows, N});
+  const kernel::Tensor w_up = glu ? kb.input("w_up", dt, {w_rows, N}) : kernel::Tensor{};
   kernel::Tensor b, b_up;
   if (s.bias) {
     b = kb.input(glu ? "b_gate" : "b", num::fp32(), {N});
@@ -259,6 +286,12 @@ isa::Program linear(const arch::ChipSpec& chip, const LinearSpec& s) {
   // 128-row tiles in one DMA, a short last tile in another.
   auto load_w = [&](const Tile& dst, const kernel::Tensor& src, int64_t k0, int64_t k1, int64_t n0,
                     int64_t nbn) {
+    if (s.packed_weights) {  // one contiguous run: partition p's kc rows, then p + 1's
+      const int64_t n = k1 - k0;
+      kb.dma_copy(dst(all, {0, n}, {0, nbn}), src.pattern(w_rows * n0 + k0 * parts * nbn,
+                                                          {{parts, n * nbn}, {n, nbn}, {nbn, 1}}));
+      return;
+    }
     const int64_t full = std::min(k1, K / parts) - k0;
     if (full > 0)
       kb.dma_copy(dst(all, {0, full}, {0, nbn}),

@@ -58,6 +58,11 @@ struct LinearSpec {
   bool bias = false;
   Act act = Act::kNone;
   bool residual_out = false;
+  // w (w_gate, w_up) stored as pack_linear_weights lays it out: each block the kernel loads
+  // is one contiguous run of HBM, partition by partition, so the loads stream at the DMA
+  // engines' block rate instead of gathering 1-2 KiB rows. Weights are static: the model
+  // compiler lays them out once, as the Neuron compiler lays out a compiled model's weights.
+  bool packed_weights = false;
   LinearTiling tiling;
 };
 isa::Program linear(const arch::ChipSpec& chip, const LinearSpec& s);
@@ -67,6 +72,12 @@ isa::Program linear(const arch::ChipSpec& chip, const LinearSpec& s);
 std::vector<LinearTiling> linear_tilings(const arch::ChipSpec& chip, const LinearSpec& s);
 // SBUF bytes per partition the tiles of `s` need (the estimate linear_tilings filters by).
 int64_t linear_sbuf_bytes(const arch::ChipSpec& chip, const LinearSpec& s);
+// A [K, N] row-major weight in the packed layout of `s` (its tiling): for each block of
+// out_block columns, for each chunk of K tiles the kernel loads together, partition p's rows
+// (p, 128 + p, ...) of the chunk one after another; K padded with zeros to whole 128-row tiles.
+// [ceil(K / 128) * 128 * N] elements.
+std::vector<float> pack_linear_weights(const arch::ChipSpec& chip, const LinearSpec& s,
+                                       const std::vector<float>& w);
 
 // Self-attention of `batch` sequences, flash style (online softmax over key blocks of 512):
 // out = softmax(q k^T / sqrt(d) + mask) v per head, GQA (q head h reads kv head

@@ -240,7 +240,11 @@ void check_linear(const arch::ChipSpec& spec, const ops::LinearSpec& s, uint64_t
   const isa::Program p = ops::linear(spec, s);
   expect_race_free(p, spec);
   const Inputs in = linear_inputs(s, seed);
-  auto out = run(spec, p, in);
+  Inputs packed = in;  // the kernel reads w in the packed layout; the reference [K, N]
+  if (s.packed_weights)
+    for (const char* w : {"w", "w_gate", "w_up"})
+      if (in.contains(w)) packed[w] = ops::pack_linear_weights(spec, s, in.at(w));
+  auto out = run(spec, p, packed);
   const LinearRef ref = linear_ref(s, in);
   // The floor grows with sqrt(K / 300): an output sums K products of a normalised x rounded to
   // bf16 (each off by up to half an ulp, independently), so its absolute error grows like
@@ -344,6 +348,27 @@ TEST_P(OpsTest, LinearWeightsInKChunks) {
   const int64_t e = 2, usable = spec.core.sbuf.usable_bytes_per_partition;
   ASSERT_GT(2 * (3000 / 128 + 1) * 512 * e * 2, usable * 2 / 5) << "not a chunked case";
   check_linear(spec, s, 11);
+}
+
+// Packed weights (the model compiler's layout): plain, GLU with a bias, and K in chunks.
+TEST_P(OpsTest, LinearPackedWeights) {
+  const arch::ChipSpec& spec = chip(GetParam());
+  for (const Act act : {Act::kNone, Act::kGluSilu}) {
+    ops::LinearSpec s = linear_base();
+    s.act = act;
+    s.bias = act != Act::kNone;
+    s.packed_weights = true;
+    SCOPED_TRACE(ops::name(act));
+    check_linear(spec, s, 31);
+  }
+  ops::LinearSpec s = linear_base();
+  s.tokens = 300;
+  s.in = 3000;
+  s.act = Act::kGluSilu;
+  s.tiling = {256, 512};
+  s.packed_weights = true;
+  SCOPED_TRACE("K in chunks");
+  check_linear(spec, s, 37);
 }
 
 TEST_P(OpsTest, LinearTilingsAreLegal) {
