@@ -27,6 +27,8 @@ struct ModelOptions {
   int64_t batch = 1, seq = 128, layers = -1;
   bool json = false, list = false, no_fuse = false, no_search = false, graph = false;
   std::string trace;
+  std::string system, runtime = "neuron-2.28";
+  int lnc = 1;
 };
 
 void run_model_cmd(const ModelOptions& o, Io& io) {
@@ -45,6 +47,9 @@ void run_model_cmd(const ModelOptions& o, Io& io) {
     throw InputError("--trace", o.trace, "the trace is Chrome / Perfetto JSON: name it .json");
   graph::ModelRunOptions ro;
   ro.chip = o.chip;
+  ro.system = o.system;
+  ro.runtime = o.runtime;
+  ro.lnc = o.lnc;
   for (const auto& s : o.sets) ro.overrides.push_back(arch::parse_override(s));
   ro.tp = o.tp;
   ro.batch = o.batch;
@@ -85,6 +90,12 @@ void setup_model_command(CLI::App& app, Io& io) {
   sub->add_option("model", o->model, "built-in model (spec/models; --list) or a config.json path");
   sub->add_option("--chip", o->chip, "chip name or .toml path")->capture_default_str();
   sub->add_option("--set", o->sets, "override a chip key: --set core.tensor.clock_ghz=3.0");
+  sub->add_option("--system", o->system, "a system (spec/systems): ranks across its chips");
+  sub->add_option("--lnc", o->lnc, "physical cores per rank")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 8));
+  sub->add_option("--runtime", o->runtime, "collective runtime of the all-reduces (spec/runtime)")
+      ->capture_default_str();
   sub->add_option("--tp", o->tp, "tensor-parallel ranks (default: every physical core)")
       ->check(CLI::Range(1, 1024));
   sub->add_option("--batch,-b", o->batch, "sequences")

@@ -18,7 +18,7 @@ namespace trnsim::cli {
 namespace {
 
 struct ServeCmdOptions {
-  std::string model, system, chip = "trn2";
+  std::string model, system, chip = "trn2", runtime = "neuron-2.28";
   std::vector<std::string> sets;
   int tp = 0, lnc = 1, samples = 3;
   int64_t batch = 1, input = 128, output = 128, bucket = 0;
@@ -38,6 +38,7 @@ void run_serve(const ServeCmdOptions& o, Io& io) {
   so.output_tokens = o.output;
   so.bucket = o.bucket;
   so.decode_samples = o.samples;
+  so.runtime = o.runtime;
   so.search_tilings = !o.no_search;
   const planner::ServeResult r = planner::serve(graph::load_model_config(o.model), so);
   if (o.json) {
@@ -83,6 +84,8 @@ void setup_serve_command(CLI::App& app, Io& io) {
   sub->add_option("--decode-samples", o->samples, "KV lengths at which decode steps are timed")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));
+  sub->add_option("--runtime", o->runtime, "collective runtime of the all-reduces (spec/runtime)")
+      ->capture_default_str();
   sub->add_flag("--no-search", o->no_search, "take each linear's first legal tiling");
   sub->add_flag("--json", o->json, "the figures as JSON, with a manifest");
   sub->callback([o, &io] { run_serve(*o, io); });

@@ -16,7 +16,7 @@ constexpr size_t kMaxCandidates = 6;
 }  // namespace
 
 KernelCache::KernelCache(const arch::ChipSpec& chip, int tp, const fabric::SystemSpec* system,
-                         bool search, int lnc)
+                         bool search, int lnc, const std::string& runtime)
     : chip_(chip), search_(search) {
   const int stacks = chip::hbm_stacks(chip);
   copies_ = std::max(1, std::min(tp * lnc, chip.chip.cores / std::max(1, stacks)));
@@ -25,8 +25,7 @@ KernelCache::KernelCache(const arch::ChipSpec& chip, int tp, const fabric::Syste
     pl.unit = fabric::RankUnit::kCore;
     pl.ranks = tp;
     pl.lnc = lnc;
-    fabric_ = std::make_unique<fabric::Fabric>(*system,
-                                               fabric::load_runtime(fabric::kDefaultRuntime), pl);
+    fabric_ = std::make_unique<fabric::Fabric>(*system, fabric::load_runtime(runtime), pl);
   }
 }
 

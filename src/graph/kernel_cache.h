@@ -36,7 +36,7 @@ class KernelCache {
   // fabric times all-reduces among the ranks on `system` (in-graph collectives pay the data
   // movement, not a host launch: fabric::CollectiveResult::device).
   KernelCache(const arch::ChipSpec& chip, int tp, const fabric::SystemSpec* system, bool search,
-              int lnc = 1);
+              int lnc = 1, const std::string& runtime = "neuron-2.28");
 
   const KernelTiming& time(const Kernel& k);
   // The tiling a linear kernel would use (searched if not yet); others: the default.

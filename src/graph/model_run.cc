@@ -342,7 +342,7 @@ ModelResult run_graph(Graph g, const std::string& name, const ModelRunOptions& o
         "model", "chip",
         fmt::format("no system in spec/systems has {} chips for the all-reduces", res.chip));
   if (sys) res.system = sys->name;
-  KernelCache cache(chip, tp, sys.get(), o.search_tilings, lnc);
+  KernelCache cache(chip, tp, sys.get(), o.search_tilings, lnc, o.runtime);
 
   for (const Value& v : g.values)
     if (v.kind == ValueKind::kWeight)

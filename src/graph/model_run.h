@@ -29,6 +29,11 @@ struct ModelRunOptions {
   // its chips (the all-reduces on its links). Empty: one chip of `chip`.
   std::string system;
   int lnc = 1;  // physical cores per rank: the kernels shard over tp x lnc cores
+  // The collective runtime (spec/runtime) of the in-graph all-reduces. Default neuron-2.28:
+  // a compiled graph's collectives synchronise on the device (semaphores between the ranks'
+  // cores, as that file models its handshakes), not through the host runtime calls that
+  // neuron-2023's per-peer handshakes were fitted on (nccom-test, VALIDATION.md s7).
+  std::string runtime = "neuron-2.28";
   // Serving (build.h): attention through a KV cache with `past` positions in it.
   bool kv_cache = false;
   int64_t past = 0;

@@ -20,6 +20,7 @@ graph::ModelRunOptions run_options(const ServeOptions& o) {
   r.batch = o.batch;
   r.search_tilings = o.search_tilings;
   r.kv_cache = true;
+  r.runtime = o.runtime;
   return r;
 }
 

@@ -13,5 +13,6 @@ std::vector<Record> allreduce_2rank_records();  // VALIDATION.md s4, trn1 (fabri
 std::vector<Record> vendor_constant_records();  // VALIDATION.md s5, trn1 and trn2
 std::vector<Record> collective_s7_records();    // VALIDATION.md s7, trn1 and trn2 (fabric)
 std::vector<Record> collective_page_records();  // nccom-test page sweeps not in VALIDATION.md
+std::vector<Record> serving_records();          // VALIDATION.md s9, trn1 and trn2 (planner)
 
 }  // namespace trnsim::validate

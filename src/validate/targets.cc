@@ -31,6 +31,10 @@ std::vector<Target> builtin() {
        "nccom-test page sweeps not in VALIDATION.md: 32-rank all-gather on one trn1.32xlarge, "
        "64-rank all-reduce on two",
        collective_page_records},
+      {"serving-s9",
+       "serving latency, TTFT and TPOT: Llama-2 7B / 70B on a trn1.32xlarge (TP=32), Llama-3.1-8B "
+       "on one Trn2 (TP=4, LNC=2) (s9)",
+       serving_records},
   };
 }
 

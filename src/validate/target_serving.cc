@@ -1,0 +1,69 @@
+// VALIDATION.md s9: serving latency (time to first token, time per output token) of Llama
+// models on Trn1 (Transformers NeuronX, trn1.32xlarge, TP=32, Neuron 2.18) and Trn2 (vLLM on
+// optimum-neuron, one chip, TP=4 with LNC=2, Neuron 2.26). trnsim: planner::serve, the
+// prefill at the prompt's power-of-two bucket and decode steps through a KV cache, every kernel
+// simulated, the all-reduces on the system's fabric under the neuron-2.28 runtime's
+// device-side handshakes. Nothing is fitted on these figures: they check the model layer.
+// The Trn2 row's measurement also holds vLLM's scheduling, sampling and host transfers per
+// token, which trnsim does not model.
+#include <fmt/format.h>
+
+#include "graph/model_config.h"
+#include "planner/serve.h"
+#include "validate/target_list.h"
+
+namespace trnsim::validate {
+
+namespace {
+
+struct Row {
+  const char* model;
+  const char* system;  // "" : one chip
+  const char* chip;
+  int tp, lnc;
+  int64_t batch, input, output;
+  double ttft_ms, tpot_ms;
+  const char* source;
+};
+
+constexpr Row kRows[] = {
+    {"llama-2-70b", "trn1.32xlarge", "trn1", 32, 1, 1, 128, 128, 53.91, 25.18,
+     "VALIDATION.md s9 (Trn1, TNx, Neuron 2.18, P50)"},
+    {"llama-2-70b", "trn1.32xlarge", "trn1", 32, 1, 1, 1024, 1024, 232.48, 26.04,
+     "VALIDATION.md s9 (Trn1, TNx, Neuron 2.18, P50)"},
+    {"llama-2-70b", "trn1.32xlarge", "trn1", 32, 1, 4, 128, 128, 156.85, 26.72,
+     "VALIDATION.md s9 (Trn1, TNx, Neuron 2.18, P50)"},
+    {"llama-2-7b", "trn1.32xlarge", "trn1", 32, 1, 1, 128, 8064, 13.32, 6.70,
+     "VALIDATION.md s9 (Trn1, TNx, Neuron 2.18, P50)"},
+    {"llama-3.1-8b", "", "trn2", 4, 2, 1, 1500, 250, 197.2, 22.14,
+     "VALIDATION.md s9 (Trn2, vLLM optimum-neuron, Neuron 2.26; ITL as TPOT)"},
+};
+
+}  // namespace
+
+std::vector<Record> serving_records() {
+  std::vector<Record> out;
+  for (const Row& r : kRows) {
+    planner::ServeOptions o;
+    o.system = r.system;
+    o.chip = r.chip;
+    o.tp = r.tp;
+    o.lnc = r.lnc;
+    o.batch = r.batch;
+    o.input_tokens = r.input;
+    o.output_tokens = r.output;
+    const planner::ServeResult s = planner::serve(graph::load_model_config(r.model), o);
+    const std::string where = *r.system ? r.system : fmt::format("one {} chip", r.chip);
+    const std::string name = fmt::format("{} b{} {}/{}", r.model, r.batch, r.input, r.output);
+    const std::string note =
+        fmt::format("{}, TP={}{}, prefill bucket {}, runtime neuron-2.28", where, r.tp,
+                    r.lnc > 1 ? fmt::format(" LNC={}", r.lnc) : "", s.bucket);
+    out.push_back(
+        {"serving-s9", name + " TTFT", "ms", r.ttft_ms, s.ttft_ms, 0.15, r.source, note, ""});
+    out.push_back(
+        {"serving-s9", name + " TPOT", "ms", r.tpot_ms, s.tpot_ms, 0.15, r.source, note, ""});
+  }
+  return out;
+}
+
+}  // namespace trnsim::validate
