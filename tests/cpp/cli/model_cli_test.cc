@@ -81,5 +81,23 @@ TEST(ModelCli, TpThatDoesNotDivideTheHeads) {
   EXPECT_TRUE(has(r.err, "tp")) << r.err;
 }
 
+TEST(ServeCli, JsonHasTheKeysScriptsUse) {
+  const CliResult r = run_cli({"serve", "--model", "tiny-llama", "--tp", "2", "--input-tokens",
+                               "100", "--output-tokens", "20", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  for (const char* key :
+       {"ttft_ms", "tpot_ms", "output_tokens_per_s", "prefill_bucket", "manifest"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  EXPECT_GT(j["ttft_ms"].get<double>(), 0);
+  const CliResult t = run_cli({"serve", "--model", "tiny-llama", "--tp", "2"});
+  ASSERT_EQ(t.code, 0) << t.err;
+  EXPECT_TRUE(has(t.out, "TTFT")) << t.out;
+  EXPECT_TRUE(has(t.out, "last decode step")) << t.out;
+  const CliResult bad = run_cli({"serve", "--model", "tiny-llama", "--tp", "3"});
+  EXPECT_NE(bad.code, 0);
+  EXPECT_TRUE(has(bad.err, "tp")) << bad.err;
+}
+
 }  // namespace
 }  // namespace trnsim::cli
