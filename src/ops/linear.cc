@@ -65,6 +65,9 @@ namespace {
 constexpr int64_t kBank = 512;  // fp32 columns of one PSUM bank (2 KiB per partition)
 // Elements one access pattern moves per partition (a DMA's SBUF side; the ISA's limit).
 constexpr int64_t kMaxApElements = 65535;
+// Weight blocks in flight: three, so that the weight stream runs on while the first block's
+// matmuls wait for x^T (a norm prologue over a few long token rows takes tens of us).
+constexpr int kWeightBuffers = 3;
 
 }  // namespace
 
@@ -111,7 +114,7 @@ Plan plan_of(const arch::ChipSpec& chip, const LinearSpec& s) {
                              ? chip.core.sbuf.usable_bytes_per_partition
                              : chip.core.sbuf.bytes_per_partition;
   const int64_t per_ktile = p.nb * s.dtype.storage_bytes * p.glu;
-  p.kc = std::max<int64_t>(1, usable * 2 / 5 / (2 * per_ktile));
+  p.kc = std::max<int64_t>(1, usable * 2 / 5 / (kWeightBuffers * per_ktile));
   p.kc = std::min({p.kc, p.kt, std::max<int64_t>(1, kMaxApElements / p.nb)});
   p.chunks = ceil_div(p.kt, p.kc);
   return p;
@@ -154,7 +157,7 @@ int64_t linear_sbuf_bytes(const arch::ChipSpec& chip, const LinearSpec& s) {
   bytes += 2 * s.in * e * (s.residual_in ? 2 : 1);  // x tiles (and delta)
   if (s.norm != Norm::kNone)  // normalised x; layer norm's centred values; gamma (and beta)
     bytes += 2 * s.in * e + (s.norm == Norm::kLayer ? 2 * s.in * 4 + 2 * s.in * 4 : s.in * 4);
-  bytes += 2 * p.kc * p.nb * e * p.glu;  // w blocks
+  bytes += kWeightBuffers * p.kc * p.nb * e * p.glu;  // w blocks
   bytes += s.bias ? p.nb * 4 * p.glu : 0;
   bytes += 2 * p.nb * e + (p.glu > 1 ? p.nb * 4 : 0);  // results, gate scratch
   bytes += s.residual_out ? 2 * p.nb * e : 0;
@@ -262,8 +265,9 @@ isa::Program linear(const arch::ChipSpec& chip, const LinearSpec& s) {
       scratch.push_back(norm_scratch(kb, fmt::format("norm{}", i), K, s.norm));
   }
   const auto tp_bufs = kb.psum_buffers("xT_psum", tdt, {parts, per_bank, parts}, 2);
-  const auto w_bufs = kb.sbuf_buffers(glu ? "w_gate" : "w", dt, {parts, kc, nb}, 2);
-  const auto wu_bufs = glu ? kb.sbuf_buffers("w_up", dt, {parts, kc, nb}, 2) : std::vector<Tile>{};
+  const auto w_bufs = kb.sbuf_buffers(glu ? "w_gate" : "w", dt, {parts, kc, nb}, kWeightBuffers);
+  const auto wu_bufs =
+      glu ? kb.sbuf_buffers("w_up", dt, {parts, kc, nb}, kWeightBuffers) : std::vector<Tile>{};
   const int64_t banks = plan.banks;
   // Accumulator sets: two rotating over the token tiles when w holds all of K, else one per
   // token tile of the block (open across K's chunks).
@@ -402,7 +406,7 @@ isa::Program linear(const arch::ChipSpec& chip, const LinearSpec& s) {
         if (glu) kb.dma_copy(bu_t(all, {0, nbn}), b_up({n0, n0 + nbn}).broadcast(0, parts));
       }
       if (plan.chunks == 1) {
-        const size_t wb = static_cast<size_t>(wblock_no++ % 2);
+        const size_t wb = static_cast<size_t>(wblock_no++ % kWeightBuffers);
         load_w(w_bufs[wb], w, 0, kt, n0, nbn);
         if (glu) load_w(wu_bufs[wb], w_up, 0, kt, n0, nbn);
         for (int64_t m0 = 0; m0 < tbn; m0 += parts) {
@@ -415,7 +419,7 @@ isa::Program linear(const arch::ChipSpec& chip, const LinearSpec& s) {
       }
       for (int64_t k0 = 0; k0 < kt; k0 += kc) {
         const int64_t k1 = std::min(kt, k0 + kc);
-        const size_t wb = static_cast<size_t>(wblock_no++ % 2);
+        const size_t wb = static_cast<size_t>(wblock_no++ % kWeightBuffers);
         load_w(w_bufs[wb], w, k0, k1, n0, nbn);
         if (glu) load_w(wu_bufs[wb], w_up, k0, k1, n0, nbn);
         for (int64_t m0 = 0, mi = 0; m0 < tbn; m0 += parts, ++mi)
