@@ -64,11 +64,7 @@ void run_model_cmd(const ModelOptions& o, Io& io) {
                           [&](std::ostream& f) { f << r.trace_json().dump() << "\n"; });
   if (o.json) {
     nlohmann::json j = r.to_json();
-    j["manifest"] = {{"trnsim", TRNSIM_VERSION},
-                     {"commit", commit()},
-                     {"command", io.command_line},
-                     {"overrides", o.sets},
-                     {"spec_dir", arch::spec_dir().string()}};
+    j["manifest"] = result_manifest(io, o.sets);
     io.out << json_text(j) << "\n";
     return;
   }
@@ -82,6 +78,14 @@ void run_model_cmd(const ModelOptions& o, Io& io) {
 }
 
 }  // namespace
+
+nlohmann::json result_manifest(const Io& io, const std::vector<std::string>& overrides) {
+  return {{"trnsim", TRNSIM_VERSION},
+          {"commit", commit()},
+          {"command", io.command_line},
+          {"overrides", overrides},
+          {"spec_dir", arch::spec_dir().string()}};
+}
 
 void setup_model_command(CLI::App& app, Io& io) {
   auto o = std::make_shared<ModelOptions>();

@@ -43,11 +43,7 @@ void run_serve(const ServeCmdOptions& o, Io& io) {
   const planner::ServeResult r = planner::serve(graph::load_model_config(o.model), so);
   if (o.json) {
     nlohmann::json j = r.to_json();
-    j["manifest"] = {{"trnsim", TRNSIM_VERSION},
-                     {"commit", commit()},
-                     {"command", io.command_line},
-                     {"overrides", o.sets},
-                     {"spec_dir", arch::spec_dir().string()}};
+    j["manifest"] = result_manifest(io, o.sets);
     io.out << json_text(j) << "\n";
     return;
   }

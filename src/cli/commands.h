@@ -5,6 +5,7 @@
 #include <iosfwd>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace trnsim::cli {
 
@@ -27,6 +28,10 @@ void setup_serve_command(CLI::App& app, Io& io);
 
 // What `trnsim` with no arguments runs: the built-in default job.
 void run_default_job(Io& io);
+
+// The manifest a model-level result carries (`model`, `serve`): version, commit, the command
+// line, the --set overrides and the spec folder. (cmd_model.cc)
+nlohmann::json result_manifest(const Io& io, const std::vector<std::string>& overrides);
 
 // JSON as the commands print it (2-space indent). Bytes that are not UTF-8 (a file name or
 // argument echoed in a manifest) become U+FFFD instead of failing the whole output.

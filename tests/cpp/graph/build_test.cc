@@ -11,27 +11,10 @@
 
 #include "base/error.h"
 #include "graph/model_config.h"
+#include "graph_test_util.h"
 
 namespace trnsim::graph {
 namespace {
-
-template <class F>
-InputError input_error(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e;
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "expected an InputError, got: " << e.what();
-    return InputError("?");
-  }
-  ADD_FAILURE() << "expected an InputError, nothing was thrown";
-  return InputError("?");
-}
-
-bool has(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 const Value* find_value(const Graph& g, const std::string& name) {
   for (const Value& v : g.values)

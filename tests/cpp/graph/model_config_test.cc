@@ -12,29 +12,12 @@
 
 #include "arch/arch.h"
 #include "base/error.h"
+#include "graph_test_util.h"
 
 namespace trnsim::graph {
 namespace {
 
 // What `f` throws, as the InputError it must be (a test failure otherwise).
-template <class F>
-InputError input_error(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e;
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "expected an InputError, got: " << e.what();
-    return InputError("?");
-  }
-  ADD_FAILURE() << "expected an InputError, nothing was thrown";
-  return InputError("?");
-}
-
-bool has(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
 TEST(ModelConfig, EveryBuiltInConfigParses) {
   const std::vector<std::string> names = list_models();
   ASSERT_FALSE(names.empty());

@@ -14,27 +14,10 @@
 #include "arch/arch.h"
 #include "base/error.h"
 #include "graph/model_config.h"
+#include "graph_test_util.h"
 
 namespace trnsim::graph {
 namespace {
-
-template <class F>
-InputError input_error(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e;
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "expected an InputError, got: " << e.what();
-    return InputError("?");
-  }
-  ADD_FAILURE() << "expected an InputError, nothing was thrown";
-  return InputError("?");
-}
-
-bool has(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 ModelResult run(const char* model, const ModelRunOptions& o) {
   return run_model(load_model_config(model), o);
