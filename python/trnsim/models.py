@@ -29,7 +29,7 @@ import numpy as np
 
 from trnsim import _core
 
-__all__ = ["list", "config", "run", "ModelRun", "from_hf_state_dict"]
+__all__ = ["list", "config", "run", "serve", "ModelRun", "from_hf_state_dict"]
 
 
 def list() -> builtins.list[str]:  # noqa: A001 - the module's verb, as trnsim.spec.list
@@ -133,6 +133,32 @@ def run(
         outputs=dict(d["outputs"]),
         weights=dict(d["weights"]),
     )
+
+
+def serve(
+    model: str,
+    *,
+    system: str | None = None,
+    chip: str = "trn2",
+    tp: int | None = None,
+    lnc: int = 1,
+    batch: int = 1,
+    input_tokens: int = 128,
+    output_tokens: int = 128,
+    bucket: int | None = None,
+    runtime: str = "neuron-2.28",
+    set: tuple[str, ...] | builtins.list[str] = (),  # noqa: A002 - as the CLI's --set
+) -> dict[str, Any]:
+    """One batch of requests, as `trnsim serve --json`: ttft_ms, tpot_ms, e2e_ms,
+    output_tokens_per_s, the decode samples and the prefill's and last decode step's figures;
+    `["text"]` holds what the command prints."""
+    j, text = _core.model_serve(
+        model, system=system or "", chip=chip, tp=0 if tp is None else int(tp), lnc=int(lnc),
+        batch=int(batch), input_tokens=int(input_tokens), output_tokens=int(output_tokens),
+        bucket=0 if bucket is None else int(bucket), runtime=runtime, sets=builtins.list(set))
+    out = json.loads(j)
+    out["text"] = text
+    return out
 
 
 def from_hf_state_dict(state_dict: Mapping[str, Any], model: str) -> dict[str, np.ndarray]:

@@ -5,6 +5,7 @@
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -24,6 +25,7 @@
 #include "graph/graph_json.h"
 #include "graph/model_config.h"
 #include "graph/model_run.h"
+#include "planner/serve.h"
 
 namespace trnsim::bindings {
 
@@ -165,6 +167,36 @@ void bind_model(nb::module_& m) {
       nb::arg("sets") = std::vector<std::string>{}, nb::arg("weights") = nb::none(),
       nb::arg("inputs") = nb::none(),
       "A front end's graph (graph_json.h) on a simulated chip: the same dict as model_run.");
+  m.def(
+      "model_serve",
+      [](const std::string& model, const std::string& system, const std::string& chip, int tp,
+         int lnc, int64_t batch, int64_t input_tokens, int64_t output_tokens, int64_t bucket,
+         const std::string& runtime, const std::vector<std::string>& sets) {
+        planner::ServeOptions o;
+        o.system = system;
+        o.chip = chip;
+        for (const auto& s : sets) o.overrides.push_back(arch::parse_override(s));
+        o.tp = tp;
+        o.lnc = lnc;
+        o.batch = batch;
+        o.input_tokens = input_tokens;
+        o.output_tokens = output_tokens;
+        o.bucket = bucket;
+        o.runtime = runtime;
+        const graph::ModelConfig cfg = graph::load_model_config(model);
+        planner::ServeResult r;
+        {
+          const SigintScope sigint(on_main_thread());
+          nb::gil_scoped_release release;
+          r = planner::serve(cfg, o);
+        }
+        return std::make_pair(r.to_json().dump(), r.text());
+      },
+      nb::arg("model"), nb::arg("system") = "", nb::arg("chip") = "trn2", nb::arg("tp") = 0,
+      nb::arg("lnc") = 1, nb::arg("batch") = 1, nb::arg("input_tokens") = 128,
+      nb::arg("output_tokens") = 128, nb::arg("bucket") = 0, nb::arg("runtime") = "neuron-2.28",
+      nb::arg("sets") = std::vector<std::string>{},
+      "One batch of requests served (planner/serve.h): (JSON as trnsim serve --json, text).");
 }
 
 }  // namespace trnsim::bindings

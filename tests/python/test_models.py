@@ -157,3 +157,13 @@ def test_given_weights_and_ids_are_used():
     w.pop("norm.weight")
     with pytest.raises(Exception, match="norm.weight"):
         tm.run("tiny-llama", tp=1, seq=32, values=True, layers=1, weights=w, input_ids=ids)
+
+
+def test_serve_from_python():
+    r = tm.serve("tiny-llama", tp=2, input_tokens=100, output_tokens=20)
+    assert r["prefill_bucket"] == 128
+    assert r["ttft_ms"] > 0 and r["tpot_ms"] > 0
+    assert abs(r["e2e_ms"] - (r["ttft_ms"] + 19 * r["tpot_ms"])) < 1e-6 * r["e2e_ms"]
+    assert "TTFT" in r["text"]
+    with pytest.raises(Exception, match="bucket"):
+        tm.serve("tiny-llama", tp=2, input_tokens=300, bucket=256)
