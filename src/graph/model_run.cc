@@ -341,7 +341,9 @@ ModelResult run_graph(Graph g, const std::string& name, const ModelRunOptions& o
     throw InputError(
         "model", "chip",
         fmt::format("no system in spec/systems has {} chips for the all-reduces", res.chip));
-  if (sys) res.system = sys->name;
+  if (!o.system.empty())
+    res.system = sys->name;  // the one asked for (not the one picked for
+                             // a chip's all-reduces)
   KernelCache cache(chip, tp, sys.get(), o.search_tilings, lnc, o.runtime);
 
   for (const Value& v : g.values)
