@@ -441,14 +441,14 @@ ModelResult run_model(const ModelConfig& m, const ModelRunOptions& o, const Tens
       cores = arch::load_chip(o.chip, o.overrides).chip.cores;
     }
     // Every core when the model's shapes split that many ways; else the largest count of
-    // ranks that divides the cores and the model (4 heads on an 8-core Trn2: tp 4).
+    // ranks the model splits into (4 heads on an 8-core Trn2: tp 4; 32 heads on 24: tp 16).
     tp = 1;
     if (!o.values)
       for (int64_t t = cores / lnc; t >= 1; --t) {
         const int64_t sh = t * lnc;
         const bool kv_ok = m.kv_heads % sh == 0 || sh % m.kv_heads == 0;
         const int64_t inter = m.moe() ? m.expert_intermediate : m.intermediate;
-        if ((cores / lnc) % t == 0 && m.heads % sh == 0 && kv_ok && inter % sh == 0) {
+        if (m.heads % sh == 0 && kv_ok && inter % sh == 0) {
           tp = static_cast<int>(t);
           break;
         }
