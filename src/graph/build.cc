@@ -229,6 +229,12 @@ void divisible(const ModelConfig& m, const char* what, int64_t n, int tp) {
 
 }  // namespace
 
+bool splits_into(const ModelConfig& m, int64_t shards) {
+  const int64_t inter = m.moe() ? m.expert_intermediate : m.intermediate;
+  return shards >= 1 && m.heads % shards == 0 && inter % shards == 0 &&
+         (m.kv_heads % shards == 0 || shards % m.kv_heads == 0);
+}
+
 Graph build_model_graph(const ModelConfig& m, const BuildOptions& o) {
   if (m.moe() && !ops::is_glu(m.mlp_act))
     throw InputError(m.name, "hidden_act", "experts are GLU MLPs (silu or gelu)");
@@ -251,6 +257,7 @@ Graph build_model_graph(const ModelConfig& m, const BuildOptions& o) {
                                  "a multiple of them (to replicate each)",
                                  o.tp, m.kv_heads));
   divisible(m, "intermediate columns", m.moe() ? m.expert_intermediate : m.intermediate, o.tp);
+  TRNSIM_ASSERT(splits_into(m, o.tp));  // the checks above are that rule, each with its message
   if (m.learned_positions && o.seq > m.max_positions)
     throw InputError(
         m.name, "seq",

@@ -27,4 +27,9 @@ struct BuildOptions {
 // sequence longer than the model's learned positions, and MoE experts that are not GLUs.
 Graph build_model_graph(const ModelConfig& m, const BuildOptions& o);
 
+// Whether the model splits over `shards` tensor-parallel shards as build_model_graph requires:
+// they divide the heads and the (expert) intermediate size, and divide the kv heads or are a
+// multiple of them (each shard then keeps one replicated kv head).
+bool splits_into(const ModelConfig& m, int64_t shards);
+
 }  // namespace trnsim::graph

@@ -3,24 +3,19 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <regex>
 
-#include "base/counter_rng.h"
 #include "base/error.h"
 #include "chip/chip_run.h"
-#include "core/exec/functional_runner.h"
 #include "fabric/system.h"
 #include "graph/build.h"
 #include "graph/kernel_cache.h"
 #include "graph/lower.h"
-#include "numerics/convert.h"
+#include "graph/value_runner.h"
 
 namespace trnsim::graph {
 
 namespace {
-
-const Value& val(const Graph& g, int id) { return g.values[static_cast<size_t>(id)]; }
 
 // The layer number folded out of a node name, so that the layers' copies share a row.
 std::string row_name(const std::string& n) {
@@ -65,242 +60,6 @@ int64_t peak_activation_bytes(const Graph& g) {
   for (size_t i = 0; i < n; ++i) peak = std::max(peak, live += delta[i]);
   return peak;
 }
-
-float round_to(const num::Format& f, double x) {
-  return static_cast<float>(num::decode(f, num::encode(f, x, num::Rounding::kNearestEven, 0, {})));
-}
-
-// Deterministic weights when the caller gives none: linears uniform in +-1/sqrt(in) (torch's
-// nn.Linear bound), embeddings in +-1, norm scales 1 +- 0.1, shifts and biases +- 0.1;
-// rounded to the value's dtype.
-std::vector<float> random_weight(const Value& w, uint64_t seed, uint64_t stream) {
-  std::vector<float> out(static_cast<size_t>(w.elements()));
-  const bool norm_scale = w.name.ends_with("norm.weight") || w.name.ends_with("LayerNorm.weight");
-  double lo = -1, hi = 1;
-  if (w.shape.size() == 2 && !w.name.starts_with("embed")) {
-    hi = 1.0 / std::sqrt(static_cast<double>(w.shape[0]));
-    lo = -hi;
-  } else if (norm_scale) {
-    lo = 0.9, hi = 1.1;
-  } else if (w.shape.size() == 1) {
-    lo = -0.1, hi = 0.1;
-  }
-  for (size_t i = 0; i < out.size(); ++i) {
-    const double u = random_u32(seed, stream, i) / 4294967296.0;
-    out[i] = round_to(w.dtype, lo + (hi - lo) * u);
-  }
-  return out;
-}
-
-// [K, N_i] row-major blocks side by side: [K, sum N_i].
-std::vector<float> concat_columns(const std::vector<const std::vector<float>*>& parts,
-                                  const std::vector<int64_t>& widths, int64_t rows) {
-  int64_t total = 0;
-  for (int64_t w : widths) total += w;
-  std::vector<float> out(static_cast<size_t>(rows * total));
-  int64_t c0 = 0;
-  for (size_t p = 0; p < parts.size(); ++p) {
-    for (int64_t r = 0; r < rows; ++r)
-      std::copy_n(parts[p]->begin() + r * widths[p], widths[p], out.begin() + r * total + c0);
-    c0 += widths[p];
-  }
-  return out;
-}
-
-class ValueRunner {
- public:
-  ValueRunner(const arch::ChipSpec& chip, const Graph& g, KernelCache& cache,
-              const ModelRunOptions& o, const TensorMap* weights, const TensorMap* inputs,
-              ModelResult& res)
-      : chip_(chip), g_(g), cache_(cache), res_(res) {
-    for (size_t v = 0; v < g.values.size(); ++v) {
-      const Value& x = g.values[v];
-      const size_t n = static_cast<size_t>(x.elements());
-      if (x.kind == ValueKind::kWeight) {
-        if (weights != nullptr) {
-          auto it = weights->find(x.name);
-          if (it == weights->end()) throw InputError("weights", x.name, "missing");
-          if (it->second.size() != n)
-            throw InputError("weights", x.name,
-                             fmt::format("{} values; the model needs {} ({})", it->second.size(), n,
-                                         fmt::join(x.shape, " x ")));
-          host_[v] = it->second;
-        } else {
-          host_[v] = random_weight(x, o.seed, v);
-          res_.weights[x.name] = host_[v];
-        }
-      } else if (x.kind == ValueKind::kInput) {
-        if (inputs != nullptr && inputs->contains(x.name)) {
-          const auto& in = inputs->at(x.name);
-          if (in.size() != n)
-            throw InputError("inputs", x.name,
-                             fmt::format("{} values; the model needs {}", in.size(), n));
-          host_[v] = in;
-        } else if (x.name == "position_ids") {
-          host_[v].resize(n);
-          for (size_t i = 0; i < n; ++i)
-            host_[v][i] = static_cast<float>(static_cast<int64_t>(i) % g.seq);
-        } else if (x.dtype.kind == num::Kind::kFloat) {  // activations given by the caller
-          host_[v].resize(n);
-          for (size_t i = 0; i < n; ++i)
-            host_[v][i] =
-                round_to(x.dtype, random_u32(o.seed, (1u << 30) + v, i) / 2147483648.0 - 1.0);
-        } else {  // token ids for the embedding that reads them
-          int64_t vocab = 1;
-          for (const Node& nd : g.nodes)
-            if (nd.kind == OpKind::kEmbedding && !nd.inputs.empty() &&
-                nd.inputs[0] == static_cast<int>(v))
-              vocab = val(g, nd.weights[0]).shape[0];
-          host_[v].resize(n);
-          for (size_t i = 0; i < n; ++i)
-            host_[v][i] =
-                static_cast<float>(random_u32(o.seed, 1u << 30, i) % static_cast<uint64_t>(vocab));
-          res_.weights[x.name] = host_[v];
-        }
-      }
-    }
-  }
-
-  void run(const Node& n, const Kernel& k0) {
-    Kernel k = k0;
-    if (k.kind == KernelKind::kLinear) k.linear.tiling = cache_.tiling(k);
-    const isa::Program prog = build_program(chip_, k);
-    core::FunctionalRunner runner(chip_, prog);
-    auto put = [&](const char* name, const std::vector<float>& v) {
-      runner.write_tensor_f32(name, v);
-    };
-    auto in = [&](size_t i) -> const std::vector<float>& {
-      return host_.at(static_cast<size_t>(n.inputs[i]));
-    };
-    auto w = [&](int id) -> const std::vector<float>& { return host_.at(static_cast<size_t>(id)); };
-    switch (k.kind) {
-      case KernelKind::kLinear: {
-        put("x", in(0));
-        if (n.residual_in) put("delta", in(1));
-        if (!n.norm_weights.empty()) put("gamma", w(n.norm_weights[0]));
-        if (n.norm_weights.size() > 1) put("beta", w(n.norm_weights[1]));
-        // The kernel reads its weights in the packed layout (lower.cc): laid out here, as the
-        // compiler lays out a compiled model's weights once.
-        auto put_w = [&](const char* name, const std::vector<float>& v) {
-          put(name, k.linear.packed_weights ? ops::pack_linear_weights(chip_, k.linear, v) : v);
-        };
-        if (ops::is_glu(n.act)) {
-          put_w("w_gate", w(n.weights[0]));
-          put_w("w_up", w(n.weights[1]));
-          if (!n.biases.empty()) {
-            put("b_gate", w(n.biases[0]));
-            put("b_up", w(n.biases[1]));
-          }
-        } else {
-          std::vector<const std::vector<float>*> parts, bparts;
-          std::vector<int64_t> widths;
-          for (int id : n.weights) {
-            parts.push_back(&w(id));
-            widths.push_back(val(g_, id).shape[1]);
-          }
-          put_w("w", parts.size() == 1 ? *parts[0] : concat_columns(parts, widths, k.linear.in));
-          if (!n.biases.empty()) {
-            for (int id : n.biases) bparts.push_back(&w(id));
-            put("b", bparts.size() == 1 ? *bparts[0] : concat_columns(bparts, widths, 1));
-          }
-        }
-        if (n.residual_out) put("r", in(n.inputs.size() - 1));
-        break;
-      }
-      case KernelKind::kAttention: {
-        put("q", in(0));
-        put("k", in(1));
-        put("v", in(2));
-        if (n.rope) {
-          std::vector<float> c, s;
-          rope_tables(n, c, s);
-          put("cos", c);
-          put("sin", s);
-        }
-        if (n.qk_norm) {
-          put("q_gamma", w(n.norm_weights[0]));
-          put("k_gamma", w(n.norm_weights[1]));
-        }
-        break;
-      }
-      case KernelKind::kNorm:
-        put("x", in(0));
-        if (n.residual_in) put("delta", in(1));
-        put("gamma", w(n.norm_weights[0]));
-        if (n.norm_weights.size() > 1) put("beta", w(n.norm_weights[1]));
-        break;
-      case KernelKind::kEmbedding:
-        put("ids", in(0));
-        put("table", w(n.weights[0]));
-        if (n.weights.size() > 1) {
-          put("pos_ids", in(1));
-          put("pos_table", w(n.weights[1]));
-        }
-        break;
-      case KernelKind::kElementwise:
-        put("a", in(0));
-        if (n.inputs.size() > 1) put("b", in(1));
-        break;
-      case KernelKind::kAllReduce:
-      case KernelKind::kRouter:
-        throw InternalError("no values for an all-reduce or a MoE router (refused before the run)");
-    }
-    runner.run();
-    if (!runner.faults().empty())
-      throw InputError(n.name, std::string(k.kind_name()),
-                       fmt::format("the kernel faulted: {}: {}", runner.faults()[0].instruction,
-                                   runner.faults()[0].message));
-    // Outputs.
-    size_t next = 0;
-    if ((k.kind == KernelKind::kLinear || k.kind == KernelKind::kNorm) && n.residual_in &&
-        n.outputs.size() > 1)
-      host_[static_cast<size_t>(n.outputs[next++])] = runner.read_tensor_f32("h");
-    const char* yname = k.kind == KernelKind::kAttention ? "out" : "y";
-    std::vector<float> y = runner.read_tensor_f32(yname);
-    const size_t outs = n.outputs.size() - next;
-    if (outs == 1) {
-      host_[static_cast<size_t>(n.outputs[next])] = std::move(y);
-    } else {  // a horizontally fused linear: columns back to each output
-      const int64_t N = k.linear.out, T = k.linear.tokens;
-      int64_t c0 = 0;
-      for (size_t o = 0; o < outs; ++o) {
-        const int64_t wdt = n.splits[o];
-        std::vector<float> part(static_cast<size_t>(T * wdt));
-        for (int64_t r = 0; r < T; ++r)
-          std::copy_n(y.begin() + r * N + c0, wdt, part.begin() + r * wdt);
-        host_[static_cast<size_t>(n.outputs[next + o])] = std::move(part);
-        c0 += wdt;
-      }
-    }
-  }
-
-  void finish() {
-    for (size_t v = 0; v < g_.values.size(); ++v)
-      if (g_.values[v].kind == ValueKind::kOutput) res_.outputs[g_.values[v].name] = host_[v];
-  }
-
- private:
-  void rope_tables(const Node& n, std::vector<float>& c, std::vector<float>& s) const {
-    const int64_t S = n.seq, d = n.head_dim, half = d / 2;
-    c.resize(static_cast<size_t>(S * d));
-    s.resize(c.size());
-    for (int64_t p = 0; p < S; ++p)
-      for (int64_t i = 0; i < half; ++i) {
-        const double inv =
-            std::pow(n.rope_theta, -2.0 * static_cast<double>(i) / static_cast<double>(d));
-        const double a = static_cast<double>(static_cast<float>(p) * static_cast<float>(inv));
-        const auto ci = static_cast<float>(std::cos(a)), si = static_cast<float>(std::sin(a));
-        c[static_cast<size_t>(p * d + i)] = c[static_cast<size_t>(p * d + i + half)] = ci;
-        s[static_cast<size_t>(p * d + i)] = s[static_cast<size_t>(p * d + i + half)] = si;
-      }
-  }
-
-  const arch::ChipSpec& chip_;
-  const Graph& g_;
-  KernelCache& cache_;
-  ModelResult& res_;
-  std::map<size_t, std::vector<float>> host_;
-};
 
 }  // namespace
 
@@ -445,10 +204,7 @@ ModelResult run_model(const ModelConfig& m, const ModelRunOptions& o, const Tens
     tp = 1;
     if (!o.values)
       for (int64_t t = cores / lnc; t >= 1; --t) {
-        const int64_t sh = t * lnc;
-        const bool kv_ok = m.kv_heads % sh == 0 || sh % m.kv_heads == 0;
-        const int64_t inter = m.moe() ? m.expert_intermediate : m.intermediate;
-        if (m.heads % sh == 0 && kv_ok && inter % sh == 0) {
+        if (splits_into(m, t * lnc)) {
           tp = static_cast<int>(t);
           break;
         }

@@ -1,0 +1,40 @@
+// Values of a model run (model_run.h with values): the graph's weights and inputs as host
+// tensors (the caller's, checked against the graph's shapes, or random from the seed), each
+// node's kernel run functionally in graph order on what it reads (weights packed as the
+// kernel streams them), and the graph's outputs at the end. One rank.
+#pragma once
+
+#include <map>
+#include <vector>
+
+#include "arch/chip_spec.h"
+#include "graph/graph.h"
+#include "graph/kernel_cache.h"
+#include "graph/lower.h"
+#include "graph/model_run.h"
+
+namespace trnsim::graph {
+
+class ValueRunner {
+ public:
+  // Fills the weights and inputs; generated ones are also written to res.weights. Throws
+  // InputError for a missing or mis-sized weight or input.
+  ValueRunner(const arch::ChipSpec& chip, const Graph& g, KernelCache& cache,
+              const ModelRunOptions& o, const TensorMap* weights, const TensorMap* inputs,
+              ModelResult& res);
+  // Runs node `n` as kernel `k` (lower.h) on the host tensors; InputError when it faults.
+  void run(const Node& n, const Kernel& k);
+  // The graph's outputs into res.outputs.
+  void finish();
+
+ private:
+  void rope_tables(const Node& n, std::vector<float>& c, std::vector<float>& s) const;
+
+  const arch::ChipSpec& chip_;
+  const Graph& g_;
+  KernelCache& cache_;
+  ModelResult& res_;
+  std::map<size_t, std::vector<float>> host_;
+};
+
+}  // namespace trnsim::graph
