@@ -146,16 +146,18 @@ def serve(
     input_tokens: int = 128,
     output_tokens: int = 128,
     bucket: int | None = None,
-    runtime: str = "neuron-2.28",
+    runtime: str | None = None,
     set: tuple[str, ...] | builtins.list[str] = (),  # noqa: A002 - as the CLI's --set
 ) -> dict[str, Any]:
     """One batch of requests, as `trnsim serve --json`: ttft_ms, tpot_ms, e2e_ms,
     output_tokens_per_s, the decode samples and the prefill's and last decode step's figures;
-    `["text"]` holds what the command prints."""
+    `["text"]` holds what the command prints. runtime: of the all-reduces (default: the
+    compiled graphs' one, graph::kInGraphRuntime)."""
+    extra = {} if runtime is None else {"runtime": runtime}
     j, text = _core.model_serve(
         model, system=system or "", chip=chip, tp=0 if tp is None else int(tp), lnc=int(lnc),
         batch=int(batch), input_tokens=int(input_tokens), output_tokens=int(output_tokens),
-        bucket=0 if bucket is None else int(bucket), runtime=runtime, sets=builtins.list(set))
+        bucket=0 if bucket is None else int(bucket), sets=builtins.list(set), **extra)
     out = json.loads(j)
     out["text"] = text
     return out

@@ -10,7 +10,6 @@
 #include <nanobind/stl/vector.h>
 
 #include <cstring>
-#include <functional>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -93,10 +92,25 @@ nb::dict result_dict(const graph::ModelResult& r) {
   return d;
 }
 
-graph::ModelResult run_released(const std::function<graph::ModelResult()>& f) {
+// Runs `f` with the GIL released and Ctrl-C turned into an interrupt of the simulation.
+template <class F>
+auto run_released(F&& f) {
   const SigintScope sigint(on_main_thread());
   nb::gil_scoped_release release;
   return f();
+}
+
+// The options both model runs take from Python.
+graph::ModelRunOptions run_options(const std::string& chip, const std::vector<std::string>& sets,
+                                   bool fuse, bool search, bool values, uint64_t seed) {
+  graph::ModelRunOptions o;
+  o.chip = chip;
+  for (const auto& s : sets) o.overrides.push_back(arch::parse_override(s));
+  o.fuse = fuse;
+  o.search_tilings = search;
+  o.values = values;
+  o.seed = seed;
+  return o;
 }
 
 }  // namespace
@@ -116,17 +130,11 @@ void bind_model(nb::module_& m) {
          const std::vector<std::string>& sets,
          std::optional<std::map<std::string, InArray>> weights,
          std::optional<std::map<std::string, InArray>> inputs) {
-        graph::ModelRunOptions o;
-        o.chip = chip;
-        for (const auto& s : sets) o.overrides.push_back(arch::parse_override(s));
+        graph::ModelRunOptions o = run_options(chip, sets, fuse, search, values, seed);
         o.tp = tp;
         o.batch = batch;
         o.seq = seq;
         o.layers = layers;
-        o.fuse = fuse;
-        o.search_tilings = search;
-        o.values = values;
-        o.seed = seed;
         const graph::ModelConfig cfg = graph::load_model_config(model);
         const graph::TensorMap w = weights ? from_numpy(*weights) : graph::TensorMap{};
         const graph::TensorMap in = inputs ? from_numpy(*inputs) : graph::TensorMap{};
@@ -147,13 +155,7 @@ void bind_model(nb::module_& m) {
          bool search, bool values, uint64_t seed, const std::vector<std::string>& sets,
          std::optional<std::map<std::string, InArray>> weights,
          std::optional<std::map<std::string, InArray>> inputs) {
-        graph::ModelRunOptions o;
-        o.chip = chip;
-        for (const auto& s : sets) o.overrides.push_back(arch::parse_override(s));
-        o.fuse = fuse;
-        o.search_tilings = search;
-        o.values = values;
-        o.seed = seed;
+        const graph::ModelRunOptions o = run_options(chip, sets, fuse, search, values, seed);
         graph::Graph g = graph::graph_from_json(graph_json);
         const graph::TensorMap w = weights ? from_numpy(*weights) : graph::TensorMap{};
         const graph::TensorMap in = inputs ? from_numpy(*inputs) : graph::TensorMap{};
@@ -184,17 +186,13 @@ void bind_model(nb::module_& m) {
         o.bucket = bucket;
         o.runtime = runtime;
         const graph::ModelConfig cfg = graph::load_model_config(model);
-        planner::ServeResult r;
-        {
-          const SigintScope sigint(on_main_thread());
-          nb::gil_scoped_release release;
-          r = planner::serve(cfg, o);
-        }
+        const planner::ServeResult r = run_released([&] { return planner::serve(cfg, o); });
         return std::make_pair(r.to_json().dump(), r.text());
       },
       nb::arg("model"), nb::arg("system") = "", nb::arg("chip") = "trn2", nb::arg("tp") = 0,
       nb::arg("lnc") = 1, nb::arg("batch") = 1, nb::arg("input_tokens") = 128,
-      nb::arg("output_tokens") = 128, nb::arg("bucket") = 0, nb::arg("runtime") = "neuron-2.28",
+      nb::arg("output_tokens") = 128, nb::arg("bucket") = 0,
+      nb::arg("runtime") = std::string(graph::kInGraphRuntime),
       nb::arg("sets") = std::vector<std::string>{},
       "One batch of requests served (planner/serve.h): (JSON as trnsim serve --json, text).");
 }

@@ -12,6 +12,7 @@
 #include "base/error.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "graph/kernel_cache.h"
 #include "graph/model_config.h"
 #include "graph/model_run.h"
 
@@ -27,7 +28,7 @@ struct ModelOptions {
   int64_t batch = 1, seq = 128, layers = -1;
   bool json = false, list = false, no_fuse = false, no_search = false, graph = false;
   std::string trace;
-  std::string system, runtime = "neuron-2.28";
+  std::string system, runtime = std::string(graph::kInGraphRuntime);
   int lnc = 1;
 };
 

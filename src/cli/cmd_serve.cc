@@ -10,6 +10,7 @@
 #include "base/error.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "graph/kernel_cache.h"
 #include "graph/model_config.h"
 #include "planner/serve.h"
 
@@ -18,7 +19,7 @@ namespace trnsim::cli {
 namespace {
 
 struct ServeCmdOptions {
-  std::string model, system, chip = "trn2", runtime = "neuron-2.28";
+  std::string model, system, chip = "trn2", runtime = std::string(graph::kInGraphRuntime);
   std::vector<std::string> sets;
   int tp = 0, lnc = 1, samples = 3;
   int64_t batch = 1, input = 128, output = 128, bucket = 0;

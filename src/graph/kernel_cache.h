@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 
 #include "arch/chip_spec.h"
 #include "base/units.h"
@@ -19,6 +20,12 @@
 #include "graph/lower.h"
 
 namespace trnsim::graph {
+
+// The collective runtime (spec/runtime) of a compiled graph's all-reduces by default: a
+// compiled graph's collectives synchronise on the device (semaphores between the ranks'
+// cores, as neuron-2.28's handshakes model them), not through the host runtime calls that
+// neuron-2023's per-peer handshakes were fitted on (nccom-test, VALIDATION.md s7).
+inline constexpr std::string_view kInGraphRuntime = "neuron-2.28";
 
 struct KernelTiming {
   Picoseconds time{0};        // the kernel on the chip (its slowest core), launch excluded
@@ -36,7 +43,7 @@ class KernelCache {
   // fabric times all-reduces among the ranks on `system` (in-graph collectives pay the data
   // movement, not a host launch: fabric::CollectiveResult::device).
   KernelCache(const arch::ChipSpec& chip, int tp, const fabric::SystemSpec* system, bool search,
-              int lnc = 1, const std::string& runtime = "neuron-2.28");
+              int lnc = 1, const std::string& runtime = std::string(kInGraphRuntime));
 
   const KernelTiming& time(const Kernel& k);
   // The tiling a linear kernel would use (searched if not yet); others: the default.

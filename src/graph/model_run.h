@@ -19,6 +19,7 @@
 #include "arch/arch.h"
 #include "graph/fusion.h"
 #include "graph/graph.h"
+#include "graph/kernel_cache.h"
 #include "graph/model_config.h"
 
 namespace trnsim::graph {
@@ -29,11 +30,7 @@ struct ModelRunOptions {
   // its chips (the all-reduces on its links). Empty: one chip of `chip`.
   std::string system;
   int lnc = 1;  // physical cores per rank: the kernels shard over tp x lnc cores
-  // The collective runtime (spec/runtime) of the in-graph all-reduces. Default neuron-2.28:
-  // a compiled graph's collectives synchronise on the device (semaphores between the ranks'
-  // cores, as that file models its handshakes), not through the host runtime calls that
-  // neuron-2023's per-peer handshakes were fitted on (nccom-test, VALIDATION.md s7).
-  std::string runtime = "neuron-2.28";
+  std::string runtime = std::string(kInGraphRuntime);  // of the all-reduces (kernel_cache.h)
   // Serving (build.h): attention through a KV cache with `past` positions in it.
   bool kv_cache = false;
   int64_t past = 0;

@@ -29,7 +29,7 @@ struct ServeOptions {
   int64_t batch = 1, input_tokens = 128, output_tokens = 128;
   int64_t bucket = 0;  // prefill positions; 0: the power of two as above
   int decode_samples = 3;
-  std::string runtime = "neuron-2.28";  // of the in-graph all-reduces (graph::ModelRunOptions)
+  std::string runtime = std::string(graph::kInGraphRuntime);  // of the all-reduces
   bool search_tilings = true;
 };
 
