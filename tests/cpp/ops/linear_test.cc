@@ -1,0 +1,288 @@
+// The linear kernel against fp64 references: every fusion option, tilings, K in chunks, packed
+// weights (tolerances: ops_test_util.h).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <numbers>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "ops/ops.h"
+#include "ops_test_util.h"
+
+namespace trnsim::kernel_test {
+namespace {
+
+class LinearTest : public OpsTest {};
+
+// ---------------------------------------------------------------- linear
+
+ops::LinearSpec linear_base() {
+  ops::LinearSpec s;
+  s.tokens = 200;  // a 72-token last tile
+  s.in = 300;      // a 44-row last K tile
+  s.out = 700;     // a 188-column last PSUM bank
+  s.tiling = {128, 512};
+  return s;
+}
+
+Inputs linear_inputs(const ops::LinearSpec& s, uint64_t seed) {
+  const int64_t T = s.tokens, K = s.in, N = s.out;
+  const bool glu = ops::is_glu(s.act);
+  Inputs in;
+  in["x"] = values(T * K, seed, 2.0f);                             // multiples of 1/32 in [-2, 2]
+  if (s.residual_in) in["delta"] = values(T * K, seed + 1, 1.0f);  // x + delta exact in bf16
+  if (s.norm != Norm::kNone) in["gamma"] = values(K, seed + 2, 0.5f, 1.0f);
+  if (s.norm == Norm::kLayer) in["beta"] = values(K, seed + 3, 0.25f);
+  // |w| <= 1/16: y = x @ w has a standard deviation of ~0.6 over K = 300.
+  in[glu ? "w_gate" : "w"] = values(K * N, seed + 4, 1.0f / 16);
+  if (glu) in["w_up"] = values(K * N, seed + 5, 1.0f / 16);
+  if (s.bias) {
+    in[glu ? "b_gate" : "b"] = values(N, seed + 6, 0.25f);
+    if (glu) in["b_up"] = values(N, seed + 7, 0.25f);
+  }
+  if (s.residual_out) in["r"] = values(T * N, seed + 8, 1.0f);
+  return in;
+}
+
+struct LinearRef {
+  std::vector<float> h;     // x + delta (exact)
+  std::vector<double> y;    // bf16-rounded result
+  std::vector<double> mag;  // max(|y|, |y before the residual add|)
+};
+
+LinearRef linear_ref(const ops::LinearSpec& s, const Inputs& in) {
+  const int64_t T = s.tokens, K = s.in, N = s.out;
+  const bool glu = ops::is_glu(s.act);
+  LinearRef ref;
+  std::vector<float> xin = in.at("x");
+  if (s.residual_in) {
+    const std::vector<float>& d = in.at("delta");
+    for (size_t i = 0; i < xin.size(); ++i) xin[i] = static_cast<float>(double{xin[i]} + d[i]);
+    ref.h = xin;  // the sums are exact in bf16
+  }
+  // The normalised x, rounded to bf16 as the kernel stores it before the matmul.
+  std::vector<double> xn(xin.begin(), xin.end());
+  if (s.norm != Norm::kNone) {
+    const std::vector<float>* beta = s.norm == Norm::kLayer ? &in.at("beta") : nullptr;
+    for (int64_t t = 0; t < T; ++t) {
+      const std::vector<double> row = norm_row(s.norm, s.eps, &xin[t * K], K, in.at("gamma"), beta);
+      for (int64_t k = 0; k < K; ++k) xn[t * K + k] = bf(row[k]);
+    }
+  }
+  const std::vector<float>& w = in.at(glu ? "w_gate" : "w");
+  const std::vector<float>& w_up = glu ? in.at("w_up") : w;
+  ref.y.resize(static_cast<size_t>(T * N));
+  ref.mag.resize(ref.y.size());
+  std::vector<double> a(static_cast<size_t>(N)), u(static_cast<size_t>(N));
+  for (int64_t t = 0; t < T; ++t) {
+    std::fill(a.begin(), a.end(), 0.0);
+    std::fill(u.begin(), u.end(), 0.0);
+    for (int64_t k = 0; k < K; ++k) {
+      const double xv = xn[t * K + k];
+      for (int64_t n = 0; n < N; ++n) a[n] += xv * w[k * N + n];
+      if (glu)
+        for (int64_t n = 0; n < N; ++n) u[n] += xv * w_up[k * N + n];
+    }
+    for (int64_t n = 0; n < N; ++n) {
+      double g = a[n], up = u[n];
+      if (s.bias) {
+        g += in.at(glu ? "b_gate" : "b")[n];
+        if (glu) up += in.at("b_up")[n];
+      }
+      double y = glu ? act_ref(s.act, g) * up : act_ref(s.act, g);
+      y = bf(y);
+      const size_t i = static_cast<size_t>(t * N + n);
+      ref.mag[i] = std::fabs(y);
+      if (s.residual_out) y = bf(y + in.at("r")[i]);  // the kernel adds r to the rounded y
+      ref.y[i] = y;
+      ref.mag[i] = std::max(ref.mag[i], std::fabs(y));
+    }
+  }
+  return ref;
+}
+
+struct LinearCase {
+  std::string label;
+  std::function<void(ops::LinearSpec&)> set;
+};
+
+void check_linear(const arch::ChipSpec& spec, const ops::LinearSpec& s, uint64_t seed) {
+  const isa::Program p = ops::linear(spec, s);
+  expect_race_free(p, spec);
+  const Inputs in = linear_inputs(s, seed);
+  Inputs packed = in;  // the kernel reads w in the packed layout; the reference [K, N]
+  if (s.packed_weights)
+    for (const char* w : {"w", "w_gate", "w_up"})
+      if (in.contains(w)) packed[w] = ops::pack_linear_weights(spec, s, in.at(w));
+  auto out = run(spec, p, packed);
+  const LinearRef ref = linear_ref(s, in);
+  // The floor grows with sqrt(K / 300): an output sums K products of a normalised x rounded to
+  // bf16 (each off by up to half an ulp, independently), so its absolute error grows like
+  // sqrt(K) while the values of order 1 it is compared with do not.
+  const double floor = 0.1 * std::max(1.0, std::sqrt(static_cast<double>(s.in) / 300.0));
+  EXPECT_TRUE(close(out["y"], ref.y, s.out, 1e-2, floor, &ref.mag)) << "y";
+  if (s.residual_in) {
+    EXPECT_TRUE(equal(out["h"], ref.h, s.in)) << "h";
+  }
+}
+
+TEST_P(LinearTest, Linear) {
+  const arch::ChipSpec& spec = chip(GetParam());
+  const std::vector<LinearCase> cases{
+      {"plain", [](ops::LinearSpec&) {}},
+      {"rmsnorm", [](ops::LinearSpec& s) { s.norm = Norm::kRms; }},
+      {"layernorm", [](ops::LinearSpec& s) { s.norm = Norm::kLayer; }},
+      {"residual_in", [](ops::LinearSpec& s) { s.residual_in = true; }},
+      {"residual_in rmsnorm",
+       [](ops::LinearSpec& s) {
+         s.residual_in = true;
+         s.norm = Norm::kRms;
+       }},
+      {"bias", [](ops::LinearSpec& s) { s.bias = true; }},
+      {"silu", [](ops::LinearSpec& s) { s.act = Act::kSilu; }},
+      {"gelu", [](ops::LinearSpec& s) { s.act = Act::kGelu; }},
+      {"gelu_tanh", [](ops::LinearSpec& s) { s.act = Act::kGeluTanh; }},
+      {"relu", [](ops::LinearSpec& s) { s.act = Act::kRelu; }},
+      {"bias gelu",
+       [](ops::LinearSpec& s) {
+         s.bias = true;
+         s.act = Act::kGelu;
+       }},
+      {"swiglu", [](ops::LinearSpec& s) { s.act = Act::kGluSilu; }},
+      {"geglu", [](ops::LinearSpec& s) { s.act = Act::kGluGelu; }},
+      {"swiglu bias",
+       [](ops::LinearSpec& s) {
+         s.act = Act::kGluSilu;
+         s.bias = true;
+       }},
+      {"residual_out", [](ops::LinearSpec& s) { s.residual_out = true; }},
+      {"layernorm residual_in bias silu residual_out",
+       [](ops::LinearSpec& s) {
+         s.norm = Norm::kLayer;
+         s.residual_in = true;
+         s.bias = true;
+         s.act = Act::kSilu;
+         s.residual_out = true;
+       }},
+      {"rmsnorm residual_in swiglu residual_out",
+       [](ops::LinearSpec& s) {
+         s.norm = Norm::kRms;
+         s.residual_in = true;
+         s.act = Act::kGluSilu;
+         s.residual_out = true;
+       }},
+  };
+  uint64_t seed = 100;
+  for (const LinearCase& c : cases) {
+    SCOPED_TRACE(c.label);
+    ops::LinearSpec s = linear_base();
+    c.set(s);
+    check_linear(spec, s, seed += 10);
+  }
+}
+
+// Bigger blocks: two 128-token tiles and two PSUM banks per block; 300 tokens make a second,
+// 44-token block. A GLU's 1024 columns need more banks than the generations have: refused.
+TEST_P(LinearTest, LinearWideTiling) {
+  const arch::ChipSpec& spec = chip(GetParam());
+  for (const Act act : {Act::kNone, Act::kGluSilu})
+    for (const int64_t tokens : {int64_t{200}, int64_t{300}}) {
+      ops::LinearSpec s = linear_base();
+      s.tokens = tokens;
+      s.act = act;
+      s.norm = Norm::kRms;
+      s.tiling = {256, 1024};
+      const int64_t banks = 2 * (s.tiling.out_block / 512) * (ops::is_glu(act) ? 2 : 1) + 2;
+      if (banks > spec.core.psum.banks) {
+        EXPECT_THROW(ops::linear(spec, s), InputError) << ops::name(act);
+        continue;
+      }
+      SCOPED_TRACE(::testing::Message() << ops::name(act) << " tokens " << tokens);
+      check_linear(spec, s, 7);
+    }
+}
+
+// Wide K: the weight block of a GLU with 3000 input features does not fit SBUF whole, so w
+// loads in chunks of K tiles and every token tile's accumulators stay open across them (a short
+// last K tile of 56 rows, two token blocks, two output blocks).
+TEST_P(LinearTest, LinearWeightsInKChunks) {
+  const arch::ChipSpec& spec = chip(GetParam());
+  ops::LinearSpec s = linear_base();
+  s.tokens = 300;
+  s.in = 3000;
+  s.act = Act::kGluSilu;
+  s.norm = Norm::kRms;
+  s.tiling = {256, 512};
+  const int64_t e = 2, usable = spec.core.sbuf.usable_bytes_per_partition;
+  ASSERT_GT(2 * (3000 / 128 + 1) * 512 * e * 2, usable * 2 / 5) << "not a chunked case";
+  check_linear(spec, s, 11);
+}
+
+// Packed weights (the model compiler's layout): plain, GLU with a bias, and K in chunks.
+TEST_P(LinearTest, LinearPackedWeights) {
+  const arch::ChipSpec& spec = chip(GetParam());
+  for (const Act act : {Act::kNone, Act::kGluSilu}) {
+    ops::LinearSpec s = linear_base();
+    s.act = act;
+    s.bias = act != Act::kNone;
+    s.packed_weights = true;
+    SCOPED_TRACE(ops::name(act));
+    check_linear(spec, s, 31);
+  }
+  ops::LinearSpec s = linear_base();
+  s.tokens = 300;
+  s.in = 3000;
+  s.act = Act::kGluSilu;
+  s.tiling = {256, 512};
+  s.packed_weights = true;
+  SCOPED_TRACE("K in chunks");
+  check_linear(spec, s, 37);
+}
+
+TEST_P(LinearTest, LinearTilingsAreLegal) {
+  const arch::ChipSpec& spec = chip(GetParam());
+  for (const Act act : {Act::kNone, Act::kGluSilu}) {
+    SCOPED_TRACE(ops::name(act));
+    ops::LinearSpec s = linear_base();
+    s.act = act;
+    const std::vector<ops::LinearTiling> tilings = ops::linear_tilings(spec, s);
+    ASSERT_FALSE(tilings.empty());
+    for (const ops::LinearTiling& t : tilings) {
+      SCOPED_TRACE(::testing::Message() << "tiling " << t.token_block << " x " << t.out_block);
+      EXPECT_EQ(t.token_block % spec.core.sbuf.partitions, 0);
+      EXPECT_EQ(t.out_block % 512, 0);
+      s.tiling = t;
+      EXPECT_GT(ops::linear_sbuf_bytes(spec, s), 0);
+      check_linear(spec, s, 3);
+    }
+  }
+}
+
+TEST_P(LinearTest, LinearRefusesIllegalTilings) {
+  const arch::ChipSpec& spec = chip(GetParam());
+  ops::LinearSpec s = linear_base();
+  for (const int64_t tb : {int64_t{0}, int64_t{100}, int64_t{200}}) {
+    s.tiling = {tb, 512};
+    EXPECT_THROW(ops::linear(spec, s), InputError) << "token_block " << tb;
+  }
+  s.tiling = {128, 700};
+  EXPECT_THROW(ops::linear(spec, s), InputError) << "out_block 700";
+  // Two accumulators of out_block / 512 banks each plus two for the transposes.
+  const int64_t banks = spec.core.psum.banks;
+  s.tiling = {128, 512 * (banks / 2)};
+  EXPECT_THROW(ops::linear(spec, s), InputError) << "out_block " << s.tiling.out_block;
+  s.act = Act::kGluSilu;  // a GLU needs twice the accumulators
+  s.tiling = {128, 512 * (banks / 4)};
+  EXPECT_THROW(ops::linear(spec, s), InputError) << "GLU out_block " << s.tiling.out_block;
+  s.tiling = {128, 512};
+  EXPECT_NO_THROW(ops::linear(spec, s));
+}
+
+INSTANTIATE_TEST_SUITE_P(Generations, LinearTest, ::testing::ValuesIn(kGenerations));
+
+}  // namespace
+}  // namespace trnsim::kernel_test
