@@ -44,7 +44,9 @@ def config(model: str) -> dict[str, Any]:
 
 @dataclass
 class ModelRun:
-    """One forward pass: figures (``json`` holds them all), the per-op table and the trace."""
+    """One forward pass or training step: figures (``json`` holds them all), the per-op table
+    and the trace; with values the outputs, the weights used and, for a training step, each
+    weight's gradient and its value after the AdamW step (``outputs["loss"]`` per token)."""
 
     json: dict[str, Any]
     table: str
@@ -52,6 +54,13 @@ class ModelRun:
     trace: dict[str, Any]
     outputs: dict[str, np.ndarray] = field(default_factory=dict)
     weights: dict[str, np.ndarray] = field(default_factory=dict)
+    gradients: dict[str, np.ndarray] = field(default_factory=dict)
+    updated_weights: dict[str, np.ndarray] = field(default_factory=dict)
+
+    @property
+    def loss(self) -> float:
+        """Mean cross-entropy of a training step run with values."""
+        return self.json["loss"]
 
     @property
     def latency_us(self) -> float:
@@ -97,19 +106,34 @@ def run(
     search: bool = True,
     seed: int = 0,
     set: tuple[str, ...] | builtins.list[str] = (),  # noqa: A002 - as the CLI's --set
+    train: bool = False,
+    labels: Any = None,
+    lr: float = 1e-4,
+    weight_decay: float = 0.0,
+    stochastic_rounding: bool = True,
+    micro_batches: int = 1,
 ) -> ModelRun:
-    """Compile and time ``model``'s forward over ``batch`` x ``seq`` tokens on ``chip``.
+    """Compile and time ``model``'s forward over ``batch`` x ``seq`` tokens on ``chip``, or with
+    ``train`` a training step: forward, mean cross-entropy against ``labels``, backward and one
+    AdamW step (``lr``, ``weight_decay``; the bf16 weights written from fp32 masters with
+    stochastic rounding unless turned off); ``micro_batches`` > 1 accumulates gradients over
+    that many forward-backward passes before the optimizer step.
 
     tp: tensor-parallel ranks (default: every physical core; 1 with ``values``).
     layers: the first N layers only. values: compute outputs too (one rank).
-    weights: by trnsim name ([in, out] for linears); input_ids: [batch, seq] integers.
+    weights: by trnsim name ([in, out] for linears); input_ids and labels: [batch, seq]
+    integers (a label outside the vocabulary, e.g. -100, is ignored by the loss).
     """
-    inputs = None
-    if input_ids is not None:
-        ids = np.asarray(input_ids)
+    inputs: dict[str, Any] = {}
+    for name, ids in (("input_ids", input_ids), ("labels", labels)):
+        if ids is None:
+            continue
+        ids = np.asarray(ids)
         if ids.size != batch * seq:
-            raise ValueError(f"input_ids has {ids.size} ids; batch x seq is {batch * seq}")
-        inputs = {"input_ids": ids.astype(np.float32).reshape(-1)}
+            raise ValueError(f"{name} has {ids.size} ids; batch x seq is {batch * seq}")
+        inputs[name] = ids.astype(np.float32).reshape(-1)
+    if labels is not None and not train:
+        raise ValueError("labels are for a training step (train=True)")
     d = _core.model_run(
         model,
         chip=chip,
@@ -123,7 +147,12 @@ def run(
         seed=int(seed),
         sets=builtins.list(set),
         weights=_arrays(weights),
-        inputs=_arrays(inputs),
+        inputs=_arrays(inputs or None),
+        train=train,
+        lr=float(lr),
+        weight_decay=float(weight_decay),
+        stochastic_rounding=stochastic_rounding,
+        micro_batches=int(micro_batches),
     )
     return ModelRun(
         json=json.loads(d["json"]),
@@ -132,6 +161,8 @@ def run(
         trace=json.loads(d["trace"]),
         outputs=dict(d["outputs"]),
         weights=dict(d["weights"]),
+        gradients=dict(d["gradients"]),
+        updated_weights=dict(d["updated_weights"]),
     )
 
 

@@ -84,11 +84,15 @@ nb::dict result_dict(const graph::ModelResult& r) {
   d["table"] = r.table();
   d["graph"] = r.graph_text;
   d["trace"] = r.trace_json().dump();
-  nb::dict outs, ws;
+  nb::dict outs, ws, grads, updated;
   for (const auto& [k, v] : r.outputs) outs[k.c_str()] = to_numpy(v);
   for (const auto& [k, v] : r.weights) ws[k.c_str()] = to_numpy(v);
+  for (const auto& [k, v] : r.gradients) grads[k.c_str()] = to_numpy(v);
+  for (const auto& [k, v] : r.updated_weights) updated[k.c_str()] = to_numpy(v);
   d["outputs"] = outs;
   d["weights"] = ws;
+  d["gradients"] = grads;
+  d["updated_weights"] = updated;
   return d;
 }
 
@@ -129,8 +133,14 @@ void bind_model(nb::module_& m) {
          int64_t layers, bool fuse, bool search, bool values, uint64_t seed,
          const std::vector<std::string>& sets,
          std::optional<std::map<std::string, InArray>> weights,
-         std::optional<std::map<std::string, InArray>> inputs) {
+         std::optional<std::map<std::string, InArray>> inputs, bool train, double lr,
+         double weight_decay, bool stochastic_rounding, int64_t micro_batches) {
         graph::ModelRunOptions o = run_options(chip, sets, fuse, search, values, seed);
+        o.train = train;
+        o.optimizer.lr = lr;
+        o.optimizer.weight_decay = weight_decay;
+        o.optimizer.stochastic_rounding = stochastic_rounding;
+        o.micro_batches = micro_batches;
         o.tp = tp;
         o.batch = batch;
         o.seq = seq;
@@ -146,9 +156,11 @@ void bind_model(nb::module_& m) {
       nb::arg("seq") = 128, nb::arg("layers") = -1, nb::arg("fuse") = true,
       nb::arg("search") = true, nb::arg("values") = false, nb::arg("seed") = 0,
       nb::arg("sets") = std::vector<std::string>{}, nb::arg("weights") = nb::none(),
-      nb::arg("inputs") = nb::none(),
-      "A model's forward on a simulated chip: dict of json, table, graph, trace, outputs, "
-      "weights.");
+      nb::arg("inputs") = nb::none(), nb::arg("train") = false, nb::arg("lr") = 1e-4,
+      nb::arg("weight_decay") = 0.0, nb::arg("stochastic_rounding") = true,
+      nb::arg("micro_batches") = 1,
+      "A model's forward (or training step) on a simulated chip: dict of json, table, graph, "
+      "trace, outputs, weights, gradients, updated_weights.");
   m.def(
       "model_run_graph",
       [](const std::string& graph_json, const std::string& name, const std::string& chip, bool fuse,

@@ -27,6 +27,9 @@ struct ModelOptions {
   int tp = 0;
   int64_t batch = 1, seq = 128, layers = -1;
   bool json = false, list = false, no_fuse = false, no_search = false, graph = false;
+  bool train = false;
+  int64_t micro_batches = 1;
+  double lr = 1e-4, weight_decay = 0.0;
   std::string trace;
   std::string system, runtime = std::string(graph::kInGraphRuntime);
   int lnc = 1;
@@ -58,6 +61,10 @@ void run_model_cmd(const ModelOptions& o, Io& io) {
   ro.layers = o.layers;
   ro.fuse = !o.no_fuse;
   ro.search_tilings = !o.no_search;
+  ro.train = o.train;
+  ro.micro_batches = o.micro_batches;
+  ro.optimizer.lr = o.lr;
+  ro.optimizer.weight_decay = o.weight_decay;
   const graph::ModelConfig m = graph::load_model_config(o.model);
   const graph::ModelResult r = graph::run_model(m, ro);
   if (!o.trace.empty())
@@ -91,7 +98,9 @@ nlohmann::json result_manifest(const Io& io, const std::vector<std::string>& ove
 void setup_model_command(CLI::App& app, Io& io) {
   auto o = std::make_shared<ModelOptions>();
   auto* sub = app.add_subcommand(
-      "model", "a model's forward pass compiled for a simulated chip: per-op table and totals");
+      "model",
+      "a model's forward pass (or training step, --train) compiled for a simulated chip: per-op "
+      "table and totals");
   sub->add_option("model", o->model, "built-in model (spec/models; --list) or a config.json path");
   sub->add_option("--chip", o->chip, "chip name or .toml path")->capture_default_str();
   sub->add_option("--set", o->sets, "override a chip key: --set core.tensor.clock_ghz=3.0");
@@ -120,6 +129,20 @@ void setup_model_command(CLI::App& app, Io& io) {
   sub->add_flag("--json", o->json, "the figures as JSON, with a manifest");
   sub->add_option("--trace", o->trace,
                   "write the forward's kernels as a Perfetto / Chrome trace (.json)");
+  sub->add_flag("--train", o->train,
+                "a training step instead of a forward: forward, cross-entropy loss, backward and "
+                "one AdamW step (bf16 weights, fp32 master weights and moments)");
+  sub->add_option("--micro-batches", o->micro_batches,
+                  "gradient accumulation (--train): forward and backward over N micro-batches of "
+                  "--batch x --seq tokens, then one optimizer step")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  sub->add_option("--lr", o->lr, "AdamW learning rate (--train)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 10.0));
+  sub->add_option("--weight-decay", o->weight_decay, "AdamW weight decay (--train)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
   sub->add_flag("--list", o->list, "list the built-in models");
   sub->callback([o, &io] { run_model_cmd(*o, io); });
 }

@@ -41,8 +41,11 @@ class Builder {
     return g_.add_node(std::move(n));
   }
 
-  int linear(const std::string& name, int x, int64_t in, int64_t out, bool bias) {
+  // column: a column-parallel linear (its input gradient is a partial sum, node.h).
+  int linear(const std::string& name, int x, int64_t in, int64_t out, bool bias,
+             bool column = false) {
     Node n = make_node(name, OpKind::kLinear, {x});
+    n.column_parallel = column && o_.tp > 1;
     n.weights = {weight(name + ".weight", {in, out})};
     if (bias) n.biases = {weight(name + ".bias", {out}, true)};
     const int y = act(name, out);
@@ -133,7 +136,9 @@ class Builder {
     const int ids =
         g_.add_value({"input_ids", {T_}, num::int_format(num::Dtype::kInt32), ValueKind::kInput});
     Node e = make_node("embed_tokens", OpKind::kEmbedding, {ids});
-    e.weights = {weight("embed_tokens.weight", {m_.vocab, H})};
+    const bool vocab_split = o_.vocab_parallel && tp > 1;
+    e.weights = {
+        weight("embed_tokens.weight", {vocab_split ? (m_.vocab + tp - 1) / tp : m_.vocab, H})};
     if (m_.learned_positions) {
       e.inputs.push_back(g_.add_value(
           {"position_ids", {T_}, num::int_format(num::Dtype::kInt32), ValueKind::kInput}));
@@ -142,15 +147,16 @@ class Builder {
     int x = act("embed_tokens", H);
     e.outputs = {x};
     node(std::move(e));
+    if (vocab_split) x = all_reduce("embed_tokens.all_reduce", x, H);
     if (m_.post_norm) x = norm("embeddings.LayerNorm", x, H);
     const int64_t layers = o_.layers < 0 ? m_.layers : o_.layers;
     for (int64_t l = 0; l < layers; ++l) {
       layer_ = static_cast<int>(l);
       const std::string p = fmt::format("layers.{}.", l);
       const int xa = m_.post_norm ? x : norm(p + "input_layernorm", x, H);
-      int q = linear(p + attn + ".q_proj", xa, H, hq * d, m_.attn_bias);
-      int k = linear(p + attn + ".k_proj", xa, H, hkv * d, m_.attn_bias);
-      const int v = linear(p + attn + ".v_proj", xa, H, hkv * d, m_.attn_bias);
+      int q = linear(p + attn + ".q_proj", xa, H, hq * d, m_.attn_bias, true);
+      int k = linear(p + attn + ".k_proj", xa, H, hkv * d, m_.attn_bias, true);
+      const int v = linear(p + attn + ".v_proj", xa, H, hkv * d, m_.attn_bias, true);
       if (m_.qk_norm) {
         q = per_head(p + attn + ".q_norm", OpKind::kHeadNorm, q, hq);
         k = per_head(p + attn + ".k_norm", OpKind::kHeadNorm, k, hkv);
@@ -187,14 +193,14 @@ class Builder {
         continue;
       }
       if (ops::is_glu(m_.mlp_act)) {
-        const int gate = linear(p + "mlp.gate_proj", xm, H, inter, m_.mlp_bias);
-        const int up = linear(p + "mlp.up_proj", xm, H, inter, m_.mlp_bias);
+        const int gate = linear(p + "mlp.gate_proj", xm, H, inter, m_.mlp_bias, true);
+        const int up = linear(p + "mlp.up_proj", xm, H, inter, m_.mlp_bias, true);
         const ops::Act single =
             m_.mlp_act == ops::Act::kGluSilu ? ops::Act::kSilu : ops::Act::kGelu;
         const int ga = unary_act(p + "mlp.act_fn", gate, single, inter);
         mlp = binary(p + "mlp.gate_mul", OpKind::kMul, ga, up, inter);
       } else {
-        const int f = linear(p + "mlp.fc_in", xm, H, inter, m_.mlp_bias);
+        const int f = linear(p + "mlp.fc_in", xm, H, inter, m_.mlp_bias, true);
         mlp = unary_act(p + "mlp.act_fn", f, m_.mlp_act, inter);
       }
       int dn = linear(p + "mlp.down_proj", mlp, inter, H, m_.mlp_bias);
@@ -207,7 +213,7 @@ class Builder {
     if (m_.model_type != "bert") {
       const int xf = norm("norm", x, H);
       // The vocabulary padded to a multiple of the ranks, as Megatron pads it.
-      out = linear("lm_head", xf, H, (m_.vocab + tp - 1) / tp, false);
+      out = linear("lm_head", xf, H, (m_.vocab + tp - 1) / tp, false, true);
     }
     g_.values[static_cast<size_t>(out)].kind = ValueKind::kOutput;
     return std::move(g_);

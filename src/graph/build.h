@@ -20,6 +20,11 @@ struct BuildOptions {
   // already (a decode step: seq 1, past = the context so far).
   bool kv_cache = false;
   int64_t past = 0;
+  // The token embedding split by vocabulary rows over the ranks (Megatron's and NxD
+  // training's VocabParallelEmbedding): each rank looks up the ids in its rows, an all-reduce
+  // sums the ranks' rows. Training uses it (each rank then holds and updates 1 / tp of the
+  // table); a forward keeps the table replicated, as NxD Inference does by default.
+  bool vocab_parallel = false;
 };
 
 // Throws InputError for a tp that does not divide the heads or intermediate size (kv heads:

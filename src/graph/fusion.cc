@@ -42,7 +42,7 @@ int horizontal(Graph& g) {
     first.splits = {g.values[static_cast<size_t>(first.outputs[0])].shape[1]};
     for (size_t j = 1; j < ids.size(); ++j) {
       Node& n = g.nodes[static_cast<size_t>(ids[j])];
-      if (!n.biases.empty() == bias) {
+      if (!n.biases.empty() == bias && n.column_parallel == first.column_parallel) {
         first.weights.push_back(n.weights[0]);
         if (bias) first.biases.push_back(n.biases[0]);
         first.outputs.push_back(n.outputs[0]);
@@ -159,7 +159,7 @@ int residual_epilogue(Graph& g) {
   return fired;
 }
 
-int attention_prologue(Graph& g) {
+int attention_prologue(Graph& g, bool head_norm) {
   int fired = 0;
   for (auto& at : g.nodes) {
     if (at.dead || at.kind != OpKind::kAttention) continue;
@@ -175,7 +175,7 @@ int attention_prologue(Graph& g) {
         absorb(at, r);
         p = g.producer(v);
       }
-      if (p >= 0 && g.nodes[static_cast<size_t>(p)].kind == OpKind::kHeadNorm &&
+      if (head_norm && p >= 0 && g.nodes[static_cast<size_t>(p)].kind == OpKind::kHeadNorm &&
           only_consumer(g, v) >= 0) {
         Node& hn = g.nodes[static_cast<size_t>(p)];
         at.qk_norm = true;
@@ -191,7 +191,7 @@ int attention_prologue(Graph& g) {
   return fired;
 }
 
-int add_norm(Graph& g) {
+int add_norm(Graph& g, bool keep_sum) {
   int fired = 0;
   for (auto& nn : g.nodes) {
     if (nn.dead || nn.kind != OpKind::kNorm || nn.residual_in) continue;
@@ -203,7 +203,7 @@ int add_norm(Graph& g) {
     // A sum others read too (the residual stream of a pre-norm block whose norm feeds no
     // linear, e.g. a MoE block's router and experts): the norm writes it (h) as well. Asked
     // before the norm stops reading it.
-    const bool shared = g.consumers(sum).size() > 1 || is_output(g, sum);
+    const bool shared = keep_sum || g.consumers(sum).size() > 1 || is_output(g, sum);
     nn.residual_in = true;
     nn.inputs = {an.inputs[0], an.inputs[1]};
     if (shared) nn.outputs.insert(nn.outputs.begin(), sum);
@@ -215,14 +215,23 @@ int add_norm(Graph& g) {
 
 }  // namespace
 
-FusionReport fuse(Graph& g, bool all) {
+FusionReport fuse(Graph& g, bool all, bool training) {
   FusionReport r;
   r.nodes_before = static_cast<int>(g.nodes.size());
   auto note = [&](const char* what, int n) {
     if (n > 0) r.applied.push_back(fmt::format("{}: {}", what, n));
   };
+  if (training && all) {
+    note("horizontal linears", horizontal(g));
+    note("add + norm", add_norm(g, true));
+    note("residual epilogue", residual_epilogue(g));
+    note("rope into attention", attention_prologue(g, false));
+    g.compact();
+    r.nodes_after = static_cast<int>(g.nodes.size());
+    return r;
+  }
   if (!all) {
-    note("rope / qk-norm into attention", attention_prologue(g));
+    note("rope / qk-norm into attention", attention_prologue(g, !training));
     g.compact();
     r.nodes_after = static_cast<int>(g.nodes.size());
     return r;
@@ -233,9 +242,9 @@ FusionReport fuse(Graph& g, bool all) {
   int with_residual = 0;
   note("norm prologue", norm_prologue(g, with_residual));
   note("residual add into a norm prologue", with_residual);
-  note("add + norm", add_norm(g));
+  note("add + norm", add_norm(g, false));
   note("residual epilogue", residual_epilogue(g));
-  note("rope / qk-norm into attention", attention_prologue(g));
+  note("rope / qk-norm into attention", attention_prologue(g, true));
   g.compact();
   r.nodes_after = static_cast<int>(g.nodes.size());
   return r;

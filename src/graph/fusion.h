@@ -28,6 +28,13 @@ struct FusionReport {
 
 // `all` false runs only pass 6, which the ops library requires (it has no standalone RoPE or
 // per-head norm kernel): the unfused baseline `trnsim model --no-fuse` compares against.
-FusionReport fuse(Graph& g, bool all = true);
+//
+// `training`: the forward of a training step, whose backward (backward.h) reads what the
+// forward saved. Only passes that hide no tensor the backward needs run: 1, 5, 6 for RoPE
+// (recomputed in the attention backward; a per-head norm stays a norm kernel over
+// tokens x heads rows) and 7 with the sum always written (the norm's backward reads it).
+// Not 2-4: the pre-activations of an activation or GLU and the normalised input of a linear
+// are what the backward's act and weight gradients read, so they go through HBM.
+FusionReport fuse(Graph& g, bool all = true, bool training = false);
 
 }  // namespace trnsim::graph

@@ -17,8 +17,9 @@
 
 namespace trnsim::graph {
 
-// kCache: state a node updates in place (a KV cache), held across calls like a weight.
-enum class ValueKind : uint8_t { kInput, kWeight, kActivation, kOutput, kCache };
+// kCache: state a node updates in place (a KV cache), held across calls like a weight;
+// kOptState: an optimizer's state of a weight (fp32 master copy, AdamW moments), likewise.
+enum class ValueKind : uint8_t { kInput, kWeight, kActivation, kOutput, kCache, kOptState };
 
 struct Value {
   std::string name;  // "layers.3.mlp.up" (activations), the checkpoint name for weights
@@ -41,8 +42,19 @@ enum class OpKind : uint8_t {
   kAttention,  // in: q, k, v
   kAllReduce,  // in: partial sums of the tensor-parallel ranks
   kMoe,        // in: x; weights router [H, E], then each expert's gate, up [H, I], down [I, H]
+  // Training (backward.h generates them; a front end may not): each reads and writes the
+  // tensors its `ports` name (the kernel's, ops/train_ops.h), inputs then outputs.
+  kLinearGradInput,   // dy0.. [, dacc], w -> dx
+  kLinearGradWeight,  // x, dy0.. -> dw per weight [, db per bias]
+  kAttentionGrad,     // q, k, v, out, dout, lse -> dq, dk, dv
+  kNormGrad,          // x, dy [, dres] -> dx, dgamma [, dbeta]
+  kActGrad,           // x, dy -> dx; GLU: gate, up, dy -> dgate, dup
+  kEmbeddingGrad,     // ids, dy -> dtable
+  kCrossEntropy,      // logits, labels -> loss, dlogits
+  kAdamW,             // grad; state w, master, m, v (updated in place)
 };
 std::string_view name(OpKind k);
+bool is_training_op(OpKind k);
 
 struct Node {
   std::string name;  // "layers.3.self_attn.q_proj"
@@ -70,6 +82,23 @@ struct Node {
   int repeat_of = -1;              // layer number (-1: not inside a repeated layer)
   std::vector<std::string> fused;  // names of the front-end nodes this node replaced
   bool dead = false;               // removed by a pass
+  // Tensor-parallel: a column-parallel linear (each rank reads all of x, writes its share of
+  // the columns), whose input gradient is a partial sum over the ranks (an all-reduce in the
+  // backward, Megatron's f).
+  bool column_parallel = false;
+  // Training nodes: the kernel tensor each of inputs, then outputs, binds to ("dy0", "w");
+  // state (AdamW: w, master, m, v) binds in the order the kernel lists it.
+  std::vector<std::string> ports;
+  double loss_scale = 1.0;  // kCrossEntropy: 1 / the tokens the loss averages over
+  int64_t rows = 0;         // kNormGrad of a per-head norm: tokens x heads rows of head_dim
+};
+
+// AdamW's hyperparameters (torch.optim.AdamW's, ops/train_ops.h AdamWSpec).
+struct OptimizerParams {
+  double lr = 1e-4, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weight_decay = 0.0;
+  int64_t step = 1;
+  bool stochastic_rounding = true;
+  uint64_t seed = 0;
 };
 
 struct Graph {
@@ -77,6 +106,7 @@ struct Graph {
   std::vector<Node> nodes;
   int tp = 1;  // tensor-parallel ranks the shapes are for
   int64_t batch = 1, seq = 0;
+  OptimizerParams optimizer;  // of the kAdamW nodes of a training graph
 
   int add_value(Value v);
   int add_node(Node n);

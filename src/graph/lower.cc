@@ -16,8 +16,26 @@ int64_t cols(const Graph& g, int id) { return val(g, id).shape.back(); }
 
 }  // namespace
 
+bool is_training_kernel(KernelKind k) { return k >= KernelKind::kLinearGradInput; }
+
 std::string_view Kernel::kind_name() const {
   switch (kind) {
+    case KernelKind::kLinearGradInput:
+      return "grad_input";
+    case KernelKind::kLinearGradWeight:
+      return "grad_weight";
+    case KernelKind::kAttentionGrad:
+      return "attn_grad";
+    case KernelKind::kNormGrad:
+      return "norm_grad";
+    case KernelKind::kActGrad:
+      return "act_grad";
+    case KernelKind::kEmbeddingGrad:
+      return "embed_grad";
+    case KernelKind::kCrossEntropy:
+      return "loss";
+    case KernelKind::kAdamW:
+      return "adamw";
     case KernelKind::kLinear:
       return "linear";
     case KernelKind::kAttention:
@@ -32,11 +50,14 @@ std::string_view Kernel::kind_name() const {
       return "router";
     case KernelKind::kAllReduce:
       return "all_reduce";
+    default:
+      break;
   }
   return "?";
 }
 
 std::string Kernel::key() const {
+  if (is_training_kernel(kind)) return training_key(*this);
   switch (kind) {
     case KernelKind::kLinear: {
       const auto& s = linear;
@@ -48,9 +69,9 @@ std::string Kernel::key() const {
     case KernelKind::kAttention: {
       const auto& s = attention;
       return fmt::format(
-          "attention B{} S{} Hq{} Hkv{} d{} {} causal={} rope={} qk_norm={} cache={}", s.batch,
-          s.seq, s.q_heads, s.kv_heads, s.head_dim, s.dtype.name(), s.causal, s.rope, s.qk_norm,
-          s.kv_cache ? s.kv_seq : 0);
+          "attention B{} S{} Hq{} Hkv{} d{} {} causal={} rope={} qk_norm={} cache={} lse={}",
+          s.batch, s.seq, s.q_heads, s.kv_heads, s.head_dim, s.dtype.name(), s.causal, s.rope,
+          s.qk_norm, s.kv_cache ? s.kv_seq : 0, s.save_lse);
     }
     case KernelKind::kNorm:
       return fmt::format("norm T{} F{} {} {} eps={} rin={}", norm.tokens, norm.features,
@@ -67,11 +88,14 @@ std::string Kernel::key() const {
                          router.dtype.name());
     case KernelKind::kAllReduce:
       return fmt::format("all_reduce {}B {}", collective_bytes, collective_dtype.name());
+    default:
+      break;
   }
   return "?";
 }
 
 std::string Kernel::describe() const {
+  if (is_training_kernel(kind)) return training_describe(*this);
   switch (kind) {
     case KernelKind::kLinear: {
       const auto& s = linear;
@@ -110,11 +134,14 @@ std::string Kernel::describe() const {
                          router.tokens);
     case KernelKind::kAllReduce:
       return fmt::format("{} bytes", collective_bytes);
+    default:
+      break;
   }
   return "?";
 }
 
 double Kernel::flops() const {
+  if (is_training_kernel(kind)) return training_flops(*this);
   switch (kind) {
     case KernelKind::kLinear:
       return 2.0 * static_cast<double>(linear.tokens) * static_cast<double>(linear.in) *
@@ -133,6 +160,7 @@ double Kernel::flops() const {
 }
 
 Kernel lower(const Graph& g, const Node& n) {
+  if (is_training_op(n.kind)) return lower_training(g, n);
   Kernel k;
   const num::Format dt = n.outputs.empty() ? num::bf16() : val(g, n.outputs.back()).dtype;
   const int64_t T = g.batch * g.seq;
@@ -174,6 +202,7 @@ Kernel lower(const Graph& g, const Node& n) {
       s.eps = n.eps;
       s.kv_cache = n.kv_cache;
       s.kv_seq = n.kv_cache ? n.kv_seq : 0;
+      s.save_lse = n.outputs.size() == 2;  // a training forward (backward.h)
       return k;
     }
     case OpKind::kNorm:
@@ -211,18 +240,38 @@ Kernel lower(const Graph& g, const Node& n) {
       k.collective_dtype = dt;
       return k;
     case OpKind::kHeadNorm:
+      // Not fused into an attention (a training forward keeps it for its backward): the norm
+      // kernel over tokens x heads rows of head_dim, the same bytes as [tokens, heads x d].
+      k.kind = KernelKind::kNorm;
+      k.norm = {.tokens = T * n.heads,
+                .features = n.head_dim,
+                .dtype = dt,
+                .norm = ops::Norm::kRms,
+                .eps = n.eps,
+                .residual_in = false};
+      return k;
     case OpKind::kRope:
     case OpKind::kMoe:
+    default:
       break;
   }
   if (n.kind == OpKind::kMoe)
     throw InternalError("lower: a moe node takes several kernels (lower_steps)");
   throw InputError(n.name, std::string(name(n.kind)),
-                   "no kernel runs this operator on its own: it runs fused into the attention that "
-                   "reads it (its result must feed an attention's q or k and nothing else)");
+                   "no kernel runs a rotary embedding on its own: it runs fused into the attention "
+                   "that reads it (its result must feed an attention's q or k and nothing else)");
 }
 
 std::vector<Step> lower_steps(const Graph& g, const Node& n) {
+  if (n.kind == OpKind::kCrossEntropy && g.tp > 1) {
+    // Vocabulary-parallel logits (Megatron's cross-entropy): the ranks all-reduce each row's
+    // max, label logit and sum of exp, [tokens] fp32 each, around the local kernel.
+    Kernel ar;
+    ar.kind = KernelKind::kAllReduce;
+    ar.collective_bytes = g.batch * g.seq * 4;
+    ar.collective_dtype = num::fp32();
+    return {{lower(g, n), 1, ""}, {ar, 3, "all_reduce"}};
+  }
   if (n.kind != OpKind::kMoe) return {{lower(g, n), 1, ""}};
   const int64_t T = g.batch * g.seq, E = n.experts, k = n.top_k;
   const int64_t H = val(g, n.inputs[0]).shape.back();
@@ -269,6 +318,7 @@ std::vector<Step> lower_steps(const Graph& g, const Node& n) {
 }
 
 isa::Program build_program(const arch::ChipSpec& chip, const Kernel& k) {
+  if (is_training_kernel(k.kind)) return build_training_program(chip, k);
   switch (k.kind) {
     case KernelKind::kLinear:
       return ops::linear(chip, k.linear);
@@ -282,7 +332,7 @@ isa::Program build_program(const arch::ChipSpec& chip, const Kernel& k) {
       return ops::elementwise(chip, k.elementwise);
     case KernelKind::kRouter:
       return ops::router(chip, k.router);
-    case KernelKind::kAllReduce:
+    default:
       break;
   }
   throw InternalError("build_program: an all-reduce is a collective, not a kernel");

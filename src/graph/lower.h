@@ -12,6 +12,7 @@
 #include "graph/graph.h"
 #include "isa/program.h"
 #include "ops/ops.h"
+#include "ops/train_ops.h"
 
 namespace trnsim::graph {
 
@@ -22,8 +23,18 @@ enum class KernelKind : uint8_t {
   kEmbedding,
   kElementwise,
   kRouter,
-  kAllReduce
+  kAllReduce,
+  // Training (ops/train_ops.h; lower_train.cc).
+  kLinearGradInput,
+  kLinearGradWeight,
+  kAttentionGrad,
+  kNormGrad,
+  kActGrad,
+  kEmbeddingGrad,
+  kCrossEntropy,
+  kAdamW,
 };
+bool is_training_kernel(KernelKind k);
 
 struct Kernel {
   KernelKind kind = KernelKind::kLinear;
@@ -33,6 +44,13 @@ struct Kernel {
   ops::EmbeddingSpec embedding;
   ops::ElementwiseSpec elementwise;
   ops::RouterSpec router;
+  ops::LinearGradInputSpec grad_input;
+  ops::LinearGradWeightSpec grad_weight;
+  ops::NormGradSpec norm_grad;
+  ops::ActGradSpec act_grad;
+  ops::EmbeddingGradSpec embedding_grad;
+  ops::CrossEntropySpec cross_entropy;
+  ops::AdamWSpec adamw;          // kAttentionGrad uses `attention`
   int64_t collective_bytes = 0;  // kAllReduce: the tensor each rank holds
   num::Format collective_dtype = num::bf16();
 
@@ -64,5 +82,12 @@ std::vector<Step> lower_steps(const Graph& g, const Node& n);
 
 // The kernel's program for one rank (not for kAllReduce).
 isa::Program build_program(const arch::ChipSpec& chip, const Kernel& k);
+
+// The training kinds' parts of the above (lower_train.cc).
+Kernel lower_training(const Graph& g, const Node& n);
+std::string training_key(const Kernel& k);
+std::string training_describe(const Kernel& k);
+double training_flops(const Kernel& k);
+isa::Program build_training_program(const arch::ChipSpec& chip, const Kernel& k);
 
 }  // namespace trnsim::graph

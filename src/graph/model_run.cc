@@ -8,6 +8,7 @@
 #include "base/error.h"
 #include "chip/chip_run.h"
 #include "fabric/system.h"
+#include "graph/backward.h"
 #include "graph/build.h"
 #include "graph/kernel_cache.h"
 #include "graph/lower.h"
@@ -80,6 +81,14 @@ ModelResult run_graph(Graph g, const std::string& name, const ModelRunOptions& o
     throw InputError("model", "tp",
                      fmt::format("{} ranks of {} cores on {} cores ({})", tp, lnc, cores,
                                  sys ? sys->name : "one " + chip.meta.name + " chip"));
+  if (o.micro_batches < 1 || (o.micro_batches > 1 && !o.train))
+    throw InputError("model", "micro_batches",
+                     fmt::format("{}: gradient accumulation is a training step's (train), of at "
+                                 "least 1 micro-batch",
+                                 o.micro_batches));
+  if (o.values && o.micro_batches > 1)
+    throw InputError("model", "micro_batches",
+                     "values run one micro-batch: a functional run holds one step's tensors");
   if (o.values && tp != 1)
     throw InputError("model", "tp",
                      fmt::format("values run one rank (tp 1), not {}: a functional run holds one "
@@ -92,7 +101,14 @@ ModelResult run_graph(Graph g, const std::string& name, const ModelRunOptions& o
   res.batch = g.batch;
   res.seq = g.seq;
   g.validate();
-  res.fusion = fuse(g, o.fuse);
+  res.fusion = fuse(g, o.fuse, o.train);
+  res.train = o.train;
+  res.micro_batches = o.micro_batches;
+  if (o.train) {
+    OptimizerParams opt = o.optimizer;
+    opt.seed = o.seed;
+    add_training(g, opt);
+  }
   res.graph_text = g.dump();
   res.lnc = lnc;
   if (tp > 1 && !sys) sys = system_for(chip);
@@ -110,6 +126,8 @@ ModelResult run_graph(Graph g, const std::string& name, const ModelRunOptions& o
       res.weight_bytes += v.bytes();
     else if (v.kind == ValueKind::kCache)
       res.cache_bytes += v.bytes();
+    else if (v.kind == ValueKind::kOptState)
+      res.optimizer_bytes += v.bytes();
   res.activation_bytes = peak_activation_bytes(g);
   res.hbm_capacity_bytes =
       static_cast<int64_t>(chip.chip.hbm.capacity_gib * 1073741824.0 / chip.chip.cores);
@@ -117,12 +135,12 @@ ModelResult run_graph(Graph g, const std::string& name, const ModelRunOptions& o
     throw InputError(
         "model", name,
         fmt::format(
-            "{:.2f} GiB of weights and activations per rank do not fit the "
-            "rank's {:.2f} GiB of HBM (short by {:.2f} GiB)",
-            static_cast<double>(res.weight_bytes + res.activation_bytes) / 1073741824.0,
+            "{:.2f} GiB of weights{} and activations per rank do not fit the rank's "
+            "{:.2f} GiB of HBM (short by {:.2f} GiB)",
+            static_cast<double>(res.needed_bytes()) / 1073741824.0,
+            o.train ? ", optimizer state" : "",
             static_cast<double>(res.hbm_capacity_bytes) / 1073741824.0,
-            static_cast<double>(res.weight_bytes + res.activation_bytes - res.hbm_capacity_bytes) /
-                1073741824.0));
+            static_cast<double>(res.needed_bytes() - res.hbm_capacity_bytes) / 1073741824.0));
 
   if (o.values)
     for (const Node& n : g.nodes)
@@ -138,12 +156,15 @@ ModelResult run_graph(Graph g, const std::string& name, const ModelRunOptions& o
   std::map<std::string, size_t> row_of;
   Picoseconds total{0};
   int64_t layers_seen = -1;
-  for (const Node& n : g.nodes) {
+  // A training step with gradient accumulation runs the forward and backward once per
+  // micro-batch, then the optimizer once.
+  const int64_t passes = o.train ? o.micro_batches : 1;
+  auto run_node = [&](const Node& n, bool first_pass) {
     layers_seen = std::max<int64_t>(layers_seen, n.repeat_of);
     for (const Step& st : lower_steps(g, n)) {
       const Kernel& k = st.kernel;
       const KernelTiming& t = cache.time(k);
-      if (values) values->run(n, k);
+      if (values && first_pass) values->run(n, k);
       const std::string label = st.part.empty() ? n.name : n.name + "." + st.part;
       const Picoseconds dur(t.time.v * st.repeat);
       res.timeline.push_back({label, std::string(k.kind_name()), static_cast<double>(total.v) / 1e6,
@@ -174,8 +195,21 @@ ModelResult run_graph(Graph g, const std::string& name, const ModelRunOptions& o
       res.flops += k.flops() * static_cast<double>(shards * st.repeat);
       res.hbm_bytes += t.hbm_bytes * shards * st.repeat;
     }
+  };
+  for (int64_t p = 0; p < passes; ++p)
+    for (const Node& n : g.nodes)
+      if (n.kind != OpKind::kAdamW) run_node(n, p == 0);
+  for (const Node& n : g.nodes)
+    if (n.kind == OpKind::kAdamW) run_node(n, true);
+  if (values) {
+    values->finish();
+    if (o.train) {
+      const auto& l = res.outputs.at("loss");
+      double sum = 0;
+      for (float x : l) sum += x;
+      res.loss = l.empty() ? 0 : sum / static_cast<double>(l.size());
+    }
   }
-  if (values) values->finish();
   res.layers = layers_seen + 1;
   res.launch_us = chip.core.launch.overhead_ns.value_or(0.0) / 1e3;
   res.latency_us = static_cast<double>(total.v) / 1e6 + res.launch_us;
@@ -210,12 +244,18 @@ ModelResult run_model(const ModelConfig& m, const ModelRunOptions& o, const Tens
         }
       }
   }
+  if (o.train && m.model_type == "bert")
+    throw InputError(m.name, "train",
+                     "an encoder's pretraining heads (masked LM, next sentence) are not modelled: "
+                     "training needs logits over the vocabulary");
+  if (o.train && o.kv_cache) throw InputError(m.name, "train", "a training step has no KV cache");
   BuildOptions b{.batch = o.batch,
                  .seq = o.seq,
                  .tp = tp * lnc,
                  .layers = o.layers,
                  .kv_cache = o.kv_cache,
-                 .past = o.past};
+                 .past = o.past,
+                 .vocab_parallel = o.train};
   ModelResult r = run_graph(build_model_graph(m, b), m.name, o, weights, inputs);
   r.source = m.source;
   r.params = m.params();
@@ -224,9 +264,14 @@ ModelResult run_model(const ModelConfig& m, const ModelRunOptions& o, const Tens
 
 std::string ModelResult::table() const {
   std::string out =
-      fmt::format("{} on {}{} (tp {}{}), batch {} x {} tokens, {} layers: forward\n", model,
+      fmt::format("{} on {}{} (tp {}{}), batch {} x {} tokens, {} layers: {}\n", model,
                   system.empty() ? chip : system, system.empty() ? "" : fmt::format(" ({})", chip),
-                  tp, lnc > 1 ? fmt::format(", LNC={}", lnc) : "", batch, seq, layers);
+                  tp, lnc > 1 ? fmt::format(", LNC={}", lnc) : "", batch, seq, layers,
+                  !train              ? "forward"
+                  : micro_batches > 1 ? fmt::format("training step of {} micro-batches (forward "
+                                                    "and backward each, then AdamW)",
+                                                    micro_batches)
+                                      : "training step (forward, backward, AdamW)");
   out += fmt::format("{:<42} {:<11} {:>5} {:>11} {:>11} {:>6} {:>9}  {}\n", "op", "kernel", "count",
                      "each (us)", "total (us)", "share", "bound", "detail");
   double sum = 0;
@@ -241,19 +286,26 @@ std::string ModelResult::table() const {
       "latency {:.3f} ms (launch {:.1f} us); {:.3g} TFLOP, MFU {:.1f}% of bf16 peak; HBM "
       "traffic {:.2f} GB\n",
       latency_us / 1e3, launch_us, flops / 1e12, 100 * mfu, static_cast<double>(hbm_bytes) / 1e9);
+  if (train)
+    out += fmt::format(
+        "{:.0f} tokens/s{}\n",
+        latency_us > 0 ? static_cast<double>(batch * seq * micro_batches) / (latency_us * 1e-6) : 0,
+        outputs.contains("loss") ? fmt::format("; loss {:.4f}", loss) : "");
   out += fmt::format(
-      "memory per core: weights {:.2f} GiB + activations {:.2f} GiB{} of {:.2f} GiB HBM: {}\n",
+      "memory per core: weights {:.2f} GiB{} + activations {:.2f} GiB{} of {:.2f} GiB HBM: {}\n",
       static_cast<double>(weight_bytes) / 1073741824.0,
+      optimizer_bytes > 0 ? fmt::format(" + optimizer state {:.2f} GiB",
+                                        static_cast<double>(optimizer_bytes) / 1073741824.0)
+                          : "",
       static_cast<double>(activation_bytes) / 1073741824.0,
       cache_bytes > 0
           ? fmt::format(" + KV cache {:.2f} GiB", static_cast<double>(cache_bytes) / 1073741824.0)
           : "",
       static_cast<double>(hbm_capacity_bytes) / 1073741824.0,
-      fits() ? "fits"
-             : fmt::format("does not fit (short by {:.2f} GiB)",
-                           static_cast<double>(weight_bytes + activation_bytes + cache_bytes -
-                                               hbm_capacity_bytes) /
-                               1073741824.0));
+      fits()
+          ? "fits"
+          : fmt::format("does not fit (short by {:.2f} GiB)",
+                        static_cast<double>(needed_bytes() - hbm_capacity_bytes) / 1073741824.0));
   out += fmt::format(
       "compiler: {} kernels, {} distinct ({} simulator runs with the tiling search); fusion {} -> "
       "{} nodes\n",

@@ -42,6 +42,14 @@ struct ModelRunOptions {
   bool search_tilings = true;
   bool values = false;  // run the kernels functionally too (small models)
   uint64_t seed = 0;    // random weights and inputs when values and none given
+  // A training step (backward.h): forward, cross-entropy loss against `labels`, backward and
+  // one AdamW step, instead of a forward.
+  bool train = false;
+  OptimizerParams optimizer;
+  // Gradient accumulation: the step runs forward and backward over this many micro-batches of
+  // batch x seq tokens (each weight gradient kernel's result added to the fp32 gradient, the
+  // add's traffic not counted), then one optimizer step.
+  int64_t micro_batches = 1;
 };
 
 // One row per distinct operator of the model: the layers' copies of an operator fold into
@@ -69,10 +77,16 @@ struct ModelResult {
   int64_t weight_bytes = 0;        // per rank
   int64_t activation_bytes = 0;    // per rank: the largest live set of activations (upper bound)
   int64_t cache_bytes = 0;         // per physical core: KV caches
+  int64_t optimizer_bytes = 0;     // per physical core: fp32 master weights and AdamW moments
   int64_t hbm_capacity_bytes = 0;  // one physical core's share of the chip's HBM (capacity / cores)
   int lnc = 1;
   std::string system;
-  bool fits() const { return weight_bytes + activation_bytes + cache_bytes <= hbm_capacity_bytes; }
+  bool train = false;  // a training step (forward, backward, optimizer) rather than a forward
+  int64_t micro_batches = 1;
+  int64_t needed_bytes() const {
+    return weight_bytes + activation_bytes + cache_bytes + optimizer_bytes;
+  }
+  bool fits() const { return needed_bytes() <= hbm_capacity_bytes; }
   int kernels = 0, kernels_simulated = 0, cache_hits = 0;  // simulated: distinct kernels
   int simulations = 0;                                     // simulator runs, tiling probes included
   FusionReport fusion;
@@ -81,6 +95,10 @@ struct ModelResult {
   // weights used (the caller's, or the random ones generated from the seed).
   std::map<std::string, std::vector<float>> outputs;
   std::map<std::string, std::vector<float>> weights;
+  // With values, of a training step: each weight's gradient (fp32) and its value after the
+  // optimizer step; outputs["loss"] is the per-token loss, `loss` its mean.
+  std::map<std::string, std::vector<float>> gradients, updated_weights;
+  double loss = 0;
   // Every kernel in execution order (one rank): the forward's timeline.
   struct Slice {
     std::string name, kind;
@@ -98,7 +116,8 @@ struct ModelResult {
 using TensorMap = std::map<std::string, std::vector<float>>;
 
 // Throws InputError for bad options, a model that does not fit HBM when values are asked,
-// values with tp > 1 (functional runs hold one rank), and missing or mis-sized weights.
+// values with tp > 1 (functional runs hold one rank), missing or mis-sized weights, and
+// training what has no backward (backward.h).
 ModelResult run_model(const ModelConfig& m, const ModelRunOptions& o,
                       const TensorMap* weights = nullptr, const TensorMap* inputs = nullptr);
 // The same for a graph from a front end (already per-rank; fused here when o.fuse).

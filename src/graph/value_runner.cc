@@ -10,6 +10,7 @@
 #include "base/counter_rng.h"
 #include "base/error.h"
 #include "core/exec/functional_runner.h"
+#include "graph/host_columns.h"
 #include "numerics/convert.h"
 
 namespace trnsim::graph {
@@ -40,21 +41,6 @@ std::vector<float> random_weight(const Value& w, uint64_t seed, uint64_t stream)
   for (size_t i = 0; i < out.size(); ++i) {
     const double u = random_u32(seed, stream, i) / 4294967296.0;
     out[i] = round_to(w.dtype, lo + (hi - lo) * u);
-  }
-  return out;
-}
-
-// [K, N_i] row-major blocks side by side: [K, sum N_i].
-std::vector<float> concat_columns(const std::vector<const std::vector<float>*>& parts,
-                                  const std::vector<int64_t>& widths, int64_t rows) {
-  int64_t total = 0;
-  for (int64_t w : widths) total += w;
-  std::vector<float> out(static_cast<size_t>(rows * total));
-  int64_t c0 = 0;
-  for (size_t p = 0; p < parts.size(); ++p) {
-    for (int64_t r = 0; r < rows; ++r)
-      std::copy_n(parts[p]->begin() + r * widths[p], widths[p], out.begin() + r * total + c0);
-    c0 += widths[p];
   }
   return out;
 }
@@ -98,11 +84,14 @@ ValueRunner::ValueRunner(const arch::ChipSpec& chip, const Graph& g, KernelCache
           host_[v][i] =
               round_to(x.dtype, random_u32(o.seed, (1u << 30) + v, i) / 2147483648.0 - 1.0);
       } else {  // token ids for the embedding that reads them
+        // Ids of the embedding that reads them, labels of the loss: within its vocabulary.
         int64_t vocab = 1;
         for (const Node& nd : g.nodes)
           if (nd.kind == OpKind::kEmbedding && !nd.inputs.empty() &&
               nd.inputs[0] == static_cast<int>(v))
             vocab = val(g, nd.weights[0]).shape[0];
+          else if (nd.kind == OpKind::kCrossEntropy && nd.inputs[1] == static_cast<int>(v))
+            vocab = val(g, nd.inputs[0]).shape.back();
         host_[v].resize(n);
         for (size_t i = 0; i < n; ++i)
           host_[v][i] =
@@ -114,6 +103,7 @@ ValueRunner::ValueRunner(const arch::ChipSpec& chip, const Graph& g, KernelCache
 }
 
 void ValueRunner::run(const Node& n, const Kernel& k0) {
+  if (is_training_kernel(k0.kind)) return run_training(n, k0);
   Kernel k = k0;
   if (k.kind == KernelKind::kLinear) k.linear.tiling = cache_.tiling(k);
   const isa::Program prog = build_program(chip_, k);
@@ -193,8 +183,7 @@ void ValueRunner::run(const Node& n, const Kernel& k0) {
       put("a", in(0));
       if (n.inputs.size() > 1) put("b", in(1));
       break;
-    case KernelKind::kAllReduce:
-    case KernelKind::kRouter:
+    default:
       throw InternalError("no values for an all-reduce or a MoE router (refused before the run)");
   }
   runner.run();
@@ -209,26 +198,27 @@ void ValueRunner::run(const Node& n, const Kernel& k0) {
     host_[static_cast<size_t>(n.outputs[next++])] = runner.read_tensor_f32("h");
   const char* yname = k.kind == KernelKind::kAttention ? "out" : "y";
   std::vector<float> y = runner.read_tensor_f32(yname);
-  const size_t outs = n.outputs.size() - next;
+  if (k.kind == KernelKind::kAttention && k.attention.save_lse)  // a training forward
+    host_[static_cast<size_t>(n.outputs[1])] = runner.read_tensor_f32("lse");
+  const size_t outs = k.kind == KernelKind::kAttention ? 1 : n.outputs.size() - next;
   if (outs == 1) {
     host_[static_cast<size_t>(n.outputs[next])] = std::move(y);
   } else {  // a horizontally fused linear: columns back to each output
-    const int64_t N = k.linear.out, T = k.linear.tokens;
-    int64_t c0 = 0;
-    for (size_t o = 0; o < outs; ++o) {
-      const int64_t wdt = n.splits[o];
-      std::vector<float> part(static_cast<size_t>(T * wdt));
-      for (int64_t r = 0; r < T; ++r)
-        std::copy_n(y.begin() + r * N + c0, wdt, part.begin() + r * wdt);
-      host_[static_cast<size_t>(n.outputs[next + o])] = std::move(part);
-      c0 += wdt;
-    }
+    auto parts = split_columns(y, n.splits, k.linear.tokens);
+    for (size_t o = 0; o < outs; ++o)
+      host_[static_cast<size_t>(n.outputs[next + o])] = std::move(parts[o]);
   }
 }
 
 void ValueRunner::finish() {
   for (size_t v = 0; v < g_.values.size(); ++v)
     if (g_.values[v].kind == ValueKind::kOutput) res_.outputs[g_.values[v].name] = host_[v];
+  for (const Node& n : g_.nodes)
+    if (n.kind == OpKind::kAdamW) {
+      const std::string& w = val(g_, n.state[0]).name;
+      res_.gradients[w] = host_.at(static_cast<size_t>(n.inputs[0]));
+      res_.updated_weights[w] = host_.at(static_cast<size_t>(n.state[0]));
+    }
 }
 
 void ValueRunner::rope_tables(const Node& n, std::vector<float>& c, std::vector<float>& s) const {

@@ -24,10 +24,13 @@ class ValueRunner {
               ModelResult& res);
   // Runs node `n` as kernel `k` (lower.h) on the host tensors; InputError when it faults.
   void run(const Node& n, const Kernel& k);
-  // The graph's outputs into res.outputs.
+  // The graph's outputs into res.outputs; of a training step also the weights' gradients
+  // (res.gradients) and the updated weights (res.updated_weights).
   void finish();
 
  private:
+  // A training node (backward.h): its ports bound to the host tensors (value_runner_train.cc).
+  void run_training(const Node& n, const Kernel& k);
   void rope_tables(const Node& n, std::vector<float>& c, std::vector<float>& s) const;
 
   const arch::ChipSpec& chip_;

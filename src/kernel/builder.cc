@@ -245,6 +245,9 @@ void KernelBuilder::emit(std::string_view call, isa::Instruction in, const std::
                            "memory for the program; the limit is --max-instructions, or "
                            "half of the host's free memory); use smaller sizes",
                            max_instructions_, max_instructions_ * sizeof(isa::Instruction) >> 20));
+  // set_rounding: before the check, so stochastic rounding where the chip lacks it is refused
+  // by the call that asked for it.
+  if (isa::op_info(in.op).params.has(isa::ParamKey::kRounding)) in.p.rounding = rounding_;
   check(call, in, uses);
   if (!matmul)
     for (const Use& u : uses)

@@ -76,7 +76,17 @@ class KernelBuilder {
   KernelBuilder& operator=(const KernelBuilder&) = delete;
 
   const arch::CoreSpec& core() const { return core_; }
+  // The program's seed: it keys the random bits of stochastic rounding (with the engine, the
+  // instruction's issue number and the element, core/exec/exec_options.h sr_stream), so one
+  // seed gives the same results on every run, functional or timed.
   void set_seed(uint64_t seed) { prog_.seed = seed; }
+  // The rounding of the output cast of the instructions emitted from now on, for the opcodes
+  // that have one (op table: the `rounding` parameter; DMA copies included); round to nearest
+  // even until set. kStochastic on a generation without stochastic rounding is refused by the
+  // first such call (numerics.stochastic_rounding). Set it around the casts that need it
+  // (an optimizer's bf16 weight from its fp32 master) and back to kNearestEven after.
+  void set_rounding(num::Rounding r) { rounding_ = r; }
+  num::Rounding rounding() const { return rounding_; }
   // Throws InputError for a policy without load triggers.
   void set_dma_policy(const DmaPolicy& p);
 
@@ -306,6 +316,7 @@ class KernelBuilder {
   DepTracker deps_;
   SyncResolver sync_;
   DmaPolicy dma_policy_;
+  num::Rounding rounding_ = num::Rounding::kNearestEven;  // set_rounding
   std::array<int32_t, isa::kNumEngines> dma_rotation_{};
   size_t next_load_trigger_ = 0;
   std::vector<Group> groups_;

@@ -12,7 +12,9 @@
 //   VectorE, exp with the add-reduction on ScalarE, probabilities transposed on TensorE in
 //   128-key pieces and multiplied by v, accumulated with the rescale on VectorE; out = o / l.
 // Key blocks wholly above the diagonal are skipped when causal. -3e38 stands for -inf, so the
-// exp of a masked score is exactly 0.
+// exp of a masked score is exactly 0. With save_lse (training), each query row's log-sum-exp
+// m + ln(l) is also stored, from the running max and sum the softmax ends with, for the
+// backward (attention_backward.cc) to recompute the probabilities from.
 // RoPE (rotate-half, Hugging Face Llama): x' = x * cos + rotate_half(x) * sin, rotate_half(x)
 // = [-x2, x1] for the halves x1, x2 of a head; cos, sin [S, d] give each position's angles.
 #include <fmt/format.h>
@@ -65,6 +67,9 @@ isa::Program attention(const arch::ChipSpec& chip, const AttentionSpec& s) {
   // L keys per sequence; the queries are positions off .. L - 1.
   const int64_t L = s.kv_cache ? std::max(s.kv_seq, S) : S, off = L - S;
   if (s.kv_cache) require_range("attention", "kv_seq", s.kv_seq, S, int64_t{1} << 20);
+  if (s.kv_cache && s.save_lse)
+    throw InputError("attention", "save_lse",
+                     "save_lse is for training, which has no KV cache; not both");
   const int64_t st = ceil_div(L, parts);
   const int64_t bk = std::min<int64_t>(512, st * parts);  // keys per block: one PSUM bank
   const num::Format dt = s.dtype;
@@ -77,7 +82,8 @@ isa::Program attention(const arch::ChipSpec& chip, const AttentionSpec& s) {
   const kernel::Tensor v = kb.input("v", dt, {s.batch * S, s.kv_heads * d});
   const kernel::Tensor out = kb.output("out", dt, {s.batch * S, s.q_heads * d});
   kernel::Tensor cos, sin;
-  kernel::Tensor k_cache, v_cache;
+  kernel::Tensor k_cache, v_cache, lse;
+  if (s.save_lse) lse = kb.output("lse", num::fp32(), {s.batch * S, s.q_heads});
   if (s.kv_cache) {
     k_cache = kb.inout("k_cache", dt, {s.batch * L, s.kv_heads * d});
     v_cache = kb.inout("v_cache", dt, {s.batch * L, s.kv_heads * d});
@@ -271,6 +277,11 @@ isa::Program attention(const arch::ChipSpec& chip, const AttentionSpec& s) {
             const Tile ob = ob_bufs[ln.buf]({0, ln.p});
             kb.tensor_scalar(ob, ln.o_acc, {AluOp::kMult, ln.col(7)});
             kb.dma_copy(out({base + ln.q0, base + ln.q0 + ln.p}, {hq * d, hq * d + d}), ob);
+            if (s.save_lse) {  // m + ln(l), in columns 3 and 4, dead once the keys are done
+              kb.activation(ln.col(3), ln.col(6), ActFunc::kLog);
+              kb.tensor_tensor(ln.col(4), ln.col(3), ln.col(0), AluOp::kAdd);
+              kb.dma_copy(lse({base + ln.q0, base + ln.q0 + ln.p}, {hq, hq + 1}), ln.col(4));
+            }
           }
         }
       }

@@ -99,6 +99,9 @@ struct AttentionSpec {
   double eps = 1e-6;
   bool kv_cache = false;
   int64_t kv_seq = 0;  // positions attended to with a cache (>= seq); 0: seq
+  // Training: also write lse [B*S, Hq] fp32, each query row's log-sum-exp of its scaled,
+  // masked scores (m + ln l), which the backward (train_ops.h) recomputes P from.
+  bool save_lse = false;
 };
 isa::Program attention(const arch::ChipSpec& chip, const AttentionSpec& s);
 

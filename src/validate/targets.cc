@@ -35,6 +35,10 @@ std::vector<Target> builtin() {
        "serving latency, TTFT and TPOT: Llama-2 7B / 70B on a trn1.32xlarge (TP=32), Llama-3.1-8B "
        "on one Trn2 (TP=4, LNC=2) (s9)",
        serving_records},
+      {"training-s8",
+       "training throughput: GPT-3 6.7B and Llama-2 7B on 16 trn1.32xlarge, TP=8 DP=64, 16 "
+       "micro-batches per replica (s8)",
+       training_records},
   };
 }
 

@@ -271,15 +271,16 @@ TEST(Fusion, MoeBlockNormWritesTheResidual) {
   EXPECT_EQ(experts->kernel.linear.act, ops::Act::kGluSilu);
 }
 
-// Without fuse(), every front-end operator lowers to a kernel of its own, except the rope and
-// per-head norms, which no kernel runs alone: lower() refuses them naming the node.
-TEST(Fusion, UnfusedGraphLowersExceptRopeAndHeadNorm) {
+// Without fuse(), every front-end operator lowers to a kernel of its own, except the rotary
+// embeddings, which no kernel runs alone: lower() refuses them naming the node. A per-head
+// norm is the norm kernel over tokens x heads rows of head_dim.
+TEST(Fusion, UnfusedGraphLowersExceptRope) {
   for (const char* model : {"tiny-llama", "qwen3-8b"}) {
     SCOPED_TRACE(model);
     const Graph g = build(model, {.seq = 128, .tp = 1, .layers = 1});
     int refused = 0;
     for (const Node& n : g.nodes) {
-      if (n.kind == OpKind::kRope || n.kind == OpKind::kHeadNorm) {
+      if (n.kind == OpKind::kRope) {
         try {
           lower(g, n);
           ADD_FAILURE() << n.name << " lowered";
@@ -293,8 +294,13 @@ TEST(Fusion, UnfusedGraphLowersExceptRopeAndHeadNorm) {
       EXPECT_NO_THROW(k = lower(g, n)) << n.name;
       if (n.kind == OpKind::kAdd || n.kind == OpKind::kMul || n.kind == OpKind::kAct)
         EXPECT_EQ(k.kind, KernelKind::kElementwise) << n.name;
+      if (n.kind == OpKind::kHeadNorm) {
+        EXPECT_EQ(k.kind, KernelKind::kNorm) << n.name;
+        EXPECT_EQ(k.norm.tokens, 128 * n.heads);
+        EXPECT_EQ(k.norm.features, n.head_dim);
+      }
     }
-    EXPECT_EQ(refused, std::string(model) == "qwen3-8b" ? 4 : 2);
+    EXPECT_EQ(refused, 2);
   }
 }
 

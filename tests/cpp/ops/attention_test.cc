@@ -1,5 +1,5 @@
 // The attention kernel against fp64 references: causal or not, GQA, RoPE and q/k norm, a KV
-// cache (tolerances: ops_test_util.h).
+// cache, the lse saved for training (tolerances: ops_test_util.h, and at the lse test).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -192,6 +192,66 @@ TEST_P(AttentionTest, AttentionRefusesUnevenGroups) {
   EXPECT_THROW(ops::attention(spec, s), InputError);
   s.q_heads = 4;
   EXPECT_NO_THROW(ops::attention(spec, s));
+}
+
+// save_lse (training): lse [B*S, Hq] fp32 holds each query row's log-sum-exp of its scaled,
+// masked scores, against max + log(sum of exp) in fp64; out is bit for bit the same as
+// without it. Tolerance: the kernel's scores are exact bf16 products summed in fp32 and its
+// sums of exp fp32, a few fp32 roundings of values of order 1-10 (measured: within 2e-7 of
+// max(|lse|, 1)); 1e-5 leaves room for longer sums, and fails any real mistake (the scale,
+// the mask, ln(l) without the max: >= 1e-2).
+TEST_P(AttentionTest, AttentionSavesLse) {
+  const arch::ChipSpec& spec = chip(GetParam());
+  const int64_t B = 2, S = 200, Hq = 4, Hkv = 2, d = 64, group = Hq / Hkv;
+  Inputs in;
+  in["q"] = values(B * S * Hq * d, 91, 2.0f);
+  in["k"] = values(B * S * Hkv * d, 92, 2.0f);
+  in["v"] = values(B * S * Hkv * d, 93, 1.0f);
+  for (const bool causal : {true, false}) {
+    SCOPED_TRACE(::testing::Message() << "causal " << causal);
+    ops::AttentionSpec s;
+    s.batch = B;
+    s.seq = S;
+    s.q_heads = Hq;
+    s.kv_heads = Hkv;
+    s.head_dim = d;
+    s.causal = causal;
+    const auto plain = run(spec, ops::attention(spec, s), in);
+    s.save_lse = true;
+    const isa::Program p = ops::attention(spec, s);
+    expect_race_free(p, spec);
+    const auto got = run(spec, p, in);
+    EXPECT_TRUE(equal(got.at("out"), plain.at("out"), Hq * d));
+    std::vector<double> want(static_cast<size_t>(B * S * Hq));
+    const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t h = 0; h < Hq; ++h)
+        for (int64_t i = 0; i < S; ++i) {
+          const float* qi = &in.at("q")[((b * S + i) * Hq + h) * d];
+          std::vector<double> sc;
+          for (int64_t j = 0; j < (causal ? i + 1 : S); ++j) {
+            const float* kj = &in.at("k")[((b * S + j) * Hkv + h / group) * d];
+            double dot = 0;
+            for (int64_t e = 0; e < d; ++e) dot += double{qi[e]} * kj[e];
+            sc.push_back(dot * scale);
+          }
+          const double mx = *std::max_element(sc.begin(), sc.end());
+          double sum = 0;
+          for (const double x : sc) sum += std::exp(x - mx);
+          want[(b * S + i) * Hq + h] = mx + std::log(sum);
+        }
+    EXPECT_TRUE(close(got.at("lse"), want, Hq, 1e-5, 1.0));
+  }
+  ops::AttentionSpec cache;
+  cache.seq = 1;
+  cache.q_heads = Hq;
+  cache.kv_heads = Hkv;
+  cache.head_dim = d;
+  cache.kv_cache = true;
+  cache.kv_seq = 64;
+  EXPECT_NO_THROW(ops::attention(spec, cache));
+  cache.save_lse = true;
+  EXPECT_THROW(ops::attention(spec, cache), InputError);
 }
 
 INSTANTIATE_TEST_SUITE_P(Generations, AttentionTest, ::testing::ValuesIn(kGenerations));

@@ -1,0 +1,387 @@
+#include "graph/backward.h"
+
+#include <fmt/format.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+
+namespace trnsim::graph {
+
+namespace {
+
+class Backward {
+ public:
+  explicit Backward(Graph& g) : g_(g), T_(g.batch * g.seq) {}
+
+  TrainGraph run(const OptimizerParams& opt) {
+    const size_t forward = g_.nodes.size();
+    for (size_t i = 0; i < forward; ++i) check_supported(g_.nodes[i]);
+    for (size_t i = 0; i < forward; ++i)
+      if (g_.nodes[i].kind == OpKind::kAttention) save_lse(i);
+    loss();
+    for (size_t i = forward; i-- > 0;) {
+      if (handled_.contains(i)) continue;
+      backward(i);
+    }
+    tg_.backward_nodes = static_cast<int>(g_.nodes.size() - forward);
+    g_.optimizer = opt;
+    optimizer();
+    return tg_;
+  }
+
+ private:
+  struct Part {
+    int value;
+    bool partial;  // a partial sum over the tensor-parallel ranks
+  };
+
+  const Value& val(int id) const { return g_.values[static_cast<size_t>(id)]; }
+  // A copy, not a reference: adding values reallocates the vector.
+  Node node(size_t i) const { return g_.nodes[i]; }
+
+  int new_value(const std::string& name, std::vector<int64_t> shape, num::Format dt,
+                ValueKind kind = ValueKind::kActivation) {
+    return g_.add_value({name, std::move(shape), dt, kind});
+  }
+  int grad_like(int v, const std::string& suffix = ".grad") {
+    const Value& x = val(v);
+    return new_value(x.name + suffix, x.shape,
+                     x.kind == ValueKind::kWeight ? num::fp32() : x.dtype);
+  }
+  void emit(Node n, int repeat_of) {
+    n.repeat_of = repeat_of;
+    g_.add_node(std::move(n));
+  }
+  static Node make(std::string name, OpKind kind, std::vector<int> in,
+                   std::vector<std::string> ports, std::vector<int> out) {
+    Node n;
+    n.name = std::move(name);
+    n.kind = kind;
+    n.inputs = std::move(in);
+    n.outputs = std::move(out);
+    n.ports = std::move(ports);
+    return n;
+  }
+
+  void check_supported(const Node& n) const {
+    if (n.kind == OpKind::kMoe)
+      throw InputError(n.name, "train",
+                       "the backward of mixture-of-experts blocks is not modelled yet; train a "
+                       "dense model, or time the MoE forward (trnsim model without --train)");
+    if (n.kv_cache) throw InputError(n.name, "train", "a training step has no KV cache");
+    if (n.kind == OpKind::kRope)
+      throw InputError(n.name, "train", "a rotary embedding must feed an attention's q or k");
+  }
+
+  // The forward attention also writes its softmax statistics for the backward.
+  void save_lse(size_t i) {
+    const Node& a = g_.nodes[i];
+    const int lse = new_value(a.name + ".lse", {T_, a.heads}, num::fp32());
+    g_.nodes[i].outputs.push_back(lse);
+  }
+
+  void loss() {
+    int out = -1;
+    for (size_t v = 0; v < g_.values.size(); ++v)
+      if (g_.values[v].kind == ValueKind::kOutput) {
+        if (out >= 0)
+          throw InputError("train", "outputs", "a training step needs one output (the logits)");
+        out = static_cast<int>(v);
+      }
+    if (out < 0 || val(out).shape.size() != 2 || val(out).dtype.kind != num::Kind::kFloat)
+      throw InputError("train", "outputs",
+                       "a training step needs the model's logits [tokens, vocabulary] as its "
+                       "output");
+    g_.values[static_cast<size_t>(out)].kind = ValueKind::kActivation;
+    tg_.labels = new_value("labels", {T_}, num::int_format(num::Dtype::kInt32), ValueKind::kInput);
+    tg_.loss = new_value("loss", {T_}, num::fp32(), ValueKind::kOutput);
+    const int dlogits = grad_like(out);
+    Node n = make("loss", OpKind::kCrossEntropy, {out, tg_.labels}, {"logits", "labels"},
+                  {tg_.loss, dlogits});
+    n.ports.insert(n.ports.end(), {"loss", "dlogits"});
+    n.loss_scale = 1.0 / static_cast<double>(T_);
+    emit(std::move(n), -1);
+    parts_[out].push_back({dlogits, false});
+  }
+
+  int sum(const std::vector<int>& vs, const std::string& base, int repeat_of) {
+    int acc = vs[0];
+    for (size_t i = 1; i < vs.size(); ++i) {
+      const int out = grad_like(vs[0], fmt::format(".sum{}", i));
+      Node n = make(base + fmt::format(".grad_sum{}", i), OpKind::kAdd, {acc, vs[i]}, {}, {out});
+      emit(std::move(n), repeat_of);
+      acc = out;
+    }
+    return acc;
+  }
+
+  // The gradient of v: its parts summed, the partial ones all-reduced first. -1: v does not
+  // reach the loss.
+  int grad(int v, int repeat_of) {
+    auto it = parts_.find(v);
+    if (it == parts_.end() || it->second.empty()) return -1;
+    std::vector<int> partial, full;
+    for (const Part& p : it->second) (p.partial ? partial : full).push_back(p.value);
+    const std::string base = val(v).name;
+    if (!partial.empty()) {
+      const int s = sum(partial, base + ".partial", repeat_of);
+      const int r = grad_like(v, ".grad_reduced");
+      emit(make(base + ".grad_all_reduce", OpKind::kAllReduce, {s}, {}, {r}), repeat_of);
+      full.push_back(r);
+    }
+    const int g = sum(full, base, repeat_of);
+    it->second = {{g, false}};
+    return g;
+  }
+  int need_grad(int v, const Node& n) {
+    const int gv = grad(v, n.repeat_of);
+    if (gv < 0)
+      throw InputError(n.name, "train",
+                       fmt::format("its output {} does not reach the loss", val(v).name));
+    return gv;
+  }
+  void add_part(int v, int gv, bool partial = false) {
+    if (val(v).kind == ValueKind::kInput) return;  // ids, or activations given by the caller
+    if (val(v).kind == ValueKind::kWeight) {
+      auto [it, fresh] = tg_.weight_grads.emplace(v, gv);
+      if (!fresh) {  // a weight read twice (tied): the gradients add
+        const int s = grad_like(v, ".grad_tied");
+        emit(make(val(v).name + ".grad_tied", OpKind::kAdd, {it->second, gv}, {}, {s}), -1);
+        it->second = s;
+      }
+      return;
+    }
+    parts_[v].push_back({gv, partial});
+  }
+
+  void backward(size_t i) {
+    const Node n = node(i);
+    switch (n.kind) {
+      case OpKind::kLinear:
+        return linear(n);
+      case OpKind::kAttention:
+        return attention(n);
+      case OpKind::kNorm:
+      case OpKind::kHeadNorm:
+        return norm(n);
+      case OpKind::kAdd: {
+        const int dy = grad(n.outputs[0], n.repeat_of);
+        if (dy < 0) return;
+        add_part(n.inputs[0], dy);
+        add_part(n.inputs[1], dy);
+        return;
+      }
+      case OpKind::kAllReduce: {
+        // Each rank holds the whole sum's gradient: the backward of the sum is the identity.
+        const int dy = grad(n.outputs[0], n.repeat_of);
+        if (dy >= 0) add_part(n.inputs[0], dy);
+        return;
+      }
+      case OpKind::kMul:
+        return mul(n, i);
+      case OpKind::kAct:
+        return act(n);
+      case OpKind::kEmbedding:
+        return embedding(n);
+      default:
+        throw InternalError(fmt::format("backward: no rule for {} ({})", n.name, name(n.kind)));
+    }
+  }
+
+  void linear(const Node& n) {
+    const int x = n.inputs[0];
+    std::vector<int> dys;
+    for (int o : n.outputs) dys.push_back(need_grad(o, n));
+    if (n.residual_out) add_part(n.inputs.back(), dys[0]);
+    std::vector<std::string> dy_ports;
+    for (size_t j = 0; j < dys.size(); ++j) dy_ports.push_back(fmt::format("dy{}", j));
+    // dw (and db) per weight of the (horizontally fused) linear.
+    Node gw = make(n.name + ".grad_weight", OpKind::kLinearGradWeight, {x}, {"x"}, {});
+    for (size_t j = 0; j < dys.size(); ++j) {
+      gw.inputs.push_back(dys[j]);
+      gw.ports.push_back(dy_ports[j]);
+    }
+    std::vector<int> dws, dbs;
+    for (int w : n.weights) dws.push_back(grad_like(w));
+    for (int b : n.biases) dbs.push_back(grad_like(b));
+    for (int d : dws) {
+      gw.outputs.push_back(d);
+      gw.ports.push_back("dw");
+    }
+    for (int d : dbs) {
+      gw.outputs.push_back(d);
+      gw.ports.push_back("db");
+    }
+    gw.splits = n.splits;
+    gw.fused = {n.name};
+    emit(gw, n.repeat_of);
+    for (size_t j = 0; j < dws.size(); ++j) add_part(n.weights[j], dws[j]);
+    for (size_t j = 0; j < dbs.size(); ++j) add_part(n.biases[j], dbs[j]);
+    if (val(x).kind == ValueKind::kInput) return;
+    Node gi = make(n.name + ".grad_input", OpKind::kLinearGradInput, dys, dy_ports, {});
+    for (int w : n.weights) {
+      gi.inputs.push_back(w);
+      gi.ports.push_back("w");
+    }
+    const int dx = grad_like(x, ".grad_" + n.name.substr(n.name.rfind('.') + 1));
+    gi.outputs = {dx};
+    gi.ports.push_back("dx");
+    gi.splits = n.splits;
+    gi.fused = {n.name};
+    emit(gi, n.repeat_of);
+    add_part(x, dx, n.column_parallel);
+  }
+
+  void attention(const Node& n) {
+    const int dout = need_grad(n.outputs[0], n);
+    Node a = n;
+    a.name = n.name + ".grad";
+    a.kind = OpKind::kAttentionGrad;
+    a.inputs = {n.inputs[0], n.inputs[1], n.inputs[2], n.outputs[0], dout, n.outputs[1]};
+    a.ports = {"q", "k", "v", "out", "dout", "lse", "dq", "dk", "dv"};
+    a.outputs = {grad_like(n.inputs[0]), grad_like(n.inputs[1]), grad_like(n.inputs[2])};
+    a.fused = {n.name};
+    emit(a, n.repeat_of);
+    for (int j = 0; j < 3; ++j)
+      add_part(n.inputs[static_cast<size_t>(j)], a.outputs[static_cast<size_t>(j)]);
+  }
+
+  // A norm's backward, the gradient that reached its input by other paths (the residual
+  // stream) folded in as dres. With residual_in the input is the sum h (written by the forward)
+  // and its gradient goes to both addends.
+  void norm(const Node& n) {
+    const bool rin = n.residual_in;
+    const int y = n.outputs.back();
+    const int in = rin ? n.outputs[0] : n.inputs[0];
+    const int dy = grad(y, n.repeat_of);
+    const int dres = grad(in, n.repeat_of);
+    int dx = dres;
+    if (dy >= 0) {
+      Node ng = n;
+      ng.name = n.name + ".grad";
+      ng.kind = OpKind::kNormGrad;
+      ng.inputs = {in, dy};
+      ng.ports = {"x", "dy"};
+      if (dres >= 0) {
+        ng.inputs.push_back(dres);
+        ng.ports.push_back("dres");
+      }
+      ng.inputs.push_back(n.norm_weights[0]);
+      ng.ports.push_back("gamma");
+      dx = grad_like(in, ".grad_total");
+      ng.outputs = {dx, grad_like(n.norm_weights[0])};
+      ng.ports.insert(ng.ports.end(), {"dx", "dgamma"});
+      if (n.norm_weights.size() > 1) {
+        ng.outputs.push_back(grad_like(n.norm_weights[1]));
+        ng.ports.push_back("dbeta");
+      }
+      ng.residual_in = false;
+      ng.rows = n.kind == OpKind::kHeadNorm ? T_ * n.heads : T_;
+      ng.fused = {n.name};
+      emit(ng, n.repeat_of);
+      add_part(n.norm_weights[0], ng.outputs[1]);
+      if (n.norm_weights.size() > 1) add_part(n.norm_weights[1], ng.outputs[2]);
+    }
+    if (dx < 0) return;
+    if (rin) {
+      add_part(n.inputs[0], dx);
+      add_part(n.inputs[1], dx);
+    } else {
+      parts_[in] = {};  // dres is in dx now
+      add_part(in, dx);
+    }
+  }
+
+  // act(gate) * up, the act read only by the mul: one GLU backward for both.
+  void mul(const Node& n, size_t /*i*/) {
+    const int dy = grad(n.outputs[0], n.repeat_of);
+    if (dy < 0) return;
+    const int p = g_.producer(n.inputs[0]);
+    if (p >= 0) {
+      const Node& an = g_.nodes[static_cast<size_t>(p)];
+      const ops::Act glu = an.act == ops::Act::kSilu   ? ops::Act::kGluSilu
+                           : an.act == ops::Act::kGelu ? ops::Act::kGluGelu
+                                                       : ops::Act::kNone;
+      if (an.kind == OpKind::kAct && glu != ops::Act::kNone &&
+          g_.consumers(n.inputs[0]).size() == 1 && val(n.inputs[0]).kind != ValueKind::kOutput) {
+        handled_.insert(static_cast<size_t>(p));
+        const int gate = an.inputs[0], up = n.inputs[1];
+        Node ag = make(n.name + ".grad", OpKind::kActGrad, {gate, up, dy}, {"gate", "up", "dy"},
+                       {grad_like(gate), grad_like(up)});
+        ag.ports.insert(ag.ports.end(), {"dgate", "dup"});
+        ag.act = glu;
+        ag.fused = {an.name, n.name};
+        emit(ag, n.repeat_of);
+        add_part(gate, ag.outputs[0]);
+        add_part(up, ag.outputs[1]);
+        return;
+      }
+    }
+    for (int side = 0; side < 2; ++side) {
+      const int a = n.inputs[static_cast<size_t>(side)],
+                b = n.inputs[static_cast<size_t>(1 - side)];
+      const int d = grad_like(a, fmt::format(".grad_mul{}", side));
+      emit(make(n.name + fmt::format(".grad{}", side), OpKind::kMul, {dy, b}, {}, {d}),
+           n.repeat_of);
+      add_part(a, d);
+    }
+  }
+
+  void act(const Node& n) {
+    const int dy = grad(n.outputs[0], n.repeat_of);
+    if (dy < 0) return;
+    Node ag = make(n.name + ".grad", OpKind::kActGrad, {n.inputs[0], dy}, {"x", "dy"},
+                   {grad_like(n.inputs[0])});
+    ag.ports.push_back("dx");
+    ag.act = n.act;
+    ag.fused = {n.name};
+    emit(ag, n.repeat_of);
+    add_part(n.inputs[0], ag.outputs[0]);
+  }
+
+  void embedding(const Node& n) {
+    const int dy = grad(n.outputs[0], n.repeat_of);
+    if (dy < 0) return;
+    for (size_t j = 0; j < n.weights.size(); ++j) {
+      const int w = n.weights[j];
+      Node eg = make(val(w).name + ".grad_scatter", OpKind::kEmbeddingGrad, {n.inputs[j], dy},
+                     {"ids", "dy"}, {grad_like(w)});
+      eg.ports.push_back("dtable");
+      eg.weights = {w};
+      eg.fused = {n.name};
+      emit(eg, n.repeat_of);
+      add_part(w, eg.outputs[0]);
+    }
+  }
+
+  void optimizer() {
+    for (auto [w, gv] : tg_.weight_grads) {
+      const Value wv = val(w);
+      Node n = make(wv.name + ".adamw", OpKind::kAdamW, {gv}, {"grad"}, {});
+      n.state = {w};
+      for (const char* s : {"master", "m", "v"})
+        n.state.push_back(
+            new_value(wv.name + "." + s, wv.shape, num::fp32(), ValueKind::kOptState));
+      n.ports.insert(n.ports.end(), {"w", "master", "m", "v"});
+      // The layer's optimizer steps fold into one row like its other kernels.
+      n.repeat_of = wv.name.starts_with("layers.") ? 0 : -1;
+      g_.add_node(std::move(n));
+      ++tg_.optimizer_nodes;
+    }
+  }
+
+  Graph& g_;
+  int64_t T_;
+  TrainGraph tg_;
+  std::map<int, std::vector<Part>> parts_;
+  std::set<size_t> handled_;
+};
+
+}  // namespace
+
+TrainGraph add_training(Graph& g, const OptimizerParams& opt) { return Backward(g).run(opt); }
+
+}  // namespace trnsim::graph

@@ -1,0 +1,158 @@
+// Training graphs (graph/backward.h): the backward kernels each family's step gets, gradient
+// sums and the tensor-parallel all-reduces of the input gradients, the optimizer state, the
+// lowering of every training node, and the refusals.
+#include "graph/backward.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+#include <string>
+
+#include "graph/build.h"
+#include "graph/fusion.h"
+#include "graph/graph_test_util.h"
+#include "graph/lower.h"
+#include "graph/model_config.h"
+
+namespace trnsim::graph {
+namespace {
+
+Graph train_graph(const char* model, BuildOptions o, TrainGraph* tg = nullptr) {
+  Graph g = build_model_graph(load_model_config(model), o);
+  fuse(g, true, true);
+  const TrainGraph t = add_training(g, {});
+  if (tg) *tg = t;
+  return g;
+}
+
+int count(const Graph& g, OpKind k) {
+  return static_cast<int>(
+      std::count_if(g.nodes.begin(), g.nodes.end(), [&](const Node& n) { return n.kind == k; }));
+}
+
+TEST(Backward, LlamaStepHasEveryBackwardKernel) {
+  TrainGraph tg;
+  const Graph g = train_graph("tiny-llama", {.seq = 128, .tp = 1}, &tg);
+  // Per layer: q+k+v, o, gate+up, down; and the LM head.
+  EXPECT_EQ(count(g, OpKind::kLinearGradWeight), 2 * 4 + 1);
+  EXPECT_EQ(count(g, OpKind::kLinearGradInput), 2 * 4 + 1);
+  EXPECT_EQ(count(g, OpKind::kAttentionGrad), 2);
+  EXPECT_EQ(count(g, OpKind::kNormGrad), 2 * 2 + 1);
+  EXPECT_EQ(count(g, OpKind::kActGrad), 2);  // one GLU backward per MLP
+  EXPECT_EQ(count(g, OpKind::kEmbeddingGrad), 1);
+  EXPECT_EQ(count(g, OpKind::kCrossEntropy), 1);
+  EXPECT_EQ(count(g, OpKind::kAllReduce), 0);
+  // Every weight gets its gradient and one optimizer step with three fp32 state tensors.
+  int weights = 0;
+  for (const Value& v : g.values) weights += v.kind == ValueKind::kWeight;
+  EXPECT_EQ(static_cast<int>(tg.weight_grads.size()), weights);
+  EXPECT_EQ(count(g, OpKind::kAdamW), weights);
+  for (const Node& n : g.nodes)
+    if (n.kind == OpKind::kAdamW) {
+      ASSERT_EQ(n.state.size(), 4u);
+      for (size_t j = 1; j < 4; ++j) {
+        const Value& s = g.values[static_cast<size_t>(n.state[j])];
+        EXPECT_EQ(s.kind, ValueKind::kOptState);
+        EXPECT_EQ(s.dtype.name(), "fp32");
+        EXPECT_EQ(s.shape, g.values[static_cast<size_t>(n.state[0])].shape);
+      }
+    }
+  // The forward attention saves its softmax statistics; the norms before the linears stay
+  // their own kernels (their outputs are the weight gradients' inputs).
+  for (const Node& n : g.nodes) {
+    if (n.kind == OpKind::kAttention) {
+      EXPECT_EQ(n.outputs.size(), 2u);
+      EXPECT_TRUE(lower(g, n).attention.save_lse);
+    }
+    if (n.kind == OpKind::kLinear) {
+      EXPECT_EQ(n.norm, ops::Norm::kNone) << n.name;
+      EXPECT_EQ(n.act, ops::Act::kNone) << n.name;
+    }
+  }
+  // The loss is the only output; the logits are an activation now.
+  int outputs = 0;
+  for (const Value& v : g.values) outputs += v.kind == ValueKind::kOutput;
+  EXPECT_EQ(outputs, 1);
+  EXPECT_EQ(g.values[static_cast<size_t>(tg.loss)].name, "loss");
+}
+
+TEST(Backward, EveryTrainingNodeLowersToItsKernel) {
+  for (const char* model : {"tiny-llama", "qwen3-8b", "gpt3-6.7b"}) {
+    SCOPED_TRACE(model);
+    const Graph g = train_graph(model, {.seq = 256, .tp = 1, .layers = 1});
+    std::set<std::string> kinds;
+    for (const Node& n : g.nodes) {
+      const Kernel k = lower(g, n);
+      kinds.insert(std::string(k.kind_name()));
+      EXPECT_FALSE(k.key().empty());
+      EXPECT_FALSE(k.describe().empty());
+      if (n.kind == OpKind::kLinearGradInput || n.kind == OpKind::kLinearGradWeight)
+        EXPECT_GT(k.flops(), 0) << n.name;
+    }
+    for (const char* want : {"grad_input", "grad_weight", "attn_grad", "norm_grad", "act_grad",
+                             "embed_grad", "loss", "adamw"})
+      EXPECT_TRUE(kinds.contains(want)) << want;
+  }
+}
+
+// Qwen3's per-head q / k norms stay norm kernels over tokens x heads rows when training, with
+// their backward over the same rows.
+TEST(Backward, HeadNormsKeepTheirOwnKernels) {
+  const Graph g = train_graph("qwen3-8b", {.seq = 128, .tp = 8, .layers = 1});
+  EXPECT_EQ(count(g, OpKind::kHeadNorm), 2);
+  int head_grads = 0;
+  for (const Node& n : g.nodes)
+    if (n.kind == OpKind::kNormGrad && (has(n.name, "q_norm") || has(n.name, "k_norm"))) {
+      ++head_grads;
+      const Kernel k = lower(g, n);
+      // 32 q heads and 8 kv heads over 8 ranks: 4 q heads, 1 kv head per rank.
+      EXPECT_EQ(k.norm_grad.tokens, 128 * (has(n.name, "q_norm") ? 4 : 1)) << n.name;
+      EXPECT_EQ(k.norm_grad.features, 128);  // head_dim
+    }
+  EXPECT_EQ(head_grads, 2);
+}
+
+// Column-parallel linears' input gradients are partial sums: one all-reduce per input they
+// share (q+k+v's, gate+up's, the LM head's), none for the row-parallel ones.
+TEST(Backward, TensorParallelInputGradientsAreAllReduced) {
+  const Graph g = train_graph("tiny-llama", {.seq = 128, .tp = 2});
+  int grad_reduces = 0;
+  for (const Node& n : g.nodes)
+    if (n.kind == OpKind::kAllReduce && has(n.name, ".grad_all_reduce")) ++grad_reduces;
+  EXPECT_EQ(grad_reduces, 2 * 2 + 1);
+}
+
+// The residual stream's gradient reaches each pre-norm as dres (folded into the norm's
+// backward rather than summed by an add kernel): the input norms of every layer and the final
+// norm take it; the post-attention norms, which write the residual sum, give theirs to both
+// addends.
+TEST(Backward, ResidualGradientsFoldIntoTheNorms) {
+  const Graph g = train_graph("tiny-llama", {.seq = 128, .tp = 1});
+  int with_dres = 0, norms = 0;
+  for (const Node& n : g.nodes) {
+    if (n.kind != OpKind::kNormGrad) continue;
+    ++norms;
+    const bool dres = std::find(n.ports.begin(), n.ports.end(), "dres") != n.ports.end();
+    with_dres += dres;
+    if (has(n.name, "input_layernorm")) EXPECT_TRUE(dres) << n.name;
+  }
+  EXPECT_EQ(norms, 5);
+  EXPECT_GE(with_dres, 2);
+  for (const Node& n : g.nodes)
+    EXPECT_FALSE(n.kind == OpKind::kAdd && has(n.name, ".grad_sum")) << n.name;
+}
+
+TEST(Backward, Refusals) {
+  Graph moe =
+      build_model_graph(load_model_config("mixtral-8x7b"), {.seq = 128, .tp = 8, .layers = 1});
+  fuse(moe, true, true);
+  EXPECT_TRUE(has(input_error([&] { add_training(moe, {}); }).what(), "mixture-of-experts"));
+  Graph cached = build_model_graph(load_model_config("tiny-llama"),
+                                   {.seq = 1, .tp = 1, .kv_cache = true, .past = 16});
+  fuse(cached, true, true);
+  EXPECT_TRUE(has(input_error([&] { add_training(cached, {}); }).what(), "KV cache"));
+}
+
+}  // namespace
+}  // namespace trnsim::graph

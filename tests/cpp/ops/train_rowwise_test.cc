@@ -1,0 +1,382 @@
+// The row-wise training kernels (train_ops.h): norm_backward, act_backward and
+// embedding_backward, against fp64 references written here, on trn1, trn2 and trn3, with
+// partial tiles (200 tokens: 128 + 72; 160 and 600 features: a partial bn_stats chunk and PSUM
+// bank; rows wider than one tile's columns), every program checked race-free; the refusals and
+// the index fault; and one timing sanity check per kernel against closed-form bounds (printed
+// with the ratio). Inputs are exact in bf16 (ops_test_util.h).
+//
+// Tolerances, per element, |got - want| <= rel * max(|want|, floor, mag):
+//   dx, dgate, dup (bf16)  rel 1e-2, floor 1e-2 (1e-3 for act_backward): the reference is the
+//              fp64 value rounded to bf16 as the kernel rounds its fp32 one, so they differ by
+//              one bf16 ulp (2^-8..2^-7 of the value) where the two fall on either side of a
+//              rounding boundary; 1e-2 passes one ulp and fails most two-ulp errors. The
+//              kernel's fp32 error is ~1e-6 of the terms (order 1 here; order 20 inside the
+//              composed gelu tanh derivative, whose cancellation near its zero at x ~ -0.75
+//              leaves ~1e-6 absolute), far under the floors' 1e-4 / 1e-5 absolute.
+//   dgamma (fp32)  rel 2e-5 of mag = sum over tokens of |dy * xh|: each fp32 step (xh, the
+//              product, ~130 sequential adds: two tiles per partition, then 128 partitions in
+//              TensorE's fp32 accumulation) errs by at most 2^-24 of a partial sum bounded by
+//              mag, <= ~135 * 6e-8 = 8e-6 of mag.
+//   dbeta, relu's dx, dtable  exact: sums of multiples of 1/64 below 2^10 are exact in fp32
+//              (and so in any order), and relu's dy * (x > 0) is dy or 0.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <numbers>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "base/error.h"
+#include "core/exec/functional_runner.h"
+#include "core/timing/timing_run.h"
+#include "ops/train_ops.h"
+#include "ops_test_util.h"
+
+namespace trnsim::kernel_test {
+namespace {
+
+class TrainRowOpsTest : public OpsTest {};
+
+// ---------------------------------------------------------------- timing helpers
+
+// The core's DMA rate for contiguous HBM blocks (`gathered`: for rows gathered with gaps, as
+// indirect DMAs count), GB/s = bytes per ns: 16 engines, the HBM stack's share, the core's cap
+// (docs/timing.md "DMA").
+double dma_gbps(const arch::ChipSpec& c, bool gathered = false) {
+  const double engines = 16 * c.core.dma.engine_bandwidth_practical_gbps;
+  const double share = c.chip.hbm.bandwidth_gbps / c.chip.hbm.stacks.value_or(c.chip.cores);
+  const std::optional<double> cap = gathered ? c.core.dma.core_bandwidth_gbps
+                                    : c.core.dma.core_block_bandwidth_gbps.has_value()
+                                        ? c.core.dma.core_block_bandwidth_gbps
+                                        : c.core.dma.core_bandwidth_gbps;
+  return std::min({engines, share, cap.value_or(engines)});
+}
+
+// ns for `passes` passes over `elements` of one-input ops on an engine (one element per
+// partition per cycle: ScalarE's activation, HARDWARE.md s8.1).
+double one_input_ns(const arch::ChipSpec& c, const arch::EngineSpec& e, double passes,
+                    double elements) {
+  return passes * elements / (e.clock_ghz * c.core.sbuf.partitions);
+}
+
+// ns for `passes` passes over `elements` of fp32 two-input ops (tensor_tensor: 2 cycles per
+// element per partition, HARDWARE.md s8.1) shared by VectorE and GpSimd, the latter on its own
+// clock (core/cost/cost_gpsimd.cc); on NC-v2 they share one SBUF port, so only the faster
+// counts.
+double two_input_ns(const arch::ChipSpec& c, double passes, double elements) {
+  const double v = c.core.vector.clock_ghz, g = c.core.gpsimd.clock_ghz;
+  const double ghz = c.core.ports.vector_gpsimd_sbuf_conflict ? std::max(v, g) : v + g;
+  return passes * 2 * elements / (ghz * c.core.sbuf.partitions);
+}
+
+double run_ns(const arch::ChipSpec& spec, const isa::Program& p) {
+  const core::TimingResult r = core::run_timing(spec, p);
+  EXPECT_TRUE(r.ok()) << r.summary();
+  return static_cast<double>(r.total.v) * 1e-3;
+}
+
+// ---------------------------------------------------------------- norm backward
+
+struct NormRef {
+  std::vector<double> dx, dgamma, dgamma_mag, dbeta;
+};
+
+// fp64: statistics from x, xh, g = dy * gamma, dx = rstd (g - mean(g) - xh mean(g xh)) + dres.
+NormRef norm_backward_ref(const ops::NormGradSpec& s, const Inputs& in) {
+  const int64_t T = s.tokens, F = s.features;
+  const bool layer = s.norm == Norm::kLayer;
+  NormRef r;
+  r.dx.resize(static_cast<size_t>(T * F));
+  r.dgamma.assign(static_cast<size_t>(F), 0.0);
+  r.dgamma_mag.assign(static_cast<size_t>(F), 0.0);
+  r.dbeta.assign(static_cast<size_t>(F), 0.0);
+  const std::vector<float>&x = in.at("x"), &dy = in.at("dy"), &gamma = in.at("gamma");
+  std::vector<double> xh(static_cast<size_t>(F)), g(static_cast<size_t>(F));
+  for (int64_t t = 0; t < T; ++t) {
+    const float* xr = &x[t * F];
+    double mean = 0, var = 0;
+    if (layer) {
+      for (int64_t f = 0; f < F; ++f) mean += xr[f];
+      mean /= static_cast<double>(F);
+    }
+    for (int64_t f = 0; f < F; ++f) var += (xr[f] - mean) * (xr[f] - mean);
+    const double rstd = 1.0 / std::sqrt(var / static_cast<double>(F) + s.eps);
+    double mg = 0, mgx = 0;
+    for (int64_t f = 0; f < F; ++f) {
+      xh[f] = (xr[f] - mean) * rstd;
+      g[f] = dy[t * F + f] * double{gamma[f]};
+      mg += g[f];
+      mgx += g[f] * xh[f];
+      r.dgamma[f] += dy[t * F + f] * xh[f];
+      r.dgamma_mag[f] += std::fabs(dy[t * F + f] * xh[f]);
+      r.dbeta[f] += dy[t * F + f];
+    }
+    mg = layer ? mg / static_cast<double>(F) : 0.0;
+    mgx /= static_cast<double>(F);
+    for (int64_t f = 0; f < F; ++f) {
+      double v = rstd * (g[f] - mg - xh[f] * mgx);
+      if (s.residual) v += in.at("dres")[t * F + f];
+      r.dx[t * F + f] = bf(v);
+    }
+  }
+  return r;
+}
+
+TEST_P(TrainRowOpsTest, NormBackward) {
+  const arch::ChipSpec& spec = chip(GetParam());
+  const int64_t T = 200;
+  for (const int64_t F : {int64_t{160}, int64_t{600}})
+    for (const Norm n : {Norm::kRms, Norm::kLayer})
+      for (const bool residual : {false, true}) {
+        SCOPED_TRACE(::testing::Message()
+                     << ops::name(n) << " features " << F << " residual " << residual);
+        ops::NormGradSpec s;
+        s.tokens = T;
+        s.features = F;
+        s.norm = n;
+        s.residual = residual;
+        const isa::Program p = ops::norm_backward(spec, s);
+        expect_race_free(p, spec);
+        Inputs in;
+        in["x"] = values(T * F, 101, 2.0f, n == Norm::kLayer ? 0.5f : 0.0f);
+        in["dy"] = values(T * F, 102, 1.0f);
+        in["gamma"] = values(F, 103, 0.5f, 1.0f);
+        if (residual) in["dres"] = values(T * F, 104, 1.0f);
+        auto out = run(spec, p, in);
+        const NormRef want = norm_backward_ref(s, in);
+        EXPECT_TRUE(close(out["dx"], want.dx, F, 1e-2, 1e-2)) << "dx";
+        EXPECT_TRUE(close(out["dgamma"], want.dgamma, F, 2e-5, 1e-6, &want.dgamma_mag)) << "dgamma";
+        if (n == Norm::kLayer) {
+          const std::vector<float> dbeta(want.dbeta.begin(), want.dbeta.end());  // exact
+          EXPECT_TRUE(equal(out["dbeta"], dbeta, F)) << "dbeta";
+        }
+      }
+}
+
+TEST_P(TrainRowOpsTest, NormBackwardRefusesNone) {
+  ops::NormGradSpec s;
+  s.tokens = 200;
+  s.features = 160;
+  s.norm = Norm::kNone;
+  EXPECT_THROW(ops::norm_backward(chip(GetParam()), s), InputError);
+}
+
+// ---------------------------------------------------------------- activation backward
+
+// act'(v) in fp64, from each function's closed form.
+double act_grad_ref(Act a, double v) {
+  const double s = 1.0 / (1.0 + std::exp(-v));
+  switch (a) {
+    case Act::kSilu:
+    case Act::kGluSilu:
+      return s * (1.0 + v * (1.0 - s));
+    case Act::kGelu:
+    case Act::kGluGelu:
+      return 0.5 * (1.0 + std::erf(v / std::numbers::sqrt2)) +
+             v * std::exp(-0.5 * v * v) / std::sqrt(2.0 * std::numbers::pi);
+    case Act::kGeluTanh: {
+      const double k = std::sqrt(2.0 / std::numbers::pi), c = 0.044715;
+      const double t = std::tanh(k * (v + c * v * v * v));
+      return 0.5 * (1.0 + t) + 0.5 * v * (1.0 - t * t) * k * (1.0 + 3.0 * c * v * v);
+    }
+    case Act::kRelu:
+      return v > 0 ? 1.0 : 0.0;
+    case Act::kNone:
+      break;
+  }
+  return 1.0;
+}
+
+TEST_P(TrainRowOpsTest, ActBackward) {
+  const arch::ChipSpec& spec = chip(GetParam());
+  const int64_t T = 200;
+  // 4500 features: rows wider than a tile's columns, in blocks of 2250 (gelu tanh: 1500).
+  for (const int64_t F : {int64_t{160}, int64_t{600}, int64_t{4500}})
+    for (const Act a :
+         {Act::kSilu, Act::kGelu, Act::kGeluTanh, Act::kRelu, Act::kGluSilu, Act::kGluGelu}) {
+      SCOPED_TRACE(::testing::Message() << ops::name(a) << " features " << F);
+      ops::ActGradSpec s;
+      s.tokens = T;
+      s.features = F;
+      s.act = a;
+      const isa::Program p = ops::act_backward(spec, s);
+      expect_race_free(p, spec);
+      const bool glu = ops::is_glu(a);
+      Inputs in;
+      const std::string xn = glu ? "gate" : "x";
+      in[xn] = values(T * F, 111, 4.0f);  // [-4, 4]: both tails and the curved middle
+      in["dy"] = values(T * F, 112, 1.0f);
+      if (glu) in["up"] = values(T * F, 113, 2.0f);
+      auto out = run(spec, p, in);
+      const size_t n = static_cast<size_t>(T * F);
+      std::vector<double> d(n), u(n);
+      for (size_t i = 0; i < n; ++i) {
+        const double v = in[xn][i], dy = in["dy"][i];
+        d[i] = bf(dy * act_grad_ref(a, v) * (glu ? double{in["up"][i]} : 1.0));
+        if (glu) u[i] = bf(dy * act_ref(a, v));
+      }
+      if (a == Act::kRelu) {
+        EXPECT_TRUE(equal(out["dx"], std::vector<float>(d.begin(), d.end()), F)) << "dx";
+      } else if (!glu) {
+        EXPECT_TRUE(close(out["dx"], d, F, 1e-2, 1e-3)) << "dx";
+      } else {
+        EXPECT_TRUE(close(out["dgate"], d, F, 1e-2, 1e-3)) << "dgate";
+        EXPECT_TRUE(close(out["dup"], u, F, 1e-2, 1e-3)) << "dup";
+      }
+    }
+}
+
+TEST_P(TrainRowOpsTest, ActBackwardRefusesNone) {
+  ops::ActGradSpec s;
+  s.tokens = 200;
+  s.features = 160;
+  s.act = Act::kNone;
+  EXPECT_THROW(ops::act_backward(chip(GetParam()), s), InputError);
+}
+
+// ---------------------------------------------------------------- embedding backward
+
+// 300 tokens (tiles of 128, 128, 44) over a vocabulary of 50: every id repeats inside a tile
+// and across tiles. dtable starts as garbage, so the zeroing is checked too; hidden 600 is two
+// PSUM chunks (one partial), 96 one, 8300 two blocks of 4150 columns. The zeroing's pieces: 50 x
+// 600 = 30000 elements are 127 rows of 235 and 155 more (no whole block); 5000 x 130 = 650000 are a
+// [128, 4096] block, 30 rows of 4096 and 2832 more.
+TEST_P(TrainRowOpsTest, EmbeddingBackward) {
+  const arch::ChipSpec& spec = chip(GetParam());
+  const int64_t T = 300;
+  for (const auto& [V, H] :
+       std::vector<std::pair<int64_t, int64_t>>{{50, 600}, {50, 96}, {5000, 130}, {50, 8300}}) {
+    SCOPED_TRACE(::testing::Message() << "vocab " << V << " hidden " << H);
+    ops::EmbeddingGradSpec s;
+    s.tokens = T;
+    s.vocab = V;
+    s.hidden = H;
+    const isa::Program p = ops::embedding_backward(spec, s);
+    expect_race_free(p, spec);
+    Inputs in;
+    in["ids"] = small_ints(T, 0, static_cast<int>(std::min<int64_t>(V, 50) - 1), 121);
+    in["dy"] = values(T * H, 122, 1.0f);
+    in["dtable"] = values(V * H, 123, 8.0f, 3.0f);
+    auto out = run(spec, p, in);
+    std::vector<double> sum(static_cast<size_t>(V * H), 0.0);
+    for (int64_t t = 0; t < T; ++t) {
+      const auto id = static_cast<int64_t>(in["ids"][t]);
+      for (int64_t j = 0; j < H; ++j) sum[id * H + j] += in["dy"][t * H + j];
+    }
+    EXPECT_TRUE(equal(out["dtable"], std::vector<float>(sum.begin(), sum.end()), H));
+  }
+}
+
+// An id outside the vocabulary is the gather's index_range fault.
+TEST_P(TrainRowOpsTest, EmbeddingBackwardIdOutOfRangeFaults) {
+  const arch::ChipSpec& spec = chip(GetParam());
+  ops::EmbeddingGradSpec s;
+  s.tokens = 130;
+  s.vocab = 20;
+  s.hidden = 64;
+  const isa::Program p = ops::embedding_backward(spec, s);
+  std::vector<float> ids = small_ints(130, 0, 19, 131);
+  ids[129] = 20;
+  core::FunctionalRunner runner(spec, p);
+  runner.write_tensor_f32("ids", ids);
+  runner.write_tensor_f32("dy", values(130 * 64, 132, 1.0f));
+  EXPECT_FALSE(runner.run().ok);
+  bool index_fault = false;
+  for (const mem::Fault& f : runner.faults()) index_fault |= f.kind == mem::FaultKind::kIndexRange;
+  EXPECT_TRUE(index_fault);
+}
+
+TEST_P(TrainRowOpsTest, EmbeddingBackwardRefusesBadSizes) {
+  const arch::ChipSpec& spec = chip(GetParam());
+  for (const auto& [T, V, H] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{
+           {0, 10, 10}, {10, 0, 10}, {10, int64_t{1} << 25, 10}, {10, 10, 0}}) {
+    ops::EmbeddingGradSpec s;
+    s.tokens = T;
+    s.vocab = V;
+    s.hidden = H;
+    EXPECT_THROW(ops::embedding_backward(spec, s), InputError) << T << " " << V << " " << H;
+  }
+}
+
+// ---------------------------------------------------------------- timing
+
+// RMSNorm backward, 1024 x 2048, against the largest of three bounds: the HBM traffic (x, dy
+// and dx, bf16); ScalarE's four passes over each element (square sum, xh, the sum of g xh,
+// the scaled dx); the five fp32 two-input passes (g, dy xh, the dgamma add, g xh, the
+// combination) on VectorE and GpSimd together. Within 2x.
+TEST_P(TrainRowOpsTest, NormBackwardTiming) {
+  const arch::ChipSpec& spec = chip(GetParam());
+  ops::NormGradSpec s;
+  s.tokens = 1024;
+  s.features = 2048;
+  const double elements = static_cast<double>(s.tokens * s.features);
+  const double hbm = 3 * 2 * elements / dma_gbps(spec);
+  const double act = one_input_ns(spec, spec.core.scalar, 4, elements);
+  const double two = two_input_ns(spec, 5, elements);
+  const double bound = std::max({hbm, act, two});
+  const double ns = run_ns(spec, ops::norm_backward(spec, s));
+  std::printf(
+      "%s norm_backward rms 1024x2048: %.1f us; bounds: HBM %.1f us, ScalarE %.1f us, "
+      "VectorE + GpSimd %.1f us; ratio %.2f\n",
+      GetParam().c_str(), ns * 1e-3, hbm * 1e-3, act * 1e-3, two * 1e-3, ns / bound);
+  EXPECT_GE(ns, bound);
+  EXPECT_LE(ns, 2 * bound);
+}
+
+// SwiGLU backward, 1024 x 2048: the HBM traffic (gate, up, dy in, dgate, dup out, bf16) or
+// the three fp32 products on VectorE and GpSimd; within 2x of the larger.
+TEST_P(TrainRowOpsTest, ActBackwardTiming) {
+  const arch::ChipSpec& spec = chip(GetParam());
+  ops::ActGradSpec s;
+  s.tokens = 1024;
+  s.features = 2048;
+  s.act = Act::kGluSilu;
+  const double elements = static_cast<double>(s.tokens * s.features);
+  const double hbm = 5 * 2 * elements / dma_gbps(spec);
+  const double two = two_input_ns(spec, 3, elements);
+  const double bound = std::max(hbm, two);
+  const double ns = run_ns(spec, ops::act_backward(spec, s));
+  std::printf(
+      "%s act_backward swiglu 1024x2048: %.1f us; bounds: HBM %.1f us, VectorE + GpSimd "
+      "%.1f us; ratio %.2f\n",
+      GetParam().c_str(), ns * 1e-3, hbm * 1e-3, two * 1e-3, ns / bound);
+  EXPECT_GE(ns, bound);
+  EXPECT_LE(ns, 2 * bound);
+}
+
+// Embedding backward, 1024 tokens, vocab 4096, hidden 1024: the bytes (zeroing dtable, dy, the
+// gathered and scattered fp32 rows) over the DMA rates, or the chain each tile's gather waits
+// on (the previous scatter): per tile two transfers, each its fixed overhead and its rows;
+// within 2x of the larger (the kernel pays both: the first gather waits for the zeroing).
+TEST_P(TrainRowOpsTest, EmbeddingBackwardTiming) {
+  const arch::ChipSpec& spec = chip(GetParam());
+  ops::EmbeddingGradSpec s;
+  s.tokens = 1024;
+  s.vocab = 4096;
+  s.hidden = 1024;
+  const double T = static_cast<double>(s.tokens), H = static_cast<double>(s.hidden);
+  const double rows_bytes = T * H * 4;  // fp32 rows, gathered and again scattered
+  const double bytes_ns = (static_cast<double>(s.vocab) * H * 4 + T * H * 2) / dma_gbps(spec) +
+                          2 * rows_bytes / dma_gbps(spec, true);
+  const double tiles = T / spec.core.sbuf.partitions;
+  const double chain_ns =
+      tiles * 2 * spec.core.dma.fixed_overhead_ns + 2 * rows_bytes / dma_gbps(spec, true);
+  const double bound = std::max(bytes_ns, chain_ns);
+  const double ns = run_ns(spec, ops::embedding_backward(spec, s));
+  std::printf(
+      "%s embedding_backward 1024 tokens, 4096 x 1024: %.1f us; bytes bound %.1f us, "
+      "gather/scatter chain %.1f us; ratio %.2f\n",
+      GetParam().c_str(), ns * 1e-3, bytes_ns * 1e-3, chain_ns * 1e-3, ns / bound);
+  EXPECT_GE(ns, bound);
+  EXPECT_LE(ns, 2 * bound);
+}
+
+INSTANTIATE_TEST_SUITE_P(Generations, TrainRowOpsTest, ::testing::ValuesIn(kGenerations));
+
+}  // namespace
+}  // namespace trnsim::kernel_test
