@@ -194,6 +194,40 @@ def serve(
     return out
 
 
+def train(
+    model: str,
+    *,
+    system: str,
+    servers: int | None = None,
+    tp: int = 1,
+    pp: int = 1,
+    dp: int = 1,
+    lnc: int | None = None,
+    zero: int = 1,
+    seq: int = 2048,
+    global_batch: int = 1024,
+    micro_batch: int = 1,
+    recompute: str = "none",
+    runtime: str | None = None,
+    set: tuple[str, ...] | builtins.list[str] = (),  # noqa: A002 - as the CLI's --set
+) -> dict[str, Any]:
+    """One training step under a TP x PP x DP plan on ``servers`` of ``system``, as
+    `trnsim train --json`: step_time_s, sequences_per_s, tokens_per_s, mfu, hfu,
+    memory_per_chip_bytes, fits, the breakdown and each stage's figures; ``["text"]`` holds
+    what the command prints. recompute: "none" or "full"."""
+    if recompute not in ("none", "full"):
+        raise ValueError(f"recompute {recompute!r}: 'none' or 'full'")
+    extra = {} if runtime is None else {"runtime": runtime}
+    j, text = _core.model_train(
+        model, system, servers=0 if servers is None else int(servers), tp=int(tp), pp=int(pp),
+        dp=int(dp), lnc=0 if lnc is None else int(lnc), zero=int(zero), seq=int(seq),
+        global_batch=int(global_batch), micro_batch=int(micro_batch),
+        recompute=recompute == "full", sets=builtins.list(set), **extra)
+    out = json.loads(j)
+    out["text"] = text
+    return out
+
+
 def from_hf_state_dict(state_dict: Mapping[str, Any], model: str) -> dict[str, np.ndarray]:
     """A Llama / Qwen3-family Hugging Face state dict as trnsim's weights.
 

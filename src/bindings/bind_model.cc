@@ -25,6 +25,7 @@
 #include "graph/model_config.h"
 #include "graph/model_run.h"
 #include "planner/serve.h"
+#include "planner/train.h"
 
 namespace trnsim::bindings {
 
@@ -207,6 +208,35 @@ void bind_model(nb::module_& m) {
       nb::arg("runtime") = std::string(graph::kInGraphRuntime),
       nb::arg("sets") = std::vector<std::string>{},
       "One batch of requests served (planner/serve.h): (JSON as trnsim serve --json, text).");
+  m.def(
+      "model_train",
+      [](const std::string& model, const std::string& system, int64_t servers, int tp, int pp,
+         int dp, int lnc, int zero, int64_t seq, int64_t global_batch, int64_t micro_batch,
+         bool recompute, const std::string& runtime, const std::vector<std::string>& sets) {
+        planner::TrainOptions o;
+        o.system = system;
+        o.servers = servers;
+        for (const auto& s : sets) o.overrides.push_back(arch::parse_override(s));
+        o.tp = tp;
+        o.pp = pp;
+        o.dp = dp;
+        o.lnc = lnc;
+        o.zero = zero;
+        o.seq = seq;
+        o.global_batch = global_batch;
+        o.micro_batch = micro_batch;
+        o.recompute = recompute;
+        o.runtime = runtime;
+        const graph::ModelConfig cfg = graph::load_model_config(model);
+        const planner::TrainResult r = run_released([&] { return planner::train(cfg, o); });
+        return std::make_pair(r.to_json().dump(), r.text());
+      },
+      nb::arg("model"), nb::arg("system"), nb::arg("servers") = 0, nb::arg("tp") = 1,
+      nb::arg("pp") = 1, nb::arg("dp") = 1, nb::arg("lnc") = 0, nb::arg("zero") = 1,
+      nb::arg("seq") = 2048, nb::arg("global_batch") = 1024, nb::arg("micro_batch") = 1,
+      nb::arg("recompute") = false, nb::arg("runtime") = std::string(graph::kInGraphRuntime),
+      nb::arg("sets") = std::vector<std::string>{},
+      "One training step under a plan (planner/train.h): (JSON as trnsim train --json, text).");
 }
 
 }  // namespace trnsim::bindings

@@ -384,4 +384,23 @@ class Backward {
 
 TrainGraph add_training(Graph& g, const OptimizerParams& opt) { return Backward(g).run(opt); }
 
+std::vector<int> saved_activations(const Graph& g) {
+  size_t loss_at = g.nodes.size();
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (g.nodes[i].kind == OpKind::kCrossEntropy) loss_at = i;
+  std::vector<char> forward(g.values.size(), 0), saved(g.values.size(), 0);
+  for (size_t i = 0; i <= loss_at && i < g.nodes.size(); ++i)
+    for (int v : g.nodes[i].outputs) forward[static_cast<size_t>(v)] = 1;
+  std::vector<int> out;
+  for (size_t i = loss_at + 1; i < g.nodes.size(); ++i)
+    for (int v : g.nodes[i].inputs) {
+      const auto u = static_cast<size_t>(v);
+      if (forward[u] && !saved[u] && g.values[u].kind == ValueKind::kActivation) {
+        saved[u] = 1;
+        out.push_back(v);
+      }
+    }
+  return out;
+}
+
 }  // namespace trnsim::graph

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <map>
+#include <vector>
 
 #include "graph/graph.h"
 
@@ -34,5 +35,9 @@ struct TrainGraph {
 // blocks, attention through a KV cache) and for a model whose output is not logits to a
 // vocabulary (an encoder without its pretraining head).
 TrainGraph add_training(Graph& g, const OptimizerParams& opt);
+
+// The activations a training graph's forward writes and its backward reads (value ids): what
+// a step holds from a micro-batch's forward until its backward, per rank.
+std::vector<int> saved_activations(const Graph& g);
 
 }  // namespace trnsim::graph

@@ -159,6 +159,14 @@ ModelResult run_graph(Graph g, const std::string& name, const ModelRunOptions& o
   // A training step with gradient accumulation runs the forward and backward once per
   // micro-batch, then the optimizer once.
   const int64_t passes = o.train ? o.micro_batches : 1;
+  // Nodes after the loss are the backward's (backward.h appends them in that order).
+  size_t loss_at = g.nodes.size();
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (g.nodes[i].kind == OpKind::kCrossEntropy) loss_at = i;
+  auto phase_of = [&](const Node& n) -> std::string {
+    if (n.kind == OpKind::kAdamW) return "optimizer";
+    return static_cast<size_t>(&n - g.nodes.data()) > loss_at ? "backward" : "forward";
+  };
   auto run_node = [&](const Node& n, bool first_pass) {
     layers_seen = std::max<int64_t>(layers_seen, n.repeat_of);
     for (const Step& st : lower_steps(g, n)) {
@@ -168,7 +176,7 @@ ModelResult run_graph(Graph g, const std::string& name, const ModelRunOptions& o
       const std::string label = st.part.empty() ? n.name : n.name + "." + st.part;
       const Picoseconds dur(t.time.v * st.repeat);
       res.timeline.push_back({label, std::string(k.kind_name()), static_cast<double>(total.v) / 1e6,
-                              static_cast<double>(dur.v) / 1e6});
+                              static_cast<double>(dur.v) / 1e6, phase_of(n)});
       total += dur;
       res.kernels += static_cast<int>(st.repeat);
       const std::string rn = row_name(label);

@@ -103,6 +103,9 @@ struct ModelResult {
   struct Slice {
     std::string name, kind;
     double start_us = 0, dur_us = 0;
+    // "forward" (the loss included), "backward" (gradient sums and all-reduces included) or
+    // "optimizer"; a forward run's are all "forward".
+    std::string phase = "forward";
   };
   std::vector<Slice> timeline;
   std::string table() const;  // the per-op table and the totals, as `trnsim model` prints

@@ -1,17 +1,16 @@
-// VALIDATION.md s8: training throughput of GPT-3 6.7B (Megatron-LM) and Llama-2 7B (NxD) on
-// 16 trn1.32xlarge servers, TP=8 within a server, DP=64, micro-batch 1, global batch 1024, so
-// each data-parallel replica accumulates gradients over 1024 / 64 = 16 micro-batches per step.
-// trnsim: one replica's step (graph/backward.h) on the server's fabric: 16 forward-backward
-// passes, every kernel simulated, the tensor-parallel all-reduces under the neuron-2.28
-// runtime, then one AdamW step; seq/s = the global batch over that step time. Nothing is
-// fitted on these figures. Not modelled (so not in trnsim's time): the data-parallel gradient
-// reduction across the 64 replicas (ZeRO-1's reduce-scatter and all-gather over EFA, which
-// the frameworks overlap with the backward in part) and any activation recomputation the
-// measured configurations used (not stated in the table).
+// VALIDATION.md s8: training throughput of GPT-3 6.7B (Megatron-LM), Llama-2 7B and 13B (NxD)
+// on 16 or 32 trn1.32xlarge servers under the measured plans (TP / PP / DP, micro-batch 1,
+// global batch 1024). trnsim: planner::train (planner/train.h): each stage's forward, backward
+// and optimizer from the model compiler's training step, every kernel simulated, the TP
+// all-reduces on the server's fabric under the neuron-2.28 runtime; the 1F1B pipeline; the
+// data-parallel gradient reduction (ZeRO-1: reduce-scatter and all-gather) of all replicas at
+// once on the cluster's fabric. Nothing is fitted on these figures. Not modelled: any
+// activation recomputation the measured configurations used (not stated in the table), and
+// overlap of the gradient reduction with the last micro-batch's backward.
 #include <fmt/format.h>
 
 #include "graph/model_config.h"
-#include "graph/model_run.h"
+#include "planner/train.h"
 #include "validate/target_list.h"
 
 namespace trnsim::validate {
@@ -21,16 +20,18 @@ namespace {
 struct Row {
   const char* model;
   const char* framework;
+  int64_t servers;
+  int tp, pp, dp;
   int64_t seq;
   double seq_per_s;
 };
 
-constexpr int kTp = 8, kDp = 64;
 constexpr int64_t kGlobalBatch = 1024;
 
 constexpr Row kRows[] = {
-    {"gpt3-6.7b", "Megatron-LM (XLA, BF16 + SR)", 2048, 140.0},
-    {"llama-2-7b", "NxD (Neuron 2.21)", 4096, 95.14},
+    {"gpt3-6.7b", "Megatron-LM (XLA, BF16 + SR)", 16, 8, 1, 64, 2048, 140.0},
+    {"llama-2-7b", "NxD (Neuron 2.21)", 16, 8, 1, 64, 4096, 95.14},
+    {"llama-2-13b", "NxD (Neuron 2.21)", 32, 8, 8, 16, 4096, 80.33},
 };
 
 }  // namespace
@@ -38,20 +39,24 @@ constexpr Row kRows[] = {
 std::vector<Record> training_records() {
   std::vector<Record> out;
   for (const Row& r : kRows) {
-    graph::ModelRunOptions o;
+    planner::TrainOptions o;
     o.system = "trn1.32xlarge";
-    o.tp = kTp;
+    o.servers = r.servers;
+    o.tp = r.tp;
+    o.pp = r.pp;
+    o.dp = r.dp;
     o.seq = r.seq;
-    o.train = true;
-    o.micro_batches = kGlobalBatch / kDp;
-    const graph::ModelResult m = graph::run_model(graph::load_model_config(r.model), o);
-    const double seq_per_s = static_cast<double>(kGlobalBatch) / (m.latency_us * 1e-6);
+    o.global_batch = kGlobalBatch;
+    o.micro_batch = 1;
+    o.zero = 1;
+    const planner::TrainResult t = planner::train(graph::load_model_config(r.model), o);
     out.push_back({"training-s8", fmt::format("{} seq {} throughput", r.model, r.seq), "seq/s",
-                   r.seq_per_s, seq_per_s, 0.15,
+                   r.seq_per_s, t.sequences_per_s, 0.15,
                    fmt::format("VALIDATION.md s8 (Trn1, {})", r.framework),
-                   fmt::format("16 x trn1.32xlarge, TP={} DP={}: one replica's step of {} "
-                               "micro-batches ({:.0f} ms), no DP gradient reduction",
-                               kTp, kDp, o.micro_batches, m.latency_us / 1e3),
+                   fmt::format("{} x trn1.32xlarge, TP={} PP={} DP={}, ZeRO-1: step {:.2f} s "
+                               "(compute {:.2f}, bubble {:.2f}, DP {:.2f})",
+                               r.servers, r.tp, r.pp, r.dp, t.step_time_s, t.compute_s,
+                               t.pp_bubble_s, t.dp_comm_s),
                    ""});
   }
   return out;

@@ -36,8 +36,8 @@ std::vector<Target> builtin() {
        "on one Trn2 (TP=4, LNC=2) (s9)",
        serving_records},
       {"training-s8",
-       "training throughput: GPT-3 6.7B and Llama-2 7B on 16 trn1.32xlarge, TP=8 DP=64, 16 "
-       "micro-batches per replica (s8)",
+       "training throughput: GPT-3 6.7B and Llama-2 7B / 13B on 16 / 32 trn1.32xlarge under "
+       "their TP / PP / DP plans (s8)",
        training_records},
   };
 }

@@ -188,3 +188,30 @@ def test_training_refusals():
         tm.run("mixtral-8x7b", train=True, layers=1)
     with pytest.raises(ValueError, match="labels"):
         tm.run("tiny-llama", labels=[1] * 128)
+
+
+def test_train_plan_from_python_and_cli():
+    r = tm.train("tiny-llama", system="trn1.32xlarge", tp=2, pp=2, dp=8, seq=256, global_batch=64)
+    for key in ("step_time_s", "sequences_per_s", "tokens_per_s", "mfu", "memory_per_chip_bytes"):
+        assert r[key] > 0, key
+    b = r["breakdown"]
+    parts = b["compute_s"] + b["pp_bubble_s"] + b["pp_comm_s"] + b["dp_comm_s"] + b["optimizer_s"]
+    assert r["step_time_s"] == pytest.approx(parts)
+    assert r["micro_batches"] == 8 and len(r["stages"]) == 2
+    assert "pipeline bubble" in r["text"]
+    with pytest.raises(Exception, match="ranks"):
+        tm.train("tiny-llama", system="trn1.32xlarge", tp=2, pp=2, dp=2)
+    import json
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-m", "trnsim", "train", "--model", "tiny-llama", "--system", "trn1.32xlarge", "--tp", "2",
+         "--dp", "16", "--seq", "128", "--global-batch", "32", "--json"],
+        capture_output=True, text=True, check=True,
+    )
+    j = json.loads(out.stdout)
+    assert j["dp"] == 16 and j["sequences_per_s"] > 0 and j["fits"]
+    bad = subprocess.run([sys.executable, "-m", "trnsim", "train", "--model", "tiny-llama", "--system", "trn1.32xlarge",
+                          "--recompute", "selective"], capture_output=True, text=True)
+    assert bad.returncode != 0 and "--recompute" in bad.stderr

@@ -25,7 +25,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -120,18 +119,18 @@ TEST_P(LossOptimTest, CrossEntropy) {
   }
 }
 
-TEST_P(LossOptimTest, CrossEntropyBuildsLlamaVocabularyQuickly) {
+TEST_P(LossOptimTest, CrossEntropyLlamaVocabularyProgramSize) {
   const arch::ChipSpec& spec = chip(GetParam());
   ops::CrossEntropySpec s;
   s.tokens = 8192;
   s.vocab = 128256;
   s.scale = 1.0 / 8192;
-  const auto t0 = std::chrono::steady_clock::now();
   const isa::Program p = ops::cross_entropy(spec, s);
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("[cross_entropy %s] T 8192 V 128256: %zu instructions, built in %.2f s\n",
-              GetParam().c_str(), p.num_instructions(), secs);
-  EXPECT_LT(secs, 5.0);
+  std::printf("[cross_entropy %s] T 8192 V 128256: %zu instructions\n", GetParam().c_str(),
+              p.num_instructions());
+  // 64 token tiles x 32 column chunks of 4096, two passes: a bounded number of instructions
+  // per chunk (host speed is bench/'s business).
+  EXPECT_LT(p.num_instructions(), size_t{64} * 32 * 2 * 12);
   EXPECT_EQ(p.spill.tiles, 0);
 }
 

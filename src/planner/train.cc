@@ -1,0 +1,317 @@
+#include "planner/train.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "base/error.h"
+#include "fabric/concurrent.h"
+#include "fabric/system.h"
+#include "graph/backward.h"
+#include "graph/build.h"
+#include "graph/fusion.h"
+
+namespace trnsim::planner {
+
+namespace {
+
+// Which pipeline stage a non-layer tensor or kernel belongs to: the embedding to the first,
+// everything after the layers (final norm, LM head, loss) to the last.
+bool first_stage_part(const std::string& name) {
+  return name.starts_with("embed_tokens") || name.starts_with("embed_positions") ||
+         name.starts_with("embeddings");
+}
+bool layer_part(const std::string& name) { return name.starts_with("layers."); }
+
+// Bytes of the stage's weights, fp32 gradients, optimizer state and saved activations per
+// micro-batch, from the graph of one stage's layers (with the embedding and the head).
+void stage_memory(const graph::ModelConfig& m, const TrainOptions& o, int64_t layers,
+                  TrainResult& r) {
+  graph::Graph g = graph::build_model_graph(m, {.batch = o.micro_batch,
+                                                .seq = o.seq,
+                                                .tp = o.tp * r.lnc,
+                                                .layers = layers,
+                                                .vocab_parallel = true});
+  graph::fuse(g, true, true);
+  graph::add_training(g, {});
+  auto add = [&](const std::string& name, auto field, int64_t bytes) {
+    for (int s = 0; s < o.pp; ++s) {
+      const bool mine = layer_part(name) ? true : first_stage_part(name) ? s == 0 : s == o.pp - 1;
+      if (mine) r.stages[static_cast<size_t>(s)].*field += bytes;
+    }
+  };
+  for (const graph::Value& v : g.values)
+    if (v.kind == graph::ValueKind::kWeight) {
+      add(v.name, &TrainResult::Stage::weight_bytes, v.bytes());
+      add(v.name, &TrainResult::Stage::grad_bytes, v.elements() * 4);
+      // fp32 master, m and v; ZeRO-1 shards them over the replicas.
+      add(v.name, &TrainResult::Stage::optimizer_bytes,
+          v.elements() * 12 / (o.zero >= 1 ? o.dp : 1));
+    }
+  int64_t layer_inputs = 0;  // what full recomputation keeps: each layer's input
+  for (int v : graph::saved_activations(g)) {
+    const graph::Value& x = g.values[static_cast<size_t>(v)];
+    if (o.recompute && layer_part(x.name)) continue;
+    add(x.name, &TrainResult::Stage::activation_bytes, x.bytes());
+  }
+  if (o.recompute) {
+    layer_inputs = layers * o.micro_batch * o.seq * m.hidden * m.dtype.storage_bytes;
+    int64_t one_layer = 0;  // the recomputed layer's own saved set, live during its backward
+    for (int v : graph::saved_activations(g))
+      if (g.values[static_cast<size_t>(v)].name.starts_with("layers.0."))
+        one_layer += g.values[static_cast<size_t>(v)].bytes();
+    for (auto& st : r.stages) st.activation_bytes += layer_inputs + one_layer;
+  }
+}
+
+}  // namespace
+
+TrainResult train(const graph::ModelConfig& m, const TrainOptions& o) {
+  if (o.system.empty()) throw InputError("train", "system", "name a system (spec/systems)");
+  if (o.tp < 1 || o.pp < 1 || o.dp < 1)
+    throw InputError("train", o.tp < 1 ? "tp" : o.pp < 1 ? "pp" : "dp", "at least 1");
+  if (o.zero != 0 && o.zero != 1)
+    throw InputError("train", "zero",
+                     fmt::format("{}: ZeRO stage 0 or 1 (2 and 3 are not modelled)", o.zero));
+  if (o.micro_batch < 1 || o.global_batch < 1 || o.seq < 1)
+    throw InputError("train", o.seq < 1 ? "seq" : "batch", "at least 1");
+  std::vector<arch::Override> sys_over;
+  if (o.servers > 0)
+    sys_over.push_back(arch::parse_override(fmt::format("cluster.servers={}", o.servers)));
+  const fabric::SystemSpec sys = fabric::load_system(o.system, sys_over);
+  TrainResult r;
+  r.model = m.name;
+  r.system = sys.name;
+  r.tp = o.tp, r.pp = o.pp, r.dp = o.dp, r.zero = o.zero;
+  r.lnc = o.lnc > 0 ? o.lnc : sys.lnc;
+  r.servers = sys.servers;
+  r.chips = sys.chips();
+  r.seq = o.seq;
+  r.global_batch = o.global_batch;
+  r.micro_batch = o.micro_batch;
+  r.recompute = o.recompute;
+  const int64_t ranks = sys.chips() * sys.chip.chip.cores / r.lnc;
+  if (int64_t{o.tp} * o.pp * o.dp != ranks)
+    throw InputError(
+        "train", "plan",
+        fmt::format("TP {} x PP {} x DP {} = {} ranks; {} has {} ({} chips x {} cores{})", o.tp,
+                    o.pp, o.dp, int64_t{o.tp} * o.pp * o.dp, sys.name, ranks, sys.chips(),
+                    sys.chip.chip.cores, r.lnc > 1 ? fmt::format(" / LNC {}", r.lnc) : ""));
+  const int64_t server_ranks = sys.chips_per_server * sys.chip.chip.cores / r.lnc;
+  if (o.tp > server_ranks)
+    throw InputError("train", "tp",
+                     fmt::format("{} ranks exceed a server's {}: tensor parallelism stays inside "
+                                 "a NeuronLink domain",
+                                 o.tp, server_ranks));
+  if (m.layers % o.pp != 0)
+    throw InputError("train", "pp",
+                     fmt::format("{} stages do not divide {}'s {} layers", o.pp, m.name, m.layers));
+  if (o.global_batch % (int64_t{o.dp} * o.micro_batch) != 0)
+    throw InputError("train", "global-batch",
+                     fmt::format("{} sequences are not whole micro-batches of {} on {} replicas",
+                                 o.global_batch, o.micro_batch, o.dp));
+  r.micro_batches = o.global_batch / (int64_t{o.dp} * o.micro_batch);
+  const int64_t layers = m.layers / o.pp;
+
+  // One stage's step: its layers, with the embedding and the head (split off by name below).
+  graph::ModelRunOptions ro;
+  ro.system = o.system;
+  ro.overrides = o.overrides;
+  ro.tp = o.tp;
+  ro.lnc = r.lnc;
+  ro.batch = o.micro_batch;
+  ro.seq = o.seq;
+  ro.layers = layers;
+  ro.train = true;
+  ro.runtime = o.runtime;
+  ro.search_tilings = o.search_tilings;
+  const graph::ModelResult step = graph::run_model(m, ro);
+  r.stages.assign(static_cast<size_t>(o.pp), {});
+  std::vector<double> tp_comm(static_cast<size_t>(o.pp), 0.0);
+  double layer_fwd = 0;
+  for (const auto& sl : step.timeline) {
+    const double s = sl.dur_us * 1e-6;
+    for (int st = 0; st < o.pp; ++st) {
+      const bool mine = layer_part(sl.name)         ? true
+                        : first_stage_part(sl.name) ? st == 0
+                                                    : st == o.pp - 1;
+      if (!mine) continue;
+      auto& S = r.stages[static_cast<size_t>(st)];
+      if (sl.kind == "all_reduce" && sl.phase != "optimizer") tp_comm[static_cast<size_t>(st)] += s;
+      (sl.phase == "forward"    ? S.forward_s
+       : sl.phase == "backward" ? S.backward_s
+                                : S.optimizer_s) += s;
+    }
+    if (layer_part(sl.name) && sl.phase == "forward") layer_fwd += s;
+  }
+  if (o.recompute)
+    for (auto& S : r.stages) S.backward_s += layer_fwd;
+  stage_memory(m, o, layers, r);
+
+  // The pipeline over the micro-batches.
+  double sum = 0, slowest = 0;
+  size_t slow_stage = 0;
+  for (size_t s = 0; s < r.stages.size(); ++s) {
+    const double t = r.stages[s].forward_s + r.stages[s].backward_s;
+    sum += t;
+    if (t > slowest) slowest = t, slow_stage = s;
+  }
+  const auto mb = static_cast<double>(r.micro_batches);
+  r.compute_s = mb * slowest;
+  r.pp_bubble_s = sum - slowest;
+  // TP all-reduces of the slowest stage's micro-batches (inside compute_s).
+  r.tp_comm_s = mb * tp_comm[slow_stage];
+
+  fabric::Placement pl;
+  pl.unit = fabric::RankUnit::kCore;
+  pl.ranks = ranks;
+  pl.lnc = r.lnc;
+  const fabric::Fabric fab(sys, fabric::load_runtime(o.runtime), pl);
+  auto rank = [&](int t, int d, int s) {
+    return static_cast<int32_t>(t + int64_t{o.tp} * (d + int64_t{o.dp} * s));
+  };
+  if (o.pp > 1) {
+    // One micro-batch's activations [micro x seq, hidden] between two stages, each way.
+    fabric::GroupRequest g;
+    g.req.op = fabric::Op::kPermute;
+    g.req.bytes = o.micro_batch * o.seq * m.hidden * m.dtype.storage_bytes;
+    g.req.dtype = m.dtype;
+    g.ranks = {rank(0, 0, 0), rank(0, 0, 1)};
+    g.req.perm = {1, 0};
+    const auto pr = fabric::simulate_concurrent(fab, {g});
+    r.pp_comm_s = 2.0 * (o.pp - 1) * static_cast<double>(pr.makespan.v) * 1e-12;
+  }
+  if (o.dp > 1) {
+    // Every (stage, TP rank)'s replicas reduce their gradients at once.
+    auto phase = [&](fabric::Op op, int64_t bytes_per_elem) {
+      std::vector<fabric::GroupRequest> groups;
+      for (int s = 0; s < o.pp; ++s)
+        for (int t = 0; t < o.tp; ++t) {
+          fabric::GroupRequest g;
+          g.req.op = op;
+          const auto& S = r.stages[static_cast<size_t>(s)];
+          g.req.bytes = S.grad_bytes / 4 * bytes_per_elem;
+          g.req.dtype = bytes_per_elem == 4 ? num::fp32() : num::bf16();
+          for (int d = 0; d < o.dp; ++d) g.ranks.push_back(rank(t, d, s));
+          groups.push_back(std::move(g));
+        }
+      const auto cr = fabric::simulate_concurrent(fab, groups);
+      if (r.dp_algorithm.empty()) r.dp_algorithm = cr.groups.front().algorithm;
+      return static_cast<double>(cr.makespan.v) * 1e-12;
+    };
+    r.dp_comm_s = o.zero >= 1
+                      ? phase(fabric::Op::kReduceScatter, 4) + phase(fabric::Op::kAllGather, 2)
+                      : phase(fabric::Op::kAllReduce, 4);
+  }
+  for (const auto& S : r.stages)
+    r.optimizer_s = std::max(r.optimizer_s, S.optimizer_s / (o.zero >= 1 ? o.dp : 1));
+  r.step_time_s = r.compute_s + r.pp_bubble_s + r.pp_comm_s + r.dp_comm_s + r.optimizer_s;
+  r.sequences_per_s = static_cast<double>(o.global_batch) / r.step_time_s;
+  r.tokens_per_s = r.sequences_per_s * static_cast<double>(o.seq);
+
+  // FLOPs: the stage run's rows are one rank's; layer rows stand for pp stages' layers.
+  double layer_flops = 0, other_flops = 0, layer_fwd_flops = 0;
+  for (const auto& row : step.rows)
+    (layer_part(row.name) ? layer_flops : other_flops) +=
+        row.flops * static_cast<double>(row.count);
+  for (const auto& row : step.rows)
+    if (layer_part(row.name) && row.kind != "grad_input" && row.kind != "grad_weight" &&
+        row.kind != "attn_grad")
+      layer_fwd_flops += row.flops * static_cast<double>(row.count);
+  const double model = (layer_flops * o.pp + other_flops) * o.tp * mb * o.dp;
+  const double recomputed = o.recompute ? layer_fwd_flops * o.pp * o.tp * mb * o.dp : 0;
+  const double peak = sys.chip.chip.tflops.bf16 * 1e12 * static_cast<double>(sys.chips());
+  r.mfu = model / (r.step_time_s * peak);
+  r.hfu = (model + recomputed) / (r.step_time_s * peak);
+
+  // Memory: the fullest stage's rank, times the ranks of a chip. 1F1B keeps up to pp
+  // micro-batches' activations in flight on the first stage (pp - s on stage s).
+  int64_t per_rank = 0;
+  for (int s = 0; s < o.pp; ++s) {
+    const auto& S = r.stages[static_cast<size_t>(s)];
+    const int64_t in_flight = std::min<int64_t>(o.pp - s, r.micro_batches);
+    per_rank = std::max(per_rank, S.weight_bytes + S.grad_bytes + S.optimizer_bytes +
+                                      in_flight * S.activation_bytes);
+  }
+  r.memory_per_chip_bytes = per_rank * (sys.chip.chip.cores / r.lnc);
+  r.hbm_per_chip_bytes = static_cast<int64_t>(sys.chip.chip.hbm.capacity_gib * 1073741824.0);
+  return r;
+}
+
+nlohmann::json TrainResult::to_json() const {
+  nlohmann::json st = nlohmann::json::array();
+  for (const auto& s : stages)
+    st.push_back({{"forward_s", s.forward_s},
+                  {"backward_s", s.backward_s},
+                  {"optimizer_s", s.optimizer_s},
+                  {"weight_bytes", s.weight_bytes},
+                  {"grad_bytes", s.grad_bytes},
+                  {"optimizer_bytes", s.optimizer_bytes},
+                  {"activation_bytes_per_micro_batch", s.activation_bytes}});
+  return {{"model", model},
+          {"system", system},
+          {"servers", servers},
+          {"chips", chips},
+          {"tp", tp},
+          {"pp", pp},
+          {"dp", dp},
+          {"lnc", lnc},
+          {"zero", zero},
+          {"seq", seq},
+          {"global_batch", global_batch},
+          {"micro_batch", micro_batch},
+          {"micro_batches", micro_batches},
+          {"recompute", recompute ? "full" : "none"},
+          {"step_time_s", step_time_s},
+          {"sequences_per_s", sequences_per_s},
+          {"tokens_per_s", tokens_per_s},
+          {"mfu", mfu},
+          {"hfu", hfu},
+          {"breakdown",
+           {{"compute_s", compute_s},
+            {"tp_comm_s", tp_comm_s},
+            {"pp_bubble_s", pp_bubble_s},
+            {"pp_comm_s", pp_comm_s},
+            {"dp_comm_s", dp_comm_s},
+            {"optimizer_s", optimizer_s}}},
+          {"dp_algorithm", dp_algorithm},
+          {"memory_per_chip_bytes", memory_per_chip_bytes},
+          {"hbm_per_chip_bytes", hbm_per_chip_bytes},
+          {"fits", fits()},
+          {"stages", st}};
+}
+
+std::string TrainResult::text() const {
+  auto gib = [](int64_t b) { return static_cast<double>(b) / 1073741824.0; };
+  std::string out = fmt::format(
+      "{} on {} x {} ({} chips): TP {} x PP {} x DP {}{}, ZeRO-{}, recompute {}\n"
+      "seq {}, global batch {} = {} micro-batches of {} per replica\n",
+      model, servers, system, chips, tp, pp, dp, lnc > 1 ? fmt::format(" (LNC={})", lnc) : "", zero,
+      recompute ? "full" : "none", seq, global_batch, micro_batches, micro_batch);
+  out += fmt::format("step {:.3f} s: {:.2f} sequences/s, {:.0f} tokens/s, MFU {:.1f}%{}\n",
+                     step_time_s, sequences_per_s, tokens_per_s, 100 * mfu,
+                     recompute ? fmt::format(" (HFU {:.1f}%)", 100 * hfu) : "");
+  auto share = [&](double s) { return step_time_s > 0 ? 100 * s / step_time_s : 0; };
+  out += fmt::format(
+      "  compute {:.3f} s ({:.0f}%; TP all-reduces {:.3f} s of it), pipeline bubble {:.3f} s "
+      "({:.0f}%), stage sends {:.3f} s, DP gradients {:.3f} s ({:.0f}%{}), optimizer {:.3f} s\n",
+      compute_s, share(compute_s), tp_comm_s, pp_bubble_s, share(pp_bubble_s), pp_comm_s, dp_comm_s,
+      share(dp_comm_s), dp_algorithm.empty() ? "" : ", " + dp_algorithm, optimizer_s);
+  for (size_t s = 0; s < stages.size(); ++s) {
+    const auto& S = stages[s];
+    out += fmt::format(
+        "  stage {}: forward {:.1f} ms + backward {:.1f} ms per micro-batch; weights {:.2f} GiB, "
+        "gradients {:.2f} GiB, optimizer {:.2f} GiB, activations {:.2f} GiB per micro-batch "
+        "(per rank)\n",
+        s, S.forward_s * 1e3, S.backward_s * 1e3, gib(S.weight_bytes), gib(S.grad_bytes),
+        gib(S.optimizer_bytes), gib(S.activation_bytes));
+  }
+  out += fmt::format("memory per chip {:.2f} GiB of {:.2f} GiB HBM: {}\n",
+                     gib(memory_per_chip_bytes), gib(hbm_per_chip_bytes),
+                     fits() ? "fits"
+                            : fmt::format("does not fit (short by {:.2f} GiB)",
+                                          gib(memory_per_chip_bytes - hbm_per_chip_bytes)));
+  return out;
+}
+
+}  // namespace trnsim::planner

@@ -1,0 +1,74 @@
+// A training step under a parallel plan (issue 20's `trnsim train`, first slice): tensor
+// parallelism inside a server, pipeline stages, data-parallel replicas with ZeRO-1, gradient
+// accumulation over micro-batches and full activation recomputation, on a system of servers.
+//
+// Where each number comes from:
+//   - a stage's forward, backward and optimizer time per micro-batch: the model compiler's
+//     training step (graph/backward.h) over the stage's layers at the plan's TP on the system,
+//     every kernel simulated and the TP all-reduces on the server's fabric; the embedding goes
+//     to the first stage, the final norm, LM head and loss to the last;
+//   - the pipeline: 1F1B (or GPipe: the same bubble) over m micro-batches, its time
+//     sum over stages of (f + b) + (m - 1) x the slowest stage's (f + b), with the activations
+//     sent between adjacent stages forward and back exposed once per boundary (the rest overlap
+//     the other micro-batches' compute);
+//   - the data-parallel gradient reduction (fp32 gradients: an all-reduce, or with ZeRO-1 a
+//     reduce-scatter and an all-gather of the bf16 weights), all replicas' groups at once on the
+//     fabric (fabric/concurrent.h: they share the servers' EFA), exposed after the last
+//     micro-batch (gradients are accumulated over all of them first);
+//   - the optimizer: each rank's AdamW over its weights, over 1 / dp of them with ZeRO-1.
+// Rank order: TP fastest, then DP, then PP (Megatron's tp-dp-pp), so a TP group is a server's
+// consecutive cores and a DP group one rank of every TP group of its stage.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "arch/arch.h"
+#include "graph/model_config.h"
+#include "graph/model_run.h"
+
+namespace trnsim::planner {
+
+struct TrainOptions {
+  std::string system;                     // spec/systems name or path
+  int64_t servers = 0;                    // 0: the system file's
+  std::vector<arch::Override> overrides;  // chip keys
+  int tp = 1, pp = 1, dp = 1, lnc = 0;    // lnc 0: the system's
+  int zero = 1;                           // 0 (replicated optimizer state) or 1
+  int64_t seq = 2048, global_batch = 1024, micro_batch = 1;
+  bool recompute = false;  // full activation recomputation (each layer's forward again)
+  std::string runtime = std::string(graph::kInGraphRuntime);
+  bool search_tilings = true;
+};
+
+struct TrainResult {
+  std::string model, system;
+  int tp = 1, pp = 1, dp = 1, lnc = 1, zero = 1;
+  int64_t servers = 1, chips = 1, seq = 0, global_batch = 0, micro_batch = 1, micro_batches = 1;
+  bool recompute = false;
+  double step_time_s = 0, sequences_per_s = 0, tokens_per_s = 0;
+  double mfu = 0, hfu = 0;  // model FLOPs (and with recomputation) / (step x the chips' peak)
+  // Breakdown of the step (s): the pipeline's compute (TP all-reduces inside, also shown on
+  // their own), its bubble, the exposed stage-to-stage sends, the DP reduction, the optimizer.
+  double compute_s = 0, tp_comm_s = 0, pp_bubble_s = 0, pp_comm_s = 0, dp_comm_s = 0,
+         optimizer_s = 0;
+  struct Stage {
+    double forward_s = 0, backward_s = 0, optimizer_s = 0;  // per micro-batch (optimizer: step)
+    int64_t weight_bytes = 0, grad_bytes = 0, optimizer_bytes = 0, activation_bytes = 0;
+  };
+  std::vector<Stage> stages;
+  int64_t memory_per_chip_bytes = 0, hbm_per_chip_bytes = 0;
+  bool fits() const { return memory_per_chip_bytes <= hbm_per_chip_bytes; }
+  std::string dp_algorithm;
+  nlohmann::json to_json() const;
+  std::string text() const;
+};
+
+// Throws InputError for a plan that does not match the system (tp x pp x dp ranks), layers
+// not divisible by pp, a global batch not divisible by dp x micro-batch, and what the model
+// runs throw. A plan that does not fit is reported (fits(), memory_per_chip_bytes).
+TrainResult train(const graph::ModelConfig& m, const TrainOptions& o);
+
+}  // namespace trnsim::planner

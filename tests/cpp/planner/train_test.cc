@@ -1,0 +1,124 @@
+// planner::train: a step is the pipeline's compute and bubble, the stage sends, the
+// data-parallel reduction and the optimizer, each moving the way its mechanism says; the plan
+// is checked against the system; memory shrinks with ZeRO-1 and full recomputation.
+#include "planner/train.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "base/error.h"
+#include "graph/model_config.h"
+
+namespace trnsim::planner {
+namespace {
+
+const graph::ModelConfig& model() {
+  static const graph::ModelConfig m = graph::load_model_config("tiny-llama");
+  return m;
+}
+
+// tiny-llama (2 layers, 4 heads, 2 kv heads) on one trn1.32xlarge: 32 cores.
+TrainOptions plan(int tp, int pp, int dp) {
+  TrainOptions o;
+  o.system = "trn1.32xlarge";
+  o.tp = tp;
+  o.pp = pp;
+  o.dp = dp;
+  o.seq = 256;
+  o.global_batch = 64;
+  o.micro_batch = 1;
+  o.search_tilings = false;
+  return o;
+}
+
+std::string error_of(const TrainOptions& o) {
+  try {
+    train(model(), o);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Train, StepIsTheSumOfItsParts) {
+  const TrainResult r = train(model(), plan(2, 2, 8));
+  EXPECT_EQ(r.micro_batches, 64 / 8);
+  ASSERT_EQ(r.stages.size(), 2u);
+  double sum = 0, slowest = 0;
+  for (const auto& s : r.stages) {
+    EXPECT_GT(s.forward_s, 0);
+    EXPECT_GT(s.backward_s, s.forward_s);  // two matmuls per forward one
+    sum += s.forward_s + s.backward_s;
+    slowest = std::max(slowest, s.forward_s + s.backward_s);
+  }
+  EXPECT_NEAR(r.compute_s, 8 * slowest, 1e-12);
+  EXPECT_NEAR(r.pp_bubble_s, sum - slowest, 1e-12);  // (pp - 1) stages' worth, 1F1B
+  EXPECT_GT(r.pp_comm_s, 0);
+  EXPECT_GT(r.dp_comm_s, 0);
+  EXPECT_GT(r.optimizer_s, 0);
+  EXPECT_NEAR(r.step_time_s,
+              r.compute_s + r.pp_bubble_s + r.pp_comm_s + r.dp_comm_s + r.optimizer_s, 1e-12);
+  EXPECT_NEAR(r.sequences_per_s, 64 / r.step_time_s, 1e-9);
+  EXPECT_NEAR(r.tokens_per_s, r.sequences_per_s * 256, 1e-6);
+  EXPECT_GT(r.mfu, 0);
+  EXPECT_LT(r.mfu, 1);
+  // The embedding is the first stage's, the head and loss the last's.
+  EXPECT_GT(r.stages[1].forward_s, r.stages[0].forward_s);
+}
+
+TEST(Train, NoPipelineNoBubbleNoReplicasNoReduction) {
+  TrainOptions o = plan(2, 1, 16);
+  const TrainResult r = train(model(), o);
+  EXPECT_EQ(r.pp_bubble_s, 0);
+  EXPECT_EQ(r.pp_comm_s, 0);
+  EXPECT_GT(r.dp_comm_s, 0);
+  // More micro-batches per replica: the compute grows in proportion, the reduction does not.
+  o.global_batch = 128;
+  const TrainResult r2 = train(model(), o);
+  EXPECT_NEAR(r2.compute_s, 2 * r.compute_s, 1e-9);
+  EXPECT_NEAR(r2.dp_comm_s, r.dp_comm_s, 1e-12);
+}
+
+TEST(Train, ZeroOneShardsTheOptimizer) {
+  TrainOptions o = plan(2, 2, 8);
+  o.zero = 0;
+  const TrainResult z0 = train(model(), o);
+  o.zero = 1;
+  const TrainResult z1 = train(model(), o);
+  EXPECT_EQ(z1.stages[0].optimizer_bytes * 8, z0.stages[0].optimizer_bytes);
+  EXPECT_LT(z1.memory_per_chip_bytes, z0.memory_per_chip_bytes);
+  EXPECT_NEAR(z1.optimizer_s * 8, z0.optimizer_s, 1e-12);
+  // fp32 gradients of bf16 weights (the norm scales are fp32 already).
+  EXPECT_NEAR(static_cast<double>(z1.stages[0].grad_bytes),
+              2.0 * static_cast<double>(z1.stages[0].weight_bytes),
+              0.01 * static_cast<double>(z1.stages[0].grad_bytes));
+}
+
+TEST(Train, FullRecomputationTradesTimeForMemory) {
+  TrainOptions o = plan(2, 1, 16);  // both layers on one stage: recomputation keeps their inputs
+  const TrainResult keep = train(model(), o);
+  o.recompute = true;
+  const TrainResult redo = train(model(), o);
+  EXPECT_GT(redo.stages[0].backward_s, keep.stages[0].backward_s);
+  EXPECT_LT(redo.stages[0].activation_bytes, keep.stages[0].activation_bytes);
+  EXPECT_GT(redo.hfu, redo.mfu);
+  EXPECT_GT(redo.step_time_s, keep.step_time_s);
+}
+
+TEST(Train, PlansThatDoNotMatchAreRefused) {
+  EXPECT_NE(error_of(plan(2, 2, 4)).find("= 16 ranks"), std::string::npos);
+  EXPECT_NE(error_of(plan(1, 4, 8)).find("do not divide"), std::string::npos);  // 2 layers
+  TrainOptions o = plan(2, 2, 8);
+  o.global_batch = 12;
+  EXPECT_NE(error_of(o).find("micro-batches"), std::string::npos);
+  o = plan(2, 2, 8);
+  o.zero = 3;
+  EXPECT_NE(error_of(o).find("ZeRO"), std::string::npos);
+  o = plan(2, 2, 8);
+  o.system = "";
+  EXPECT_NE(error_of(o).find("system"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace trnsim::planner
