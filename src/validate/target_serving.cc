@@ -35,7 +35,7 @@ constexpr Row kRows[] = {
      "VALIDATION.md s9 (Trn1, TNx, Neuron 2.18, P50)"},
     {"llama-2-7b", "trn1.32xlarge", "trn1", 32, 1, 1, 128, 8064, 13.32, 6.70,
      "VALIDATION.md s9 (Trn1, TNx, Neuron 2.18, P50)"},
-    {"llama-3.1-8b", "", "trn2", 4, 2, 1, 1500, 250, 197.2, 22.14,
+    {"llama-3.1-8b", "trn2.3xlarge", "trn2", 4, 2, 1, 1500, 250, 197.2, 22.14,
      "VALIDATION.md s9 (Trn2, vLLM optimum-neuron, Neuron 2.26; ITL as TPOT)"},
 };
 
