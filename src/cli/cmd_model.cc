@@ -27,7 +27,7 @@ struct ModelOptions {
   int tp = 0;
   int64_t batch = 1, seq = 128, layers = -1;
   bool json = false, list = false, no_fuse = false, no_search = false, graph = false;
-  bool train = false;
+  bool train = false, prefetch = false;
   int64_t micro_batches = 1;
   double lr = 1e-4, weight_decay = 0.0;
   std::string trace;
@@ -62,6 +62,7 @@ void run_model_cmd(const ModelOptions& o, Io& io) {
   ro.fuse = !o.no_fuse;
   ro.search_tilings = !o.no_search;
   ro.train = o.train;
+  ro.prefetch = o.prefetch;
   ro.micro_batches = o.micro_batches;
   ro.optimizer.lr = o.lr;
   ro.optimizer.weight_decay = o.weight_decay;
@@ -129,6 +130,9 @@ void setup_model_command(CLI::App& app, Io& io) {
   sub->add_flag("--json", o->json, "the figures as JSON, with a manifest");
   sub->add_option("--trace", o->trace,
                   "write the forward's kernels as a Perfetto / Chrome trace (.json)");
+  sub->add_flag("--prefetch", o->prefetch,
+                "what-if: each linear's first weight blocks load under the collectives and "
+                "latency-bound kernels before it (docs/models.md)");
   sub->add_flag("--train", o->train,
                 "a training step instead of a forward: forward, cross-entropy loss, backward and "
                 "one AdamW step (bf16 weights, fp32 master weights and moments)");

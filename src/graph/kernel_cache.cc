@@ -106,6 +106,12 @@ const KernelTiming& KernelCache::time(const Kernel& k) {
     const ops::LinearTiling best = search(k);
     t = simulate(k, &best);
     t.candidates = static_cast<int>(ops::linear_tilings(chip_, k.linear).size());
+    t.warm_time = t.time;
+    if (warm_) {
+      Kernel warm = k;
+      warm.linear.weights_prefetched = true;
+      t.warm_time = simulate(warm, &best).time;
+    }
   } else {
     t = simulate(k, nullptr);
   }

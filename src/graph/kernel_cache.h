@@ -35,6 +35,9 @@ struct KernelTiming {
   ops::LinearTiling tiling;   // linear kernels: the tiling chosen
   std::string algorithm;      // all-reduce: the collective algorithm
   int candidates = 0;         // tilings timed for it
+  // Linear kernels: the time with its first weight blocks already in SBUF (prefetched by the
+  // graph while earlier kernels ran); time - warm_time is what prefetch can hide at most.
+  Picoseconds warm_time{0};
 };
 
 class KernelCache {
@@ -53,6 +56,9 @@ class KernelCache {
   int simulated() const { return simulated_; }  // simulations run, tiling probes included
   int hits() const { return hits_; }
 
+  // Also time each linear warm (KernelTiming::warm_time), for cross-kernel prefetch.
+  void set_warm_timing(bool on) { warm_ = on; }
+
  private:
   KernelTiming simulate(const Kernel& k, const ops::LinearTiling* tiling);
   ops::LinearTiling search(const Kernel& k);
@@ -60,6 +66,7 @@ class KernelCache {
   const arch::ChipSpec& chip_;
   int copies_;  // programs simulated together: the ranks of one HBM stack
   bool search_;
+  bool warm_ = false;  // also time linears with their first weight blocks prefetched
   std::unique_ptr<fabric::Fabric> fabric_;
   std::map<std::string, KernelTiming> cache_;
   std::map<std::string, ops::LinearTiling> tilings_;

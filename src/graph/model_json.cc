@@ -29,6 +29,7 @@ nlohmann::json ModelResult::to_json() const {
                       {"params", params},
                       {"latency_us", latency_us},
                       {"launch_us", launch_us},
+                      {"prefetch_us", prefetch_us},
                       {"flops", flops},
                       {"mfu", mfu},
                       {"hbm_bytes", hbm_bytes},

@@ -50,6 +50,13 @@ struct ModelRunOptions {
   // batch x seq tokens (each weight gradient kernel's result added to the fp32 gradient, the
   // add's traffic not counted), then one optimizer step.
   int64_t micro_batches = 1;
+  // What-if, off by default: cross-kernel weight prefetch. A linear's first weight blocks
+  // (what its weight buffers hold) load while the kernels before it that leave HBM idle
+  // (collectives, latency-bound attention) run; the time hidden is at most the kernel's cold
+  // minus warm time (KernelTiming::warm_time) and at most that idle time. Whether the Neuron
+  // compiler schedules such loads across a collective is not public; on VALIDATION.md s8 and
+  // s9 it helps some figures and hurts others (docs/models.md), so it is not the default.
+  bool prefetch = false;
 };
 
 // One row per distinct operator of the model: the layers' copies of an operator fold into
@@ -71,6 +78,7 @@ struct ModelResult {
   std::vector<OpRow> rows;
   double latency_us = 0;  // forward, launch included
   double launch_us = 0;
+  double prefetch_us = 0;          // kernel time hidden by cross-kernel weight prefetch (one rank)
   double flops = 0;                // the model's useful FLOPs (all ranks)
   double mfu = 0;                  // flops / (latency x chip bf16 peak of the ranks used)
   int64_t hbm_bytes = 0;           // all ranks

@@ -405,10 +405,12 @@ isa::Program linear(const arch::ChipSpec& chip, const LinearSpec& s) {
         kb.dma_copy(b_t(all, {0, nbn}), b({n0, n0 + nbn}).broadcast(0, parts));
         if (glu) kb.dma_copy(bu_t(all, {0, nbn}), b_up({n0, n0 + nbn}).broadcast(0, parts));
       }
+      // The first kWeightBuffers blocks' loads are the graph's when they were prefetched.
+      const bool preloaded = s.weights_prefetched && wblock_no < kWeightBuffers;
       if (plan.chunks == 1) {
         const size_t wb = static_cast<size_t>(wblock_no++ % kWeightBuffers);
-        load_w(w_bufs[wb], w, 0, kt, n0, nbn);
-        if (glu) load_w(wu_bufs[wb], w_up, 0, kt, n0, nbn);
+        if (!preloaded) load_w(w_bufs[wb], w, 0, kt, n0, nbn);
+        if (glu && !preloaded) load_w(wu_bufs[wb], w_up, 0, kt, n0, nbn);
         for (int64_t m0 = 0; m0 < tbn; m0 += parts) {
           const int64_t p = std::min(parts, tbn - m0);
           const size_t ab = static_cast<size_t>(acc_no++ % 2);
@@ -419,9 +421,10 @@ isa::Program linear(const arch::ChipSpec& chip, const LinearSpec& s) {
       }
       for (int64_t k0 = 0; k0 < kt; k0 += kc) {
         const int64_t k1 = std::min(kt, k0 + kc);
+        const bool pre = s.weights_prefetched && wblock_no < kWeightBuffers;
         const size_t wb = static_cast<size_t>(wblock_no++ % kWeightBuffers);
-        load_w(w_bufs[wb], w, k0, k1, n0, nbn);
-        if (glu) load_w(wu_bufs[wb], w_up, k0, k1, n0, nbn);
+        if (!pre) load_w(w_bufs[wb], w, k0, k1, n0, nbn);
+        if (glu && !pre) load_w(wu_bufs[wb], w_up, k0, k1, n0, nbn);
         for (int64_t m0 = 0, mi = 0; m0 < tbn; m0 += parts, ++mi)
           matmuls(xT, static_cast<size_t>(mi), wb, m0, std::min(parts, tbn - m0), k0, k1, nbn);
       }

@@ -63,6 +63,10 @@ struct LinearSpec {
   // engines' block rate instead of gathering 1-2 KiB rows. Weights are static: the model
   // compiler lays them out once, as the Neuron compiler lays out a compiled model's weights.
   bool packed_weights = false;
+  // Timing only: the first weight blocks (as many as the kernel's weight buffers hold) are
+  // already in SBUF, loaded by the graph while earlier kernels ran, so the kernel does not load
+  // them (their buffers' contents are whatever SBUF held: not for values).
+  bool weights_prefetched = false;
   LinearTiling tiling;
 };
 isa::Program linear(const arch::ChipSpec& chip, const LinearSpec& s);
