@@ -21,27 +21,43 @@
 // linear_grad_input. The contraction is over N, which must lie on the partitions of both
 // operands: dy^T blocks [128 of N, tokens] are the stationary, w^T blocks [128 of N, K
 // columns] the moving, so dx comes out token-major [tokens, K] in PSUM. Both are transposes of
-// what HBM holds, made by DMA transposes where the generation has them (NC-v3+: TensorE then
-// does matmuls only), else by TensorE transposes of 128 x 128 blocks staged in SBUF as they
-// lie in HBM (as linear.cc transposes x; PSUM -> SBUF copies on VectorE and ScalarE in turn).
-// Contraction tiles are per split (a tile never straddles two dy tensors). Per block of tb
-// tokens and block of up to 1024 columns of K, the accumulators take every contraction tile:
+// what HBM holds, made by DMA transposes where the generation has them (NC-v3+), else by
+// TensorE transposes of 128 x 128 blocks staged in SBUF as they lie in HBM (as linear.cc
+// transposes x; PSUM -> SBUF copies on VectorE and ScalarE in turn). Contraction tiles are per
+// split (a tile never straddles two dy tensors). Per block of tokens and block of up to 1024
+// columns of K, the accumulators take every contraction tile. The plan (linear_grad_wt.h) says
+// where w^T comes from:
 //   - when w^T fits SBUF whole, each K block of it is made once (by the first token block) and
 //     dy^T of a token block once per block (double-buffered): the loop is then the forward
 //     linear's, two accumulator sets rotating over the token tiles;
-//   - otherwise N goes in chunks of nc tiles: each chunk's w^T (and dy^T, unless the token
-//     block's fits whole) is made again per token block (per K block), and every token tile's
-//     accumulators stay open across the chunks.
-// Each job's operands are made one job ahead of its matmuls (with DMA transposes tile by tile,
-// dy^T and w^T in turn, so the first matmuls start before the whole set has arrived). The
-// epilogue adds dacc (fp32, before rounding) with accumulate and stores dx in the dtype.
+//   - otherwise N goes in chunks of nc tiles, every token tile's accumulators open across
+//     them, and each chunk's w^T is
+//       made again per token block (per K block), as dy^T is unless the token block's fits;
+//       or loaded per job from the HBM scratch a pass fills once, where gathering parts of w's
+//       rows makes remaking it slower (NC-v2; the plan estimates both per shape). On this
+//       scratch path the token blocks are as even as their count allows and hold as many
+//       tiles as the banks do (K blocks of one bank, or two), and dy^T of a token block is
+//       kept until its last K block in a ring of chunk buffers: for two blocks, the next
+//       block's made per token tile from whole rows, spread over this block's jobs; or for
+//       one block and a chunk, each chunk made as soon as its buffer is free. Where SBUF
+//       allows, the pass runs beside the first token block, whose jobs (K blocks of one K
+//       tile, rotating over the quarters of the banks) take w^T from the pass's buffers
+//       (with a single token block nothing is written).
+// Operands are made one job ahead of their matmuls (with DMA transposes tile by tile, dy^T and
+// w^T in turn, so the first matmuls start before the whole set has arrived); on the scratch
+// path every load is emitted right after what frees its buffer (the load queue is in order),
+// w^T blocks some microseconds of matmuls ahead. The epilogue adds dacc (fp32, before
+// rounding) with accumulate and stores dx in the dtype.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <optional>
 
 #include "base/error.h"
 #include "isa/instruction.h"
 #include "kernel/builder.h"
+#include "ops/linear_grad_wt.h"
 #include "ops/rows.h"
 #include "ops/train_ops.h"
 
@@ -50,41 +66,17 @@ namespace trnsim::ops {
 using isa::AluOp;
 using kernel::all;
 using kernel::Tile;
+using lgrad::Cols;
+using lgrad::InputPlan;
+using lgrad::kBank;
+using lgrad::kLoadBuffers;
+using lgrad::kMaxApElements;
+using lgrad::kScratchOut;
+using lgrad::kWStageTiles;
+using lgrad::split_cols;
+using lgrad::usable_sbuf;
 
 namespace {
-
-constexpr int64_t kBank = 512;  // fp32 columns of one PSUM bank
-// Elements one access pattern moves per partition (a DMA's SBUF side; the ISA's limit).
-constexpr int64_t kMaxApElements = 65535;
-constexpr int kLoadBuffers = 3;  // staged loads in flight
-// linear_grad_input: at most 2 banks (1024 columns of K) per K block and 4 token tiles per
-// block; TensorE transposes stage 16 tiles of dy and 8 of w at a time.
-constexpr int64_t kMaxKBanks = 2, kMaxTokenTiles = 4;
-constexpr int64_t kDyStageTiles = 16, kWStageTiles = 8;
-
-int64_t usable_sbuf(const arch::ChipSpec& chip) {
-  return chip.core.sbuf.usable_bytes_per_partition > 0 ? chip.core.sbuf.usable_bytes_per_partition
-                                                       : chip.core.sbuf.bytes_per_partition;
-}
-
-// A run of columns of one split: columns [c0, c0 + n) of dy<split>, [g0, g0 + n) of the
-// concatenation (dw's columns, w's columns).
-struct Cols {
-  int split = 0;
-  int64_t c0 = 0, g0 = 0, n = 0;
-};
-
-// Each split cut into runs of at most `width` columns, in order.
-std::vector<Cols> split_cols(const std::vector<int64_t>& splits, int64_t width) {
-  std::vector<Cols> out;
-  int64_t g = 0;
-  for (size_t i = 0; i < splits.size(); ++i) {
-    for (int64_t c = 0; c < splits[i]; c += width)
-      out.push_back({static_cast<int>(i), c, g + c, std::min(width, splits[i] - c)});
-    g += splits[i];
-  }
-  return out;
-}
 
 // Validates the shape arguments; returns N (the sum of the splits).
 int64_t check_shape(std::string_view op, int64_t tokens, int64_t in,
@@ -234,67 +226,6 @@ WeightPlan weight_plan(const arch::ChipSpec& chip, const LinearGradWeightSpec& s
   return best;
 }
 
-// ---------------------------------------------------------------- input gradient
-
-struct InputPlan {
-  bool dma_transpose = false;  // transposes by DMA (else TensorE)
-  std::vector<Cols> tiles;     // contraction tiles (128 columns of one split at most)
-  int64_t nt = 0;
-  int64_t tb = 0, mt = 0;      // token block, its token tiles
-  int64_t kbanks = 0;          // PSUM banks (512 columns of K each) per K block
-  bool w_res = false;          // w^T whole in SBUF, made once
-  bool dy_res = false;         // dy^T of a token block whole in SBUF, made once per block
-  int64_t nc = 0, chunks = 1;  // contraction tiles per chunk, chunks
-  int64_t avail_banks = 0;     // PSUM banks for the accumulators
-};
-
-InputPlan input_plan(const arch::ChipSpec& chip, const LinearGradInputSpec& s) {
-  const int64_t parts = chip.core.sbuf.partitions, e = s.dtype.storage_bytes;
-  InputPlan p;
-  p.dma_transpose = chip.core.dma.transpose && (e == 2 || e == 4);
-  p.tiles = split_cols(s.splits, parts);
-  p.nt = static_cast<int64_t>(p.tiles.size());
-  // TensorE transposes rotate through two PSUM banks.
-  p.avail_banks = chip.core.psum.banks - (p.dma_transpose ? 0 : 2);
-  p.kbanks = std::clamp<int64_t>(ceil_div(s.in, kBank), 1,
-                                 std::clamp<int64_t>(p.avail_banks / 2, 1, kMaxKBanks));
-  const int64_t kbw = p.kbanks * kBank;
-  const int64_t token_tiles = ceil_div(s.tokens, parts);
-  // SBUF for the transposed operands: what the results, dacc and the staging leave (90% of it:
-  // placement needs some slack).
-  int64_t fixed = 2 * kbw * e;
-  if (s.accumulate) fixed += 2 * std::min(kMaxTokenTiles, token_tiles) * kbw * e;
-  if (!p.dma_transpose)
-    fixed += 2 * std::min(p.nt, kDyStageTiles) * parts * e +
-             2 * (kbw / parts) * std::min(p.nt, kWStageTiles) * parts * e;
-  const int64_t budget = std::max<int64_t>(0, usable_sbuf(chip) - fixed) * 9 / 10;
-  const int64_t w_bytes = p.nt * s.in * e;
-  const bool w_one_dma = s.in <= kMaxApElements;
-  // No chunks: w^T whole and dy^T of two token blocks, the largest block that fits.
-  for (int64_t mt = std::min(kMaxTokenTiles, token_tiles); mt >= 1 && w_one_dma; --mt)
-    if (w_bytes + 2 * p.nt * mt * parts * e <= budget) {
-      p.w_res = p.dy_res = true;
-      p.mt = mt;
-      p.tb = mt * parts;
-      p.nc = p.nt;
-      return p;
-    }
-  // Chunks of N: every token tile of the block keeps its accumulators open across them, so
-  // the block is as many token tiles as the banks hold.
-  p.mt = std::clamp<int64_t>(p.avail_banks / p.kbanks, 1, std::min(kMaxTokenTiles, token_tiles));
-  p.tb = p.mt * parts;
-  int64_t left = budget;
-  p.w_res = w_one_dma && w_bytes <= left / 2;
-  if (p.w_res) left -= w_bytes;
-  const int64_t dy_bytes = 2 * p.nt * p.tb * e;
-  p.dy_res = dy_bytes <= left / 2;
-  if (p.dy_res) left -= dy_bytes;
-  const int64_t per_tile = kLoadBuffers * ((p.w_res ? 0 : kbw) + (p.dy_res ? 0 : p.tb)) * e;
-  p.nc = per_tile > 0 ? std::clamp<int64_t>(left / per_tile, 1, p.nt) : p.nt;
-  p.chunks = ceil_div(p.nt, p.nc);
-  return p;
-}
-
 }  // namespace
 
 isa::Program linear_grad_weight(const arch::ChipSpec& chip, const LinearGradWeightSpec& s) {
@@ -435,10 +366,10 @@ isa::Program linear_grad_weight(const arch::ChipSpec& chip, const LinearGradWeig
 
 isa::Program linear_grad_input(const arch::ChipSpec& chip, const LinearGradInputSpec& s) {
   const int64_t N = check_shape("linear_grad_input", s.tokens, s.in, s.splits);
-  const InputPlan plan = input_plan(chip, s);
+  const InputPlan plan = lgrad::input_plan(chip, s);
   const int64_t parts = chip.core.sbuf.partitions;
   const int64_t T = s.tokens, K = s.in;
-  const int64_t nt = plan.nt, tb = plan.tb, mt = plan.mt, nc = plan.nc;
+  const int64_t nt = plan.nt, tb = plan.tb, mt = plan.mt, nc = plan.nc, chunks = plan.chunks;
   const int64_t kbw = plan.kbanks * kBank;  // K block width
   const num::Format dt = s.dtype;
   const std::vector<Cols>& tiles = plan.tiles;
@@ -449,47 +380,72 @@ isa::Program linear_grad_input(const arch::ChipSpec& chip, const LinearGradInput
   const kernel::Tensor dacc = s.accumulate ? kb.input("dacc", dt, {T, K}) : kernel::Tensor{};
   const kernel::Tensor dx = kb.output("dx", dt, {T, K});
 
-  // Transposed operands: the resident ones, else chunk buffers rotating one chunk ahead.
+  // TensorE transposes: dy^T's without DMA transposes, w^T's per job or in the scratch pass.
+  std::optional<lgrad::Transposer> tp;
+  // The scratch path's transposes take the banks the accumulators leave (up to four).
+  const int64_t acc_sets = chunks == 1 ? 2 : mt;
+  const int64_t tp_bufs =
+      plan.w_scratch ? std::clamp<int64_t>(chip.core.psum.banks - acc_sets * plan.kbanks, 2, 4) : 2;
+  if (!plan.dma_transpose || plan.w_scratch) tp.emplace(kb, dt, static_cast<int>(tp_bufs));
+  // Token blocks: of tb tokens but the last; on the scratch path, whose every block streams
+  // all of w^T, of as even a number of token tiles as the same count of blocks allows.
+  const int64_t token_tiles = ceil_div(T, parts), blocks = ceil_div(token_tiles, mt);
+  // The scratch pass comes first: each load of w^T then waits only for its own block. (A fused
+  // first block that is the only one needs no scratch.)
+  const bool streams = plan.w_scratch && (!plan.fuse0 || blocks > 1);
+  std::optional<lgrad::WtScratch> wts;
+  if (plan.w_scratch) {
+    wts.emplace(kb, tiles, K, nc, dt, streams);
+    if (plan.fuse0)
+      wts->begin(w, *tp, plan.pass_group, plan.pass_bufs);
+    else
+      wts->build(w, *tp, plan.pass_group, plan.pass_bufs);
+  }
+
+  // Transposed operands: the resident ones, else chunk buffers rotating one chunk ahead (the
+  // ring: every chunk of a token block's dy^T until its last K block). w^T from the scratch is
+  // laid out K tile by K tile ([P, K tiles, nc, 128]: each tile's load writes one run of every
+  // partition, so the loads of a job do not wait for each other); a short last K tile's
+  // columns are padded, zeroed once (their products fall in PSUM columns nobody reads).
   const Tile w_all = plan.w_res ? kb.sbuf("wT", dt, {parts, nt, K}) : Tile{};
-  const auto w_chunks =
-      plan.w_res ? std::vector<Tile>{} : kb.sbuf_buffers("wT", dt, {parts, nc, kbw}, kLoadBuffers);
+  std::vector<Tile> w_chunks;
+  if (streams) {
+    w_chunks =
+        kb.sbuf_buffers("wT", dt, {parts, kbw / parts, nc, parts}, static_cast<int>(plan.wbufs));
+    if (K % parts != 0)
+      for (const Tile& t : w_chunks)
+        kb.memset(t(all, (K - 1) % kbw / parts, all, {K % parts, parts}), 0.0,
+                  isa::Engine::kGpSimd);
+  } else if (!plan.w_res && !plan.w_scratch) {
+    w_chunks = kb.sbuf_buffers("wT", dt, {parts, nc, kbw}, static_cast<int>(plan.wbufs));
+  }
   const auto dy_blocks =
       plan.dy_res ? kb.sbuf_buffers("dyT", dt, {parts, nt, tb}, 2) : std::vector<Tile>{};
   const auto dy_chunks =
-      plan.dy_res ? std::vector<Tile>{} : kb.sbuf_buffers("dyT", dt, {parts, nc, tb}, kLoadBuffers);
-  // TensorE transposes: rows staged as they lie in HBM, PSUM tiles of a bank.
-  const num::Format tdt =
-      chip.core.features.bit_exact_transpose && dt.storage_bytes >= 2 ? dt : num::fp32();
-  const int64_t per_bank =
-      std::max<int64_t>(1, chip.core.psum.bank_bytes / (parts * tdt.storage_bytes));
-  std::vector<Tile> tp_bufs, dy_stage, w_stage;
-  if (!plan.dma_transpose) {
-    tp_bufs = kb.psum_buffers("T_psum", tdt, {parts, per_bank, parts}, 2);
-    dy_stage = kb.sbuf_buffers("dy", dt, {parts, std::min(nt, kDyStageTiles) * parts}, 2);
-    w_stage = kb.sbuf_buffers(
-        "w", dt, {parts, plan.kbanks * kBank / parts, std::min(nt, kWStageTiles) * parts}, 2);
-  }
+      plan.dy_res ? std::vector<Tile>{}
+                  : kb.sbuf_buffers("dyT", dt, {parts, nc, tb},
+                                    static_cast<int>(plan.ring > 0 ? plan.ring : kLoadBuffers));
+  // dy's rows staged as they lie in HBM for TensorE transposes.
+  std::vector<Tile> dy_stage;
+  if (!plan.dma_transpose)
+    dy_stage = plan.w_scratch
+                   ? kb.sbuf_buffers("dy", dt, {parts, plan.stage_m, plan.stage_tiles * parts},
+                                     static_cast<int>(plan.stages))
+                   : kb.sbuf_buffers("dy", dt, {parts, plan.stage_tiles * parts}, 2);
+  std::optional<lgrad::WtMaker> wm;
+  if (!plan.w_scratch)
+    wm.emplace(kb, w, tiles, plan.dma_transpose ? nullptr : &*tp, kbw, kWStageTiles);
   // Accumulators: two sets rotating over the token tiles without chunks, else one per token
   // tile of the block (open across the chunks).
-  const int64_t acc_sets = plan.chunks == 1 ? 2 : mt;
   std::vector<std::vector<Tile>> acc;
   for (int64_t i = 0; i < acc_sets; ++i)
     acc.push_back(kb.psum_buffers(fmt::format("acc{}_", i), num::fp32(), {parts, kBank},
                                   static_cast<int>(plan.kbanks)));
-  const auto o_bufs = kb.sbuf_buffers("dx", dt, {parts, kbw}, 2);
+  const auto o_bufs = kb.sbuf_buffers("dx", dt, {parts, kbw}, plan.w_scratch ? kScratchOut : 2);
   const auto da_bufs =
       s.accumulate ? kb.sbuf_buffers("dacc", dt, {parts, mt, kbw}, 2) : std::vector<Tile>{};
 
-  int64_t tp_no = 0, stage_no = 0, copy_no = 0;
-  auto next_tp = [&]() -> const Tile& { return tp_bufs[static_cast<size_t>(tp_no++ % 2)]; };
-  // PSUM -> SBUF copies of transposes, VectorE and ScalarE in turn.
-  auto copy_out = [&](const Tile& dst, const Tile& src) {
-    if (copy_no++ % 2 == 0)
-      kb.tensor_copy(dst, src);
-    else
-      kb.activation(dst, src, isa::ActFunc::kCopy);
-  };
-
+  int64_t stage_no = 0;
   // dy^T of tiles [j0, j1) and tokens [t0, t0 + tbn) into dst [P, *, tb] from tile jb on.
   auto make_dyT = [&](const Tile& dst, int64_t jb, int64_t j0, int64_t j1, int64_t t0,
                       int64_t tbn) {
@@ -504,7 +460,7 @@ isa::Program linear_grad_input(const arch::ChipSpec& chip, const LinearGradInput
     // Runs of tiles of one split, staged per token tile and transposed in 128 x 128 blocks.
     for (int64_t r0 = j0; r0 < j1;) {
       int64_t r1 = r0 + 1;
-      while (r1 < j1 && r1 - r0 < kDyStageTiles && tiles[r1].split == tiles[r0].split) ++r1;
+      while (r1 < j1 && r1 - r0 < plan.stage_tiles && tiles[r1].split == tiles[r0].split) ++r1;
       const Cols& first = tiles[r0];
       const int64_t cols = tiles[r1 - 1].c0 + tiles[r1 - 1].n - first.c0;
       for (int64_t m0 = 0; m0 < tbn; m0 += parts) {
@@ -516,62 +472,20 @@ isa::Program linear_grad_input(const arch::ChipSpec& chip, const LinearGradInput
         for (int64_t j = r0; j < r1;) {
           // Full tiles share a PSUM tile and one copy; a short tile is alone.
           int64_t g = 1;
-          while (tiles[j].n == parts && g < per_bank && j + g < r1 && tiles[j + g].n == parts) ++g;
+          while (tiles[j].n == parts && g < tp->per_bank() && j + g < r1 && tiles[j + g].n == parts)
+            ++g;
           const int64_t nr = tiles[j].n;
-          const Tile& tp = next_tp();
+          const Tile& pt = tp->next();
           for (int64_t q = 0; q < g; ++q) {
             const int64_t off = tiles[j + q].c0 - first.c0;
-            kb.transpose(tp({0, nr}, q, {0, p}), st({0, p}, {off, off + nr}));
+            kb.transpose(pt({0, nr}, q, {0, p}), st({0, p}, {off, off + nr}));
           }
-          copy_out(dst({0, nr}, {j - jb, j - jb + g}, {m0, m0 + p}), tp({0, nr}, {0, g}, {0, p}));
+          tp->copy_out(dst({0, nr}, {j - jb, j - jb + g}, {m0, m0 + p}),
+                       pt({0, nr}, {0, g}, {0, p}));
           j += g;
         }
       }
       r0 = r1;
-    }
-  };
-  // w^T of tiles [j0, j1) and K columns [k0, k0 + kbn) into dst [P, *, *] from tile jb on,
-  // at column `cb`.
-  auto make_wT = [&](const Tile& dst, int64_t jb, int64_t cb, int64_t j0, int64_t j1, int64_t k0,
-                     int64_t kbn) {
-    if (plan.dma_transpose) {
-      for (int64_t j = j0; j < j1; ++j) {
-        const Cols& c = tiles[j];
-        kb.dma_transpose(dst({0, c.n}, j - jb, {cb, cb + kbn}),
-                         w({k0, k0 + kbn}, {c.g0, c.g0 + c.n}));
-      }
-      return;
-    }
-    // w rows staged K tile by K tile ([128 rows of K, tiles, columns]), transposed per block.
-    for (int64_t ka = k0; ka < k0 + kbn; ka += kbw) {
-      const int64_t kn = std::min(kbw, k0 + kbn - ka);
-      const int64_t kts = ceil_div(kn, parts);
-      for (int64_t r0 = j0; r0 < j1; r0 += kWStageTiles) {
-        const int64_t r1 = std::min(j1, r0 + kWStageTiles);
-        const int64_t G0 = tiles[r0].g0, cols = tiles[r1 - 1].g0 + tiles[r1 - 1].n - G0;
-        const Tile& st = w_stage[static_cast<size_t>(stage_no++ % 2)];
-        // One DMA per K tile: each a block of whole rows when the run is all of N.
-        for (int64_t r = 0; r < kts; ++r) {
-          const int64_t kr = std::min(parts, kn - r * parts);
-          kb.dma_copy(st({0, kr}, r, {0, cols}),
-                      w({ka + r * parts, ka + r * parts + kr}, {G0, G0 + cols}));
-        }
-        for (int64_t j = r0; j < r1; ++j) {
-          const int64_t nr = tiles[j].n, off = tiles[j].g0 - G0;
-          for (int64_t r = 0; r < kts;) {
-            const int64_t kr = std::min(parts, kn - r * parts);
-            int64_t g = 1;
-            while (kr == parts && g < per_bank && r + g < kts && kn - (r + g) * parts >= parts) ++g;
-            const Tile& tp = next_tp();
-            for (int64_t q = 0; q < g; ++q)
-              kb.transpose(tp({0, nr}, q, {0, kr}), st({0, kr}, r + q, {off, off + nr}));
-            const int64_t c = cb + (ka - k0) + r * parts;
-            copy_out(dst({0, nr}, j - jb, {c, c + g * kr}).reshape({nr, g, kr}),
-                     tp({0, nr}, {0, g}, {0, kr}));
-            r += g;
-          }
-        }
-      }
     }
   };
 
@@ -580,32 +494,205 @@ isa::Program linear_grad_input(const arch::ChipSpec& chip, const LinearGradInput
     int64_t blk, t0, tbn, k0, kbn, chunk, j0, j1;
   };
   std::vector<Job> jobs;
-  for (int64_t t0 = 0, blk = 0; t0 < T; t0 += tb, ++blk)
-    for (int64_t k0 = 0; k0 < K; k0 += kbw)
-      for (int64_t c = 0; c < plan.chunks; ++c)
-        jobs.push_back({blk, t0, std::min(tb, T - t0), k0, std::min(kbw, K - k0), c, c * nc,
-                        std::min(nt, (c + 1) * nc)});
-  auto unit_of = [&](size_t i) { return static_cast<int64_t>(i) / plan.chunks; };
+  std::vector<int64_t> blk_t0{0};
+  for (int64_t b = 0; b < blocks; ++b) {
+    const int64_t n =
+        plan.w_scratch ? token_tiles / blocks + (b < token_tiles % blocks ? 1 : 0) : mt;
+    blk_t0.push_back(std::min(T, blk_t0.back() + n * parts));
+  }
+  // K blocks of kbw columns; of one K tile in a first block fused with the pass. blk_job0[b]:
+  // block b's first job.
+  std::vector<int64_t> blk_job0;
+  for (int64_t blk = 0; blk < blocks; ++blk) {
+    blk_job0.push_back(static_cast<int64_t>(jobs.size()));
+    const int64_t kw = plan.fuse0 && blk == 0 ? parts : kbw;
+    for (int64_t k0 = 0; k0 < K; k0 += kw)
+      for (int64_t c = 0; c < chunks; ++c)
+        jobs.push_back({blk, blk_t0[blk], blk_t0[blk + 1] - blk_t0[blk], k0, std::min(kw, K - k0),
+                        c, c * nc, std::min(nt, (c + 1) * nc)});
+  }
+  blk_job0.push_back(static_cast<int64_t>(jobs.size()));
+  const bool fused0 = plan.fuse0;
+  auto in_fused = [&](size_t i) { return fused0 && jobs[i].blk == 0; };
+  auto unit_of = [&](size_t i) { return static_cast<int64_t>(i) / chunks; };
+
+  // The ring: chunk c of token block b's dy^T is in buffer (b chunks + c) mod ring.
+  auto ring_buf = [&](int64_t b, int64_t c) -> const Tile& {
+    return dy_chunks[static_cast<size_t>((b * chunks + c) % plan.ring)];
+  };
+  // When the ring's parts are made: by the prepare() of which job (it runs before the
+  // matmuls of the job before). A chunk as soon as the buffer's last reader (the chunk it held
+  // before, in its block's last K block) is two jobs back, at the latest by its first job;
+  // per token tile (dy_by_token), spread evenly over the previous block's jobs.
+  // A part is made in windows: tiles of one split, at most stage_tiles; with TensorE
+  // transposes each window's rows (of the part's token tiles) are staged by one load, emitted
+  // right after the transposes of the window whose staging buffer it takes (so the in-order
+  // load queue never waits behind a buffer that frees later).
+  struct Window {
+    int64_t b, m0, m1, a0, a1;
+  };
+  std::vector<Window> windows;
+  std::vector<std::pair<size_t, size_t>> win_at(plan.ring > 0 ? jobs.size() : 0);  // [first, end)
+  if (plan.ring > 0) {
+    std::vector<std::vector<Window>> parts_at(jobs.size());
+    auto job_of = [&](int64_t b, int64_t kbi, int64_t c) {
+      return blk_job0[static_cast<size_t>(b)] + kbi * chunks + c;
+    };
+    auto last_kb = [&](int64_t b) {
+      return (blk_job0[static_cast<size_t>(b) + 1] - blk_job0[static_cast<size_t>(b)]) / chunks - 1;
+    };
+    auto add = [&](int64_t at, int64_t b, int64_t m0, int64_t m1, int64_t j0, int64_t j1) {
+      for (int64_t a0 = j0; a0 < j1;) {
+        int64_t a1 = a0 + 1;
+        while (a1 < j1 && (plan.dma_transpose || a1 - a0 < plan.stage_tiles) &&
+               tiles[a1].split == tiles[a0].split)
+          ++a1;
+        parts_at[static_cast<size_t>(at)].push_back({b, m0, m1, a0, a1});
+        a0 = a1;
+      }
+    };
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int64_t bt = ceil_div(blk_t0[b + 1] - blk_t0[b], parts);
+      if (plan.dy_by_token && b > 0) {
+        const int64_t j0 = blk_job0[static_cast<size_t>(b) - 1];
+        const int64_t per_block = blk_job0[static_cast<size_t>(b)] - j0;
+        for (int64_t m = 0; m < bt; ++m) add(j0 + 1 + m * per_block / bt, b, m, m + 1, 0, nt);
+        continue;
+      }
+      for (int64_t c = 0; c < chunks; ++c) {
+        const int64_t first = job_of(b, 0, c), before = b * chunks + c - plan.ring;
+        const int64_t at =
+            before < 0
+                ? first
+                : std::min(first,
+                           job_of(before / chunks, last_kb(before / chunks), before % chunks) + 2);
+        // (The staging of dy_by_token holds one token tile.)
+        for (int64_t m = 0; m < bt; m += plan.stage_m)
+          add(at, b, m, std::min(bt, m + plan.stage_m), c * nc, std::min(nt, (c + 1) * nc));
+      }
+    }
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      win_at[i].first = windows.size();
+      windows.insert(windows.end(), parts_at[i].begin(), parts_at[i].end());
+      win_at[i].second = windows.size();
+    }
+  }
+  auto stage_load = [&](size_t wi) {
+    if (plan.dma_transpose || wi >= windows.size()) return;
+    const Window& wd = windows[wi];
+    const int64_t t0 = blk_t0[wd.b], tbn = blk_t0[wd.b + 1] - t0;
+    const Cols& first = tiles[wd.a0];
+    const int64_t cols = tiles[wd.a1 - 1].c0 + tiles[wd.a1 - 1].n - first.c0;
+    const int64_t r0 = wd.m0 * parts, r1 = std::min(tbn, wd.m1 * parts);
+    load_rows(kb, dy_stage[wi % dy_stage.size()], 0, dys[static_cast<size_t>(first.split)],
+              s.splits[first.split], t0 + r0, r1 - r0, first.c0, cols, 0);
+  };
+  // Window wi's dy^T into the ring (from its staged rows, transposed per token tile and
+  // 128 x 128 block, or by DMA transposes).
+  auto make_window = [&](size_t wi) {
+    const Window& wd = windows[wi];
+    const int64_t t0 = blk_t0[wd.b], tbn = blk_t0[wd.b + 1] - t0;
+    if (plan.dma_transpose) {
+      const int64_t r0 = wd.m0 * parts, r1 = std::min(tbn, wd.m1 * parts);
+      for (int64_t j = wd.a0; j < wd.a1; ++j) {
+        const Cols& c = tiles[j];
+        kb.dma_transpose(ring_buf(wd.b, j / nc)({0, c.n}, j % nc, {r0, r1}),
+                         dys[static_cast<size_t>(c.split)]({t0 + r0, t0 + r1}, {c.c0, c.c0 + c.n}));
+      }
+      return;
+    }
+    const Tile& st = dy_stage[wi % dy_stage.size()];
+    const Cols& first = tiles[wd.a0];
+    if (wd.m1 - wd.m0 > 1) {
+      // Several token tiles (a chunk's part): full token tiles of one contraction tile share a
+      // PSUM tile and one copy (consecutive tokens of the ring buffer); a short one is alone.
+      for (int64_t j = wd.a0; j < wd.a1; ++j) {
+        const int64_t nr = tiles[j].n, off = tiles[j].c0 - first.c0;
+        for (int64_t m = wd.m0; m < wd.m1;) {
+          const int64_t p = std::min(parts, tbn - m * parts);
+          int64_t g = 1;
+          while (p == parts && g < tp->per_bank() && m + g < wd.m1 &&
+                 tbn - (m + g) * parts >= parts)
+            ++g;
+          const Tile& pt = tp->next();
+          for (int64_t q = 0; q < g; ++q)
+            kb.transpose(pt({0, nr}, q, {0, p}), st({0, p}, m + q - wd.m0, {off, off + nr}));
+          tp->copy_out(ring_buf(wd.b, j / nc)({0, nr}, j % nc, {m * parts, m * parts + g * p})
+                           .reshape({nr, g, p}),
+                       pt({0, nr}, {0, g}, {0, p}));
+          m += g;
+        }
+      }
+      stage_load(wi + dy_stage.size());
+      return;
+    }
+    // One token tile: full contraction tiles of one chunk share a PSUM tile and one copy; a
+    // short tile is alone.
+    const int64_t m = wd.m0, p = std::min(parts, tbn - m * parts);
+    for (int64_t j = wd.a0; j < wd.a1;) {
+      int64_t g = 1;
+      while (tiles[j].n == parts && g < tp->per_bank() && j + g < wd.a1 &&
+             tiles[j + g].n == parts && (j + g) / nc == j / nc)
+        ++g;
+      const int64_t nr = tiles[j].n;
+      const Tile& pt = tp->next();
+      for (int64_t q = 0; q < g; ++q) {
+        const int64_t off = tiles[j + q].c0 - first.c0;
+        kb.transpose(pt({0, nr}, q, {0, p}), st({0, p}, 0, {off, off + nr}));
+      }
+      tp->copy_out(
+          ring_buf(wd.b, j / nc)({0, nr}, {j % nc, j % nc + g}, {m * parts, m * parts + p}),
+          pt({0, nr}, {0, g}, {0, p}));
+      j += g;
+    }
+    stage_load(wi + dy_stage.size());
+  };
+
+  // w^T from the scratch: job i's block into buffer (i - first_loaded) mod wbufs, loaded once
+  // the pass is complete (in program order) and the buffer's job before is done.
+  const size_t first_loaded = fused0 ? static_cast<size_t>(blk_job0[1]) : 0;
+  size_t loaded = first_loaded;
+  bool pass_done = !fused0;
+  auto wbuf = [&](size_t i) -> const Tile& {
+    return w_chunks[(i - first_loaded) % w_chunks.size()];
+  };
+  auto load_wT = [&](size_t upto) {  // every job before `upto`
+    for (; pass_done && loaded < std::min(upto, jobs.size()); ++loaded)
+      wts->load(wbuf(loaded), jobs[loaded].chunk, jobs[loaded].k0, jobs[loaded].kbn);
+  };
+  // A fused first block's w^T: the pass's transposed buffer of each K tile.
+  std::vector<const Tile*> pass_out(fused0 ? static_cast<size_t>(wts->steps()) : 0);
 
   // Job i's operands: dy^T (of the token block when resident, made by its first job, else of
-  // the chunk) and w^T (when resident, each K block's made by the first job that uses it, else
-  // the chunk's); with DMA transposes tile by tile, dy^T and w^T in turn.
+  // the chunk; the ring's parts due) and w^T (when resident, each K block's made by the first
+  // job that uses it, else the chunk's; from the scratch, loaded two jobs ahead by the loop);
+  // with DMA transposes tile by tile, dy^T and w^T in turn.
   auto prepare = [&](size_t i) {
     const Job& jb = jobs[i];
-    const bool dy_new = !plan.dy_res || (jb.k0 == 0 && jb.chunk == 0);
-    const bool w_new = !plan.w_res || (jb.blk == 0 && jb.chunk == 0);
-    const Tile& dyd =
-        plan.dy_res ? dy_blocks[static_cast<size_t>(jb.blk % 2)] : dy_chunks[i % kLoadBuffers];
-    const Tile& wd = plan.w_res ? w_all : w_chunks[i % kLoadBuffers];
-    const int64_t dy_j0 = plan.dy_res ? 0 : jb.j0, dy_j1 = plan.dy_res ? nt : jb.j1;
-    const int64_t w_j0 = plan.w_res ? 0 : jb.j0, w_j1 = plan.w_res ? nt : jb.j1;
-    const int64_t step = plan.dma_transpose ? 1 : nt;
-    for (int64_t j = std::min(dy_j0, w_j0); j < std::max(dy_j1, w_j1); j += step) {
-      if (dy_new && j < dy_j1 && j + step > dy_j0)
-        make_dyT(dyd, dy_j0, std::max(j, dy_j0), std::min(j + step, dy_j1), jb.t0, jb.tbn);
-      if (w_new && j < w_j1 && j + step > w_j0)
-        make_wT(wd, w_j0, plan.w_res ? jb.k0 : 0, std::max(j, w_j0), std::min(j + step, w_j1),
-                jb.k0, jb.kbn);
+    if (plan.ring > 0) {
+      for (size_t wi = win_at[i].first; wi < win_at[i].second; ++wi) make_window(wi);
+      if (in_fused(i) && jb.chunk == 0) {
+        // The pass's step for this K tile (its group is all of N).
+        const int64_t kt = jb.k0 / parts;
+        pass_out[static_cast<size_t>(kt)] = &wts->step(kt);
+        if (kt + 1 == wts->steps()) pass_done = true;
+      }
+    } else {
+      const bool dy_new = !plan.dy_res || (jb.k0 == 0 && jb.chunk == 0);
+      const bool w_new = !plan.w_res || (jb.blk == 0 && jb.chunk == 0);
+      const Tile& dyd =
+          plan.dy_res ? dy_blocks[static_cast<size_t>(jb.blk % 2)] : dy_chunks[i % kLoadBuffers];
+      const Tile& wd = plan.w_res ? w_all : w_chunks[i % kLoadBuffers];
+      const int64_t dy_j0 = plan.dy_res ? 0 : jb.j0, dy_j1 = plan.dy_res ? nt : jb.j1;
+      const int64_t w_j0 = plan.w_res ? 0 : jb.j0, w_j1 = plan.w_res ? nt : jb.j1;
+      const int64_t step = plan.dma_transpose ? 1 : nt;
+      for (int64_t j = std::min(dy_j0, w_j0); j < std::max(dy_j1, w_j1); j += step) {
+        if (dy_new && j < dy_j1 && j + step > dy_j0)
+          make_dyT(dyd, dy_j0, std::max(j, dy_j0), std::min(j + step, dy_j1), jb.t0, jb.tbn);
+        if (w_new && j < w_j1 && j + step > w_j0)
+          wm->make(wd, w_j0, plan.w_res ? jb.k0 : 0, std::max(j, w_j0), std::min(j + step, w_j1),
+                   jb.k0, jb.kbn);
+      }
     }
     if (s.accumulate && jb.chunk == 0) {
       // One DMA per token tile: a block of whole rows when the K block is all of K.
@@ -615,15 +702,20 @@ isa::Program linear_grad_input(const arch::ChipSpec& chip, const LinearGradInput
                   jb.kbn, 0);
     }
   };
+  // The accumulators' columns: a fused first block's K tiles take the four quarters of their
+  // banks in turn (a K tile's matmuls do not wait for the epilogue of the one before).
+  auto acc_col = [&](size_t i) {
+    return in_fused(i) ? jobs[i].k0 / parts % (kBank / parts) * parts : int64_t{0};
+  };
   int64_t acc_no = 0, out_no = 0;
   // dx of token tile m0 of job `jb` from accumulator set `set` (+ dacc), stored.
   auto epilogue = [&](size_t i, size_t set, int64_t m0) {
     const Job& jb = jobs[i];
     const int64_t p = std::min(parts, jb.tbn - m0);
-    const Tile& ot = o_bufs[static_cast<size_t>(out_no++ % 2)];
+    const Tile& ot = o_bufs[static_cast<size_t>(out_no++) % o_bufs.size()];
     for (int64_t b = 0; b * kBank < jb.kbn; ++b) {
       const int64_t c0 = b * kBank, c1 = std::min(jb.kbn, c0 + kBank);
-      const Tile a = acc[set][static_cast<size_t>(b)]({0, p}, {0, c1 - c0});
+      const Tile a = acc[set][static_cast<size_t>(b)]({0, p}, {acc_col(i), acc_col(i) + c1 - c0});
       if (s.accumulate)
         kb.tensor_tensor(ot({0, p}, {c0, c1}), a,
                          da_bufs[static_cast<size_t>(unit_of(i) % 2)]({0, p}, m0 / parts, {c0, c1}),
@@ -634,14 +726,26 @@ isa::Program linear_grad_input(const arch::ChipSpec& chip, const LinearGradInput
     kb.dma_copy(dx({jb.t0 + m0, jb.t0 + m0 + p}, {jb.k0, jb.k0 + jb.kbn}), ot({0, p}, {0, jb.kbn}));
   };
 
+  // The scratch path's loads, each emitted right after what frees its buffer: the first
+  // stagings and w^T blocks here, then a w^T block after the matmuls of the job that last used
+  // its buffer, a staging after the transposes of the window before in its buffer.
+  if (plan.w_scratch) {
+    for (size_t wi = 0; wi < dy_stage.size(); ++wi) stage_load(wi);
+    load_wT(first_loaded + w_chunks.size());
+  }
   if (!jobs.empty()) prepare(0);
   for (size_t i = 0; i < jobs.size(); ++i) {
     if (i + 1 < jobs.size()) prepare(i + 1);
     const Job& jb = jobs[i];
-    const Tile& dT =
-        plan.dy_res ? dy_blocks[static_cast<size_t>(jb.blk % 2)] : dy_chunks[i % kLoadBuffers];
+    const Tile& dT = plan.dy_res ? dy_blocks[static_cast<size_t>(jb.blk % 2)]
+                     : plan.ring ? ring_buf(jb.blk, jb.chunk)
+                                 : dy_chunks[i % kLoadBuffers];
     const int64_t djb = plan.dy_res ? 0 : jb.j0;
-    const Tile& wT = plan.w_res ? w_all : w_chunks[i % kLoadBuffers];
+    const bool fj = in_fused(i);
+    const Tile& wT = plan.w_res       ? w_all
+                     : fj             ? *pass_out[static_cast<size_t>(jb.k0 / parts)]
+                     : plan.w_scratch ? wbuf(i)
+                                      : w_chunks[i % w_chunks.size()];
     const int64_t wjb = plan.w_res ? 0 : jb.j0, wcb = plan.w_res ? jb.k0 : 0;
     auto matmuls = [&](size_t set, int64_t m0, int64_t p) {
       for (int64_t j = jb.j0; j < jb.j1; ++j) {
@@ -649,22 +753,35 @@ isa::Program linear_grad_input(const arch::ChipSpec& chip, const LinearGradInput
         const Tile stat = dT({0, nr}, j - djb, {m0, m0 + p});
         for (int64_t b = 0; b * kBank < jb.kbn; ++b) {
           const int64_t c0 = b * kBank, c1 = std::min(jb.kbn, c0 + kBank);
-          kb.matmul(acc[set][static_cast<size_t>(b)]({0, p}, {0, c1 - c0}), stat,
-                    wT({0, nr}, j - wjb, {wcb + c0, wcb + c1}), {.start = j == 0});
+          const Tile& a = acc[set][static_cast<size_t>(b)];
+          if (fj) {  // the pass's transposed K tile: tile j at j
+            const int64_t q0 = acc_col(i);
+            kb.matmul(a({0, p}, {q0, q0 + c1 - c0}), stat, wT({0, nr}, j, {c0, c1}),
+                      {.start = j == 0});
+          } else if (plan.w_scratch) {  // whole K tiles, the last one's padding included
+            const int64_t r0 = c0 / parts, r1 = ceil_div(c1, parts);
+            kb.matmul(a({0, p}, {0, (r1 - r0) * parts}), stat, wT({0, nr}, {r0, r1}, j - wjb, all),
+                      {.start = j == 0});
+          } else {
+            kb.matmul(a({0, p}, {0, c1 - c0}), stat, wT({0, nr}, j - wjb, {wcb + c0, wcb + c1}),
+                      {.start = j == 0});
+          }
         }
       }
     };
-    if (plan.chunks == 1) {
+    if (chunks == 1) {
       for (int64_t m0 = 0; m0 < jb.tbn; m0 += parts) {
         const auto set = static_cast<size_t>(acc_no++ % 2);
         matmuls(set, m0, std::min(parts, jb.tbn - m0));
         epilogue(i, set, m0);
       }
+      if (plan.w_scratch) load_wT(i + 1 + w_chunks.size());
       continue;
     }
     for (int64_t m0 = 0; m0 < jb.tbn; m0 += parts)
       matmuls(static_cast<size_t>(m0 / parts), m0, std::min(parts, jb.tbn - m0));
-    if (jb.chunk == plan.chunks - 1)
+    if (plan.w_scratch) load_wT(i + 1 + w_chunks.size());
+    if (jb.chunk == chunks - 1)
       for (int64_t m0 = 0; m0 < jb.tbn; m0 += parts)
         epilogue(i, static_cast<size_t>(m0 / parts), m0);
   }

@@ -67,7 +67,7 @@ isa::Program attention_backward(const arch::ChipSpec& chip, const AttentionSpec&
 //   RMSNorm:   dx = rstd * (g - xh * mean(g * xh))
 //   LayerNorm: dx = rstd * (g - mean(g) - xh * mean(g * xh))
 // means over the F features of a token; dgamma = sum over tokens of dy * xh, dbeta = sum of
-// dy (fp32, a partition reduction on TensorE at the end).
+// dy (fp32, summed over the tokens by TensorE, accumulating in PSUM across the tiles).
 // Tensors: x [T, F], dy [T, F] (dtype), gamma [F] fp32, dx [T, F] (dtype), dgamma [F] fp32
 // (dbeta [F] fp32 for layer norm); with `residual`, dres [T, F] (dtype) is added to dx in
 // fp32 before rounding (the gradient that reached x through the residual stream).

@@ -10,6 +10,7 @@
 //       most 1120 columns below 2^7, 23 bits; dacc (2^-6, below 1) adds exactly.
 // So the kernel's fp32 accumulation gives the reference's exact sum whatever its order, and
 // both round the same value to bf16 (dx); the transposes (DMA, TensorE) move values exactly.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -249,6 +250,84 @@ TEST_P(LinearGradTest, LinearGradInputDyResident) {
   }
 }
 
+// A copy of `spec` with `usable` bytes of SBUF per partition whose DMA gathers rows at a
+// tenth of its rate for whole blocks (the rate of its engines): w^T does not fit SBUF and
+// remaking it per token block from gathered rows is slow, so the kernel transposes w once into
+// an HBM scratch and streams it per token block.
+arch::ChipSpec scratch_variant(const arch::ChipSpec& spec, int64_t usable, bool dma_transpose) {
+  arch::ChipSpec v = variant(spec, usable, dma_transpose);
+  const double rate = v.core.dma.engines * v.core.dma.engine_bandwidth_practical_gbps;
+  v.core.dma.core_block_bandwidth_gbps = rate;
+  v.core.dma.core_bandwidth_gbps = rate / 10;
+  return v;
+}
+
+bool has_scratch(const isa::Program& p) {
+  return std::any_of(p.tensors.begin(), p.tensors.end(), [](const isa::HbmTensor& t) {
+    return t.kind == isa::TensorKind::kScratch && t.name == "wT_scratch";
+  });
+}
+
+// Whether the program loads 128 whole rows of `cols` elements (of a [*, cols] HBM tensor) in
+// one DMA.
+bool loads_whole_rows(const isa::Program& p, int64_t cols) {
+  for (const isa::Stream& st : p.streams)
+    for (const isa::Instruction& in : st)
+      if (in.op == isa::Opcode::kDmaCopy && in.num_operands > 1) {
+        const isa::AccessPattern& src = in.operands[1];
+        if (src.space == isa::Space::kHbm && src.num_partitions == 128 &&
+            src.partition_stride == cols && src.free_elements() == cols)
+          return true;
+      }
+  return false;
+}
+
+// The scratch path (w^T transposed once into HBM, streamed per token block) on small shapes
+// with partial tiles everywhere: 520 tokens (token blocks balanced, an 8-token last tile),
+// K = 700 (K blocks of 512 and 188 columns, or one of 700; a 60-column last K tile, padded in
+// SBUF), contraction tiles per split (128, 128, 44 | 128, 122; or 4 x 128, 88 | 3 x 128, 16),
+// dacc added. With the plan's estimates as they stand, the chip variants reach: at 40 KiB dy^T
+// kept for two token blocks, made per token tile (TensorE transposes; on trn3 with the pass
+// fused into the first block); at 48 KiB the same with the pass fused into the first block (in
+// chunks, or one chunk on NC-v3+); at 32 KiB dy^T kept for one block and a chunk, made per
+// chunk (TensorE, or DMA transposes of two token tiles); at 56 KiB on trn1 the same with
+// windows of three token tiles and K blocks of two banks.
+TEST_P(LinearGradTest, LinearGradInputScratch) {
+  const arch::ChipSpec& spec = chip(GetParam());
+  const bool trn1 = !spec.core.dma.transpose;
+  struct Case {
+    std::vector<int64_t> splits;
+    int64_t kib;
+    bool dma;
+  };
+  std::vector<Case> cases{
+      {{300, 250}, 40, false}, {{300, 250}, 48, false}, {{600, 400}, 32, false}};
+  cases.push_back({{600, 400}, trn1 ? 56 : 32, !trn1});
+  for (const Case& k : cases) {
+    SCOPED_TRACE(::testing::Message() << "splits " << k.splits[0] << ", " << k.splits[1] << ", "
+                                      << k.kib << " KiB, " << (k.dma ? "dma" : "tensor"));
+    ops::LinearGradInputSpec s = input_spec(520, 700, k.splits);
+    s.accumulate = true;
+    const arch::ChipSpec v = scratch_variant(spec, k.kib * 1024, k.dma);
+    EXPECT_TRUE(has_scratch(ops::linear_grad_input(v, s)));
+    check_grad_input(v, s, input_case(s, 90));
+  }
+}
+
+// One token block (256 tokens) with the pass fused into it: w's rows loaded whole (1000
+// columns, 9 contraction tiles: more than the chunk plans stage at once), transposed and used
+// in place, no scratch written (nothing streams it).
+TEST_P(LinearGradTest, LinearGradInputFusedPass) {
+  const arch::ChipSpec& spec = chip(GetParam());
+  ops::LinearGradInputSpec s = input_spec(256, 1100, {600, 400});
+  s.accumulate = true;
+  const arch::ChipSpec v = scratch_variant(spec, 64 * 1024, false);
+  const isa::Program p = ops::linear_grad_input(v, s);
+  EXPECT_FALSE(has_scratch(p));
+  EXPECT_TRUE(loads_whole_rows(p, 1000));
+  check_grad_input(v, s, input_case(s, 95));
+}
+
 // Shapes smaller than a tile everywhere, and fp32 data (matmuls at the fp32 rate, 4-byte DMA
 // transposes, fp32 PSUM transposes).
 TEST_P(LinearGradTest, LinearGradSmallAndFp32) {
@@ -298,7 +377,7 @@ double bound_ns(const arch::ChipSpec& spec, double columns, double bytes) {
 }
 
 void expect_near_bound(const std::string& name, const arch::ChipSpec& spec, const isa::Program& p,
-                       double bound) {
+                       double bound, double max_ratio = 3) {
   const core::TimingResult r = core::run_timing(spec, p);
   ASSERT_TRUE(r.ok()) << r.summary();
   const double ns = static_cast<double>(r.total.v) / 1000;
@@ -306,7 +385,7 @@ void expect_near_bound(const std::string& name, const arch::ChipSpec& spec, cons
             << bound / 1000 << " us (" << ns / bound << "x), TensorE busy "
             << r.busy_percent(isa::Engine::kTensor) << "%\n";
   ::testing::Test::RecordProperty(name + "_ns", std::to_string(static_cast<int64_t>(ns)));
-  EXPECT_LE(ns, 3 * bound) << name;
+  EXPECT_LE(ns, max_ratio * bound) << name;
 }
 
 constexpr int64_t kT = 2048, kK = 1024, kN = 1024;
@@ -332,6 +411,38 @@ TEST_P(LinearGradTest, LinearGradInputTiming) {
                     bound_ns(spec, columns, bytes));
 }
 
+// Training-size input gradients: Llama 2 7B's gate and up projections at TP 8 (4096 tokens,
+// 4096 -> 2 x 1376), its LM head (4096 -> 4000) and down projection (1376 -> 4096) at TP 8,
+// Llama 3 8B's up projection (8192 tokens, 4096 -> 14336). w^T does not fit SBUF but in the
+// third; on NC-v2, whose loads that gather parts of rows are slow, it is transposed once into
+// the HBM scratch (the pass beside the first token block where SBUF allows) and streamed per
+// token block; NC-v3+ remake it per token block by DMA transposes, hidden under the matmuls.
+// Each within `limit` of the bound (NC-v2 reaches 1.20-1.26x on the scratch path, 1.45x on the
+// third; NC-v3+ 1.00-1.05x).
+TEST_P(LinearGradTest, LinearGradInputLargeTiming) {
+  const arch::ChipSpec& spec = chip(GetParam());
+  struct Shape {
+    int64_t tokens, in;
+    std::vector<int64_t> splits;
+    double limit;
+  };
+  const std::vector<Shape> shapes{{4096, 4096, {1376, 1376}, 1.4},
+                                  {4096, 4096, {4000}, 1.4},
+                                  {4096, 1376, {4096}, 1.6},
+                                  {8192, 4096, {14336}, 1.4}};
+  for (const Shape& sh : shapes) {
+    const ops::LinearGradInputSpec s = input_spec(sh.tokens, sh.in, sh.splits);
+    const auto T = static_cast<double>(sh.tokens), K = static_cast<double>(sh.in);
+    const auto N = static_cast<double>(sum(sh.splits));
+    // (T / 128) x (N / 128) matmuls of K columns; dy and w read, dx written once.
+    const double columns = T / 128 * (N / 128) * K;
+    const double bytes = 2.0 * T * N + 2.0 * K * N + 2.0 * T * K;
+    expect_near_bound(fmt::format("linear_grad_input {}x{}x{}", sh.tokens, sh.in, sum(sh.splits)),
+                      spec, ops::linear_grad_input(spec, s), bound_ns(spec, columns, bytes),
+                      sh.limit);
+  }
+}
+
 // A training-size layer (Llama 3 8B's MLP up projection, 4096 -> 14336, 8192 tokens) builds
 // in seconds, with instructions in proportion to its matmuls.
 TEST_P(LinearGradTest, LinearGradBigShapesBuild) {
@@ -341,12 +452,13 @@ TEST_P(LinearGradTest, LinearGradBigShapesBuild) {
   const isa::Program x = ops::linear_grad_input(spec, input_spec(8192, 4096, {14336}));
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   // (8192 / 128) x (4096 / 128) x (14336 / 512) = 57344 matmuls each (one more K tile for the
-  // bias), each with at most a stationary load; the input gradient's TensorE transposes on
-  // NC-v2 (w^T made again per token block) and their copies add about two per matmul.
+  // bias), each with at most a stationary load; the input gradient's transposes (on NC-v2 w^T
+  // once into the scratch, dy^T once per token block), their copies and the loads of the
+  // scratch add about half an instruction per matmul.
   std::cout << "big shapes: built in " << s << " s, " << w.num_instructions() << " + "
             << x.num_instructions() << " instructions\n";
   EXPECT_LT(w.num_instructions(), 3 * 57344u);
-  EXPECT_LT(x.num_instructions(), 5 * 57344u);
+  EXPECT_LT(x.num_instructions(), 3 * 57344u);
   EXPECT_LT(s, 30.0);
 }
 

@@ -1,9 +1,10 @@
 // The row-wise training kernels (train_ops.h): norm_backward, act_backward and
 // embedding_backward, against fp64 references written here, on trn1, trn2 and trn3, with
 // partial tiles (200 tokens: 128 + 72; 160 and 600 features: a partial bn_stats chunk and PSUM
-// bank; rows wider than one tile's columns), every program checked race-free; the refusals and
-// the index fault; and one timing sanity check per kernel against closed-form bounds (printed
-// with the ratio). Inputs are exact in bf16 (ops_test_util.h).
+// bank; rows wider than one tile's columns; norm_backward's rows of many chunks, 5000 and
+// 16384 features), every program checked race-free; the refusals and the index fault; and
+// timing checks against closed-form bounds (printed with the ratio; norm_backward's over wide
+// rows too, without spills). Inputs are exact in bf16 (ops_test_util.h).
 //
 // Tolerances, per element, |got - want| <= rel * max(|want|, floor, mag):
 //   dx, dgate, dup (bf16)  rel 1e-2, floor 1e-2 (1e-3 for act_backward): the reference is the
@@ -13,10 +14,10 @@
 //              kernel's fp32 error is ~1e-6 of the terms (order 1 here; order 20 inside the
 //              composed gelu tanh derivative, whose cancellation near its zero at x ~ -0.75
 //              leaves ~1e-6 absolute), far under the floors' 1e-4 / 1e-5 absolute.
-//   dgamma (fp32)  rel 2e-5 of mag = sum over tokens of |dy * xh|: each fp32 step (xh, the
-//              product, ~130 sequential adds: two tiles per partition, then 128 partitions in
-//              TensorE's fp32 accumulation) errs by at most 2^-24 of a partial sum bounded by
-//              mag, <= ~135 * 6e-8 = 8e-6 of mag.
+//   dgamma (fp32)  rel 2e-5 of mag = sum over tokens of |dy * xh|: each fp32 step (x - mean,
+//              the products, ~130 sequential adds: 128 partitions in TensorE's fp32
+//              accumulation, then one per tile in PSUM) errs by at most 2^-24 of a partial sum
+//              bounded by mag, <= ~135 * 6e-8 = 8e-6 of mag.
 //   dbeta, relu's dx, dtable  exact: sums of multiples of 1/64 below 2^10 are exact in fp32
 //              (and so in any order), and relu's dy * (x > 0) is dy or 0.
 #include <gtest/gtest.h>
@@ -127,35 +128,59 @@ NormRef norm_backward_ref(const ops::NormGradSpec& s, const Inputs& in) {
   return r;
 }
 
+// Runs the kernel for `s` on inputs exact in bf16 and checks dx, dgamma (and dbeta) against
+// the fp64 reference.
+void check_norm_backward(const arch::ChipSpec& spec, const ops::NormGradSpec& s) {
+  const int64_t T = s.tokens, F = s.features;
+  const isa::Program p = ops::norm_backward(spec, s);
+  expect_race_free(p, spec);
+  EXPECT_EQ(p.spill.tiles, 0);
+  Inputs in;
+  in["x"] = values(T * F, 101, 2.0f, s.norm == Norm::kLayer ? 0.5f : 0.0f);
+  in["dy"] = values(T * F, 102, 1.0f);
+  in["gamma"] = values(F, 103, 0.5f, 1.0f);
+  if (s.residual) in["dres"] = values(T * F, 104, 1.0f);
+  auto out = run(spec, p, in);
+  const NormRef want = norm_backward_ref(s, in);
+  EXPECT_TRUE(close(out["dx"], want.dx, F, 1e-2, 1e-2)) << "dx";
+  EXPECT_TRUE(close(out["dgamma"], want.dgamma, F, 2e-5, 1e-6, &want.dgamma_mag)) << "dgamma";
+  if (s.norm == Norm::kLayer) {
+    const std::vector<float> dbeta(want.dbeta.begin(), want.dbeta.end());  // exact
+    EXPECT_TRUE(equal(out["dbeta"], dbeta, F)) << "dbeta";
+  }
+}
+
 TEST_P(TrainRowOpsTest, NormBackward) {
   const arch::ChipSpec& spec = chip(GetParam());
-  const int64_t T = 200;
   for (const int64_t F : {int64_t{160}, int64_t{600}})
     for (const Norm n : {Norm::kRms, Norm::kLayer})
       for (const bool residual : {false, true}) {
         SCOPED_TRACE(::testing::Message()
                      << ops::name(n) << " features " << F << " residual " << residual);
         ops::NormGradSpec s;
-        s.tokens = T;
+        s.tokens = 200;
         s.features = F;
         s.norm = n;
         s.residual = residual;
-        const isa::Program p = ops::norm_backward(spec, s);
-        expect_race_free(p, spec);
-        Inputs in;
-        in["x"] = values(T * F, 101, 2.0f, n == Norm::kLayer ? 0.5f : 0.0f);
-        in["dy"] = values(T * F, 102, 1.0f);
-        in["gamma"] = values(F, 103, 0.5f, 1.0f);
-        if (residual) in["dres"] = values(T * F, 104, 1.0f);
-        auto out = run(spec, p, in);
-        const NormRef want = norm_backward_ref(s, in);
-        EXPECT_TRUE(close(out["dx"], want.dx, F, 1e-2, 1e-2)) << "dx";
-        EXPECT_TRUE(close(out["dgamma"], want.dgamma, F, 2e-5, 1e-6, &want.dgamma_mag)) << "dgamma";
-        if (n == Norm::kLayer) {
-          const std::vector<float> dbeta(want.dbeta.begin(), want.dbeta.end());  // exact
-          EXPECT_TRUE(equal(out["dbeta"], dbeta, F)) << "dbeta";
-        }
+        check_norm_backward(spec, s);
       }
+}
+
+// Rows of many column chunks: 5000 features are nine chunks of 512 and a partial one of 392
+// (its own dgamma accumulator), with dres; 16384 (RMSNorm) load dres per group where the
+// rows of dres do not fit (trn1, trn2) and the tiles do not all overlap.
+TEST_P(TrainRowOpsTest, NormBackwardWideRows) {
+  const arch::ChipSpec& spec = chip(GetParam());
+  for (const auto& [F, n] : std::vector<std::pair<int64_t, Norm>>{
+           {5000, Norm::kRms}, {5000, Norm::kLayer}, {16384, Norm::kRms}}) {
+    SCOPED_TRACE(::testing::Message() << ops::name(n) << " features " << F);
+    ops::NormGradSpec s;
+    s.tokens = F > 8192 ? 130 : 200;
+    s.features = F;
+    s.norm = n;
+    s.residual = true;
+    check_norm_backward(spec, s);
+  }
 }
 
 TEST_P(TrainRowOpsTest, NormBackwardRefusesNone) {
@@ -305,27 +330,124 @@ TEST_P(TrainRowOpsTest, EmbeddingBackwardRefusesBadSizes) {
 
 // ---------------------------------------------------------------- timing
 
-// RMSNorm backward, 1024 x 2048, against the largest of three bounds: the HBM traffic (x, dy
-// and dx, bf16); ScalarE's four passes over each element (square sum, xh, the sum of g xh,
-// the scaled dx); the five fp32 two-input passes (g, dy xh, the dgamma add, g xh, the
-// combination) on VectorE and GpSimd together. Within 2x.
+// Closed-form bounds of a norm backward (ns). `before`: the bound this test held the previous
+// kernel to (ScalarE's four passes over each element; five fp32 two-input passes on VectorE and
+// GpSimd together, one more for LayerNorm's dbeta add, one for the dres add), printed beside
+// the present one for comparison. `now`: the largest of
+//   - the HBM traffic: x, dy (dres) in, dx out;
+//   - TensorE's dgamma, an fp32 matmul over every column of every tile (four cycles a column;
+//     LayerNorm's dbeta one more, bf16);
+//   - ScalarE's two reductions per element (RMSNorm: the squares and g x; LayerNorm: g (x - mean)
+//     and g), which only it makes;
+//   - VectorE's own cycles per element: dx, one (a source in PSUM; LayerNorm: also bn_stats,
+//     one, and P = (x - mean) dy, two);
+//   - the cycles every element needs at their cheapest, spread over ScalarE, VectorE and
+//     GpSimd at their clocks (where VectorE and GpSimd share an SBUF port, NC-v2, only one of
+//     them at a time): ScalarE's two reductions, rstd dy and -k x, one each; VectorE's P
+//     (LayerNorm: two, and bn_stats and G, one each), G', dx, one each; B = P gamma (and the
+//     dres add), two. The kernel may move work between engines (dx as one VectorE
+//     scalar_tensor_tensor, P, G or G' on GpSimd from SBUF), never for fewer cycles;
+//   - on NC-v2 the VectorE and GpSimd work at its cheapest, one after the other (3 cycles
+//     (LayerNorm 6) on VectorE, B (and the dres add) on GpSimd).
+struct NormBounds {
+  double before = 0, hbm = 0, pe = 0, act = 0, vector = 0, pooled = 0, serial = 0;
+  double now() const { return std::max({hbm, pe, act, vector, pooled, serial}); }
+};
+
+NormBounds norm_bounds(const arch::ChipSpec& spec, const ops::NormGradSpec& s) {
+  const bool layer = s.norm == Norm::kLayer;
+  const int res = s.residual ? 1 : 0;
+  const double elements = static_cast<double>(s.tokens * s.features);
+  const double per_partition = elements / spec.core.sbuf.partitions;
+  const auto& c = spec.core;
+  NormBounds b;
+  b.hbm = (3 + res) * s.dtype.storage_bytes * elements / dma_gbps(spec);
+  b.before = std::max({b.hbm, one_input_ns(spec, c.scalar, 4, elements),
+                       two_input_ns(spec, 5 + (layer ? 1 : 0) + res, elements)});
+  const double tiles = std::ceil(static_cast<double>(s.tokens) / c.sbuf.partitions);
+  b.pe = (layer ? 5 : 4) * tiles * static_cast<double>(s.features) / c.tensor.clock_ghz;
+  b.act = one_input_ns(spec, c.scalar, 2, elements);
+  b.vector = (layer ? 4 : 1) * per_partition / c.vector.clock_ghz;
+  const double cycles = (layer ? 12 : 9) + 2 * res;
+  const bool shared = c.ports.vector_gpsimd_sbuf_conflict;
+  const double rate =
+      c.scalar.clock_ghz + (shared ? std::max(c.vector.clock_ghz, c.gpsimd.clock_ghz)
+                                   : c.vector.clock_ghz + c.gpsimd.clock_ghz);
+  b.pooled = cycles * per_partition / rate;
+  if (shared)
+    b.serial = per_partition *
+               ((layer ? 6 : 3) / c.vector.clock_ghz + 2.0 * (1 + res) / c.gpsimd.clock_ghz);
+  return b;
+}
+
+// RMSNorm backward, 1024 x 2048, against norm_bounds; within 2x.
 TEST_P(TrainRowOpsTest, NormBackwardTiming) {
   const arch::ChipSpec& spec = chip(GetParam());
   ops::NormGradSpec s;
   s.tokens = 1024;
   s.features = 2048;
-  const double elements = static_cast<double>(s.tokens * s.features);
-  const double hbm = 3 * 2 * elements / dma_gbps(spec);
-  const double act = one_input_ns(spec, spec.core.scalar, 4, elements);
-  const double two = two_input_ns(spec, 5, elements);
-  const double bound = std::max({hbm, act, two});
+  const NormBounds b = norm_bounds(spec, s);
   const double ns = run_ns(spec, ops::norm_backward(spec, s));
+  char serial[64] = "";
+  if (b.serial > 0)
+    std::snprintf(serial, sizeof serial, ", VectorE then GpSimd %.1f us", b.serial * 1e-3);
   std::printf(
-      "%s norm_backward rms 1024x2048: %.1f us; bounds: HBM %.1f us, ScalarE %.1f us, "
-      "VectorE + GpSimd %.1f us; ratio %.2f\n",
-      GetParam().c_str(), ns * 1e-3, hbm * 1e-3, act * 1e-3, two * 1e-3, ns / bound);
-  EXPECT_GE(ns, bound);
-  EXPECT_LE(ns, 2 * bound);
+      "%s norm_backward rms 1024x2048: %.1f us; bounds: HBM %.1f us, TensorE %.1f us, ScalarE "
+      "%.1f us, VectorE %.1f us, pooled %.1f us%s; ratio %.2f (to the previous bound %.1f us: "
+      "%.2f)\n",
+      GetParam().c_str(), ns * 1e-3, b.hbm * 1e-3, b.pe * 1e-3, b.act * 1e-3, b.vector * 1e-3,
+      b.pooled * 1e-3, serial, ns / b.now(), b.before * 1e-3, ns / b.before);
+  EXPECT_GE(ns, b.now());
+  EXPECT_LE(ns, 2 * b.now());
+}
+
+// Wide rows (norm_backward.cc: column chunks, the tiles overlapping as far as SBUF holds their
+// rows): RMSNorm and LayerNorm, with and without dres, at 1024 x 2048 to 4096 x 8192 (a 70B
+// model's hidden size), against norm_bounds (printed with the previous bound) and without
+// spills; within 2x of the bound.
+TEST_P(TrainRowOpsTest, NormBackwardWideTiming) {
+  const arch::ChipSpec& spec = chip(GetParam());
+  for (const auto& [T, F] : std::vector<std::pair<int64_t, int64_t>>{
+           {1024, 2048}, {1024, 4096}, {1024, 8192}, {4096, 8192}})
+    for (const Norm n : {Norm::kRms, Norm::kLayer})
+      for (const bool residual : {false, true}) {
+        SCOPED_TRACE(::testing::Message()
+                     << ops::name(n) << " " << T << " x " << F << " residual " << residual);
+        ops::NormGradSpec s;
+        s.tokens = T;
+        s.features = F;
+        s.norm = n;
+        s.residual = residual;
+        const NormBounds b = norm_bounds(spec, s);
+        const isa::Program p = ops::norm_backward(spec, s);
+        EXPECT_EQ(p.spill.tiles, 0);
+        const double ns = run_ns(spec, p);
+        std::printf(
+            "%s norm_backward %s%s %lldx%lld: %.1f us; bound %.1f us, ratio %.2f; "
+            "previous bound %.1f us, ratio %.2f\n",
+            GetParam().c_str(), std::string(ops::name(n)).c_str(), residual ? " + dres" : "",
+            static_cast<long long>(T), static_cast<long long>(F), ns * 1e-3, b.now() * 1e-3,
+            ns / b.now(), b.before * 1e-3, ns / b.before);
+        EXPECT_GE(ns, b.now());
+        EXPECT_LE(ns, 2 * b.now());
+      }
+}
+
+// Up to 16384 features (rows of 32 KiB in bf16, gamma 64 KiB in fp32) the kernel fits SBUF
+// without spilling on every generation.
+TEST_P(TrainRowOpsTest, NormBackwardWideRowsDoNotSpill) {
+  const arch::ChipSpec& spec = chip(GetParam());
+  for (const int64_t F : {int64_t{8192}, int64_t{12288}, int64_t{16384}})
+    for (const Norm n : {Norm::kRms, Norm::kLayer})
+      for (const bool residual : {false, true}) {
+        ops::NormGradSpec s;
+        s.tokens = 1024;
+        s.features = F;
+        s.norm = n;
+        s.residual = residual;
+        EXPECT_EQ(ops::norm_backward(spec, s).spill.tiles, 0)
+            << ops::name(n) << " features " << F << " residual " << residual;
+      }
 }
 
 // SwiGLU backward, 1024 x 2048: the HBM traffic (gate, up, dy in, dgate, dup out, bf16) or
