@@ -1,9 +1,10 @@
-"""`trnsim run KERNEL.py [INPUTS...]` and `trnsim check KERNEL.py [INPUTS...]`: an NKI kernel
-file from the command line, with the outputs `trnsim run` gives built-in kernels (summary per
-chip, chips side by side, --json with a manifest, --trace) and the checks `trnsim check` makes
-of programs. Tracing and simulating are trnsim.nki's (C++ underneath); this module parses the
-command, marshals the inputs and prints. Exit codes as docs/reliability.md: 0 ok, 1 faults or
-findings, 2 bad input, 3 a bug of trnsim."""
+"""`trnsim run KERNEL.py [INPUTS...]`, `trnsim check KERNEL.py [INPUTS...]` and `trnsim profile
+KERNEL.py [INPUTS...]`: an NKI kernel file from the command line, with the outputs `trnsim run`
+gives built-in kernels (summary per chip, chips side by side, --json with a manifest, --trace),
+the checks `trnsim check` makes of programs and the profile `trnsim profile` prints. Tracing
+and simulating are trnsim.nki's (C++ underneath); this module parses the command, marshals the
+inputs and prints. Exit codes as docs/reliability.md: 0 ok, 1 faults or findings, 2 bad input,
+3 a bug of trnsim."""
 
 from __future__ import annotations
 
@@ -20,16 +21,19 @@ import numpy as np
 from trnsim import _core
 from trnsim._files import write_bytes_atomically, write_text_atomically
 from trnsim._kernel_file import Inputs, UsageError, location, load, pick
+from trnsim._trace_files import FORMATS_HELP, trace_format
 from trnsim.numerics import format_name
 
+_COMMANDS = ("run", "check", "profile")
 _FILE_OPTIONS = {"--trace", "--save-outputs", "--save-program", "--inputs", "--kernel"}
 _MODES = {"functional+timing": "functional+timing", "ft": "functional+timing",
           "default": "functional+timing", "timing": "timing", "functional": "functional"}
 
 
 def wants(args) -> bool:
-    """True for `run` / `check` of a .py file: the C++ command takes text programs only."""
-    return bool(args) and args[0] in ("run", "check") and _kernel_path(args[1:]) is not None
+    """True for `run` / `check` / `profile` of a .py file: the C++ command takes text programs
+    only."""
+    return bool(args) and args[0] in _COMMANDS and _kernel_path(args[1:]) is not None
 
 
 def _kernel_path(args):
@@ -45,10 +49,14 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser(command):
-    p = _Parser(prog=f"trnsim {command} KERNEL.py", description=(
-        "Run an NKI kernel file on simulated NeuronCores" if command == "run" else
-        "Trace an NKI kernel file and check the program for races and deadlocks (exit 0 "
-        "race-free, 1 findings, 2 bad input)") + " (docs/nki.md, 'From the command line').")
+    what = {"run": "Run an NKI kernel file on simulated NeuronCores",
+            "check": "Trace an NKI kernel file and check the program for races and deadlocks "
+                     "(exit 0 race-free, 1 findings, 2 bad input)",
+            "profile": "Trace an NKI kernel file and profile it on one NeuronCore: where each "
+                       "engine's time goes, the bound, MFU / HFU, the roofline and the critical "
+                       "path (docs/profile.md)"}[command]
+    p = _Parser(prog=f"trnsim {command} KERNEL.py",
+                description=what + " (docs/nki.md, 'From the command line').")
     p.add_argument("file", help="a Python file with an @nki.jit kernel (`import nki` or "
                    "`from neuronxcc import nki`)")
     p.add_argument("inputs", nargs="*", metavar="INPUT", help="NAME=VALUE or VALUE in parameter "
@@ -66,10 +74,14 @@ def _parser(command):
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="a spec override, repeatable: a what-if chip, as `trnsim spec --set` "
                    "takes it (trnsim spec --keys lists the keys)")
-    if command == "run":
+    if command == "profile":
+        p.add_argument("--top", type=int, default=10,
+                       help="instructions listed on the critical path (default 10)")
+    elif command == "run":
         p.add_argument("--mode", default="functional+timing",
                        help="functional+timing (default), timing, or functional")
-        p.add_argument("--trace", help="write a Perfetto / Chrome trace (JSON) to this file")
+        p.add_argument("--trace", help="write a trace to this file: Perfetto protobuf "
+                       "(.perfetto-trace, .pftrace) or Chrome JSON (.json)")
         p.add_argument("--save-outputs", metavar="FILE.npz",
                        help="write the kernel's outputs (returned, and arguments it wrote)")
     else:
@@ -92,7 +104,8 @@ def main(args) -> int:
     command = args[0]
     try:
         o = _parser(command).parse_intermixed_args(args[1:])
-        return (_run if command == "run" else _check)(o, " ".join(["trnsim", *args]))
+        return {"run": _run, "check": _check, "profile": _profile}[command](
+            o, " ".join(["trnsim", *args]))
     except SystemExit as e:  # --help
         return e.code if isinstance(e.code, int) else 0
     except UsageError as e:
@@ -177,11 +190,11 @@ def _run(o, command) -> int:
         raise UsageError(f"--mode {o.mode}: expected functional+timing, timing or functional")
     if o.trace and mode == "functional":
         raise UsageError(f"--trace {o.trace}: functional-only runs have no time, hence no trace")
-    if o.trace and not str(o.trace).endswith(".json"):
-        # As the C++ command: a name that promises another format (.ntff, .pftrace) is refused.
-        raise UsageError(f"--trace {o.trace}: traces are written as Chrome / Perfetto JSON: give "
-                         "a .json file name (ui.perfetto.dev opens it); .ntff and protobuf traces "
-                         "are not written")
+    if o.trace and trace_format(o.trace) is None:
+        # As the C++ command: the name says the format; another (.ntff) would promise one that
+        # is not written.
+        raise UsageError(f"--trace {o.trace}: traces are Perfetto protobuf or Chrome JSON: "
+                         f"{FORMATS_HELP}; .ntff traces are not written")
     if o.save_outputs and mode == "timing":
         raise UsageError(f"--save-outputs {o.save_outputs}: timing-only runs compute no values")
     name, kernel, inputs, chips = _prepare(o, values=mode != "timing")
@@ -341,6 +354,33 @@ def _json_default(x):
     if isinstance(x, np.generic):
         return x.item()
     raise TypeError(f"{type(x).__name__} is not JSON")
+
+
+# --- profile ---
+
+def _profile(o, command) -> int:
+    from trnsim.kernel import load_chip
+    from trnsim.nki import _launch, compile_overrides, target
+
+    if not 0 <= o.top <= 1_000_000:
+        raise UsageError(f"--top {o.top}: expected 0 .. 1000000")
+    name, kernel, inputs, chips = _prepare(o, values=False)
+    if len(chips) != 1:
+        raise UsageError(f"--chip {','.join(chips)}: profile one generation at a time")
+    args, kwargs, _ = inputs.arguments()
+    spec = load_chip(target(chips[0]), compile_overrides(kernel.options) + o.set)
+    with _KernelErrors(o.file):
+        program = _launch._trace(kernel.fn, args, kwargs, spec, (), [], kernel.dialect,
+                                 kernel.options.get("dma_policy"))[0]
+    figures, text = _core.profile_program(spec, program, o.top)
+    doc = json.loads(figures)
+    if o.json:
+        doc["manifest"] = _manifest(o, command, name, kernel, inputs, chips, "timing")
+        print(json.dumps(doc, indent=2, default=_json_default))
+    else:
+        print(f"{o.file} {name} on {doc['chip']} (timing profile)")
+        print(text, end="" if text.endswith("\n") else "\n")
+    return 1 if doc["faults"] else 0
 
 
 # --- check ---

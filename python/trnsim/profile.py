@@ -1,13 +1,18 @@
-"""Traces of timed runs (src/profile): Chrome / Perfetto JSON, text summaries, merging.
+"""Profiles and traces of timed runs (src/profile, core/timing/timing_profile.h).
+
+``run(target, ...)`` profiles a kernel on one NeuronCore as ``trnsim profile`` does: where each
+engine's time went, the bound, MFU / HFU, the roofline and the critical path (docs/profile.md).
 
 A trace comes from ``trnsim.run.run(..., trace=True).trace`` or an NKI launch
 (``trnsim.nki.last_run().trace``); it holds one span per executed instruction on per-engine
-and per-DMA-queue tracks. Everything here is C++ (profile/chrome_trace.h, summary.h).
+and per-DMA-queue tracks; here it becomes Chrome / Perfetto JSON, a text summary, or one of
+several merged. Everything here is C++ (profile/chrome_trace.h, summary.h); Python marshals.
 """
 
 from __future__ import annotations
 
 import json
+import os
 
 from trnsim import _check, _core
 from trnsim._files import write_text_atomically
@@ -31,6 +36,31 @@ def chrome_json(trace: Trace) -> str:
 def write_chrome_trace(trace: Trace, path: str) -> None:
     """Writes the trace as Chrome / Perfetto JSON to ``path``."""
     write_text_atomically(path, _trace(trace, "write_chrome_trace: trace").chrome_json())
+
+
+def perfetto_trace(trace: Trace) -> bytes:
+    """The trace in Perfetto's native protobuf format (profile/perfetto_trace.h): interned
+    names, counter tracks, flow arrows; times in ns. ui.perfetto.dev opens it."""
+    return _trace(trace, "perfetto_trace: trace").perfetto_trace()
+
+
+def write_trace(trace: Trace, path) -> None:
+    """Writes the trace in the format the name says: ``.json`` Chrome JSON, ``.perfetto-trace``
+    or ``.pftrace`` Perfetto protobuf (ValueError for another name)."""
+    from trnsim._trace_files import write_trace_file
+
+    write_trace_file(_trace(trace, "write_trace: trace"), path)
+
+
+def window(trace: Trace, start_ns: float, end_ns: float | None = None) -> Trace:
+    """The part of the trace in [start_ns, end_ns): the spans that overlap it, the flows
+    between them, each counter from its value at start_ns (end_ns None: to the end)."""
+    start = _check.number(start_ns, "window: start_ns")
+    end = None if end_ns is None else _check.number(end_ns, "window: end_ns")
+    if not (0 <= start and (end is None or start < end)):
+        raise ValueError(f"window: expected 0 <= start_ns < end_ns, got {start_ns}, {end_ns}")
+    end_ps = 2**63 - 1 if end is None else min(int(end * 1000), 2**63 - 1)
+    return _trace(trace, "window: trace").window(int(start * 1000), end_ps)
 
 
 def summary(trace: Trace, top: int = 10) -> str:
@@ -64,4 +94,99 @@ def merge(traces, offsets_ps, processes) -> Trace:
     return _core.merge_traces(traces, offsets, names)
 
 
-__all__ = ["Trace", "chrome_json", "write_chrome_trace", "summary", "events", "merge"]
+class Profile:
+    """A profiled run (core/timing/profile_report.h has every key of ``figures``).
+
+    Attributes:
+        figures: the profile as a dict: ``engines`` (per engine ``busy_ns``,
+            ``wait_semaphore_ns``, ``waited_on_ns``, ``wait_dma_ns``, ``wait_port_ns``,
+            ``wait_own_ns``, ``idle_ns``, ...), ``critical_path`` (``length``, ``time_ns``,
+            ``per_engine_ns``, ``top``), ``bound``, ``mfu``, ``hfu``, ``roofline``, ``faults``.
+        text: the summary ``trnsim profile`` prints.
+        bound: the run's bound (pe, dve, act, pool, sp, dma or latency); ``roofline["verdict"]``
+            is the same with HBM as one more unit (``hbm``).
+    """
+
+    def __init__(self, figures: dict, text: str):
+        self.figures = figures
+        self.text = text
+
+    chip = property(lambda self: self.figures["chip"])
+    total_ns = property(lambda self: self.figures["total_ns"])
+    engines = property(lambda self: self.figures["engines"])
+    critical_path = property(lambda self: self.figures["critical_path"])
+    bound = property(lambda self: self.figures["bound"]["verdict"])
+    mfu = property(lambda self: self.figures["mfu"])
+    hfu = property(lambda self: self.figures["hfu"])
+    roofline = property(lambda self: self.figures["roofline"])
+    faults = property(lambda self: self.figures["faults"])
+
+    def __str__(self):
+        return self.text
+
+    def __repr__(self):
+        return (f"Profile(chip={self.chip!r}, total_ns={self.total_ns:.1f}, bound={self.bound!r}, "
+                f"mfu={self.mfu:.4f})")
+
+
+def run(target, *args, chip=None, set=None, top: int = 10, **kwargs) -> Profile:
+    """Profiles ``target`` timing-only on one NeuronCore, as ``trnsim profile`` does.
+
+    Args:
+        target: an example kernel's name (``trnsim run --list``) with its arguments as
+            ``args`` (integers in parameter order) or ``kwargs`` (NAME=VALUE); a text program
+            file's path; a built :class:`trnsim.kernel.Program`; or an NKI kernel (a function
+            or ``@nki.jit`` kernel) with its arrays as ``args`` / ``kwargs`` (one instance: no
+            grid).
+        chip: the generation (default: the program's or kernel's, else trn2).
+        set: spec overrides (``"key=value"`` strings or a dict), as ``--set`` takes them.
+        top: instructions listed on the critical path.
+    """
+    from trnsim.kernel import Program, load_chip
+    from trnsim.spec import _overrides
+
+    top = min(_check.integer(top, "profile.run: top", 0, None), 1_000_000)
+    sets = _overrides(set, "profile.run: set")
+    if chip is not None:
+        chip = _check.name_or_path(chip, "profile.run: chip")
+    if isinstance(target, Program):
+        if args or kwargs:
+            raise TypeError("profile.run: a built Program takes no arguments")
+        figures, text = _core.profile_program(load_chip(chip or target.chip or "trn2", sets),
+                                              target, top)
+    elif isinstance(target, (str, os.PathLike)):
+        target = os.fspath(target)
+        if target.endswith(".py"):
+            raise ValueError(f"profile.run: {target}: an NKI kernel file is profiled from the "
+                             "command line (trnsim profile FILE.py ...); here, pass its kernel "
+                             "function and arrays")
+        words = [str(_check.integer(a, f"profile.run: args[{i}]")) if not isinstance(a, str)
+                 else a for i, a in enumerate(args)]
+        words += [f"{k}={_check.integer(v, f'profile.run: {k}')}" for k, v in kwargs.items()]
+        figures, text = _core.profile_target(target, words, chip or "trn2", sets, top)
+    elif callable(target):
+        figures, text = _profile_nki(target, args, kwargs, chip, sets, top)
+    else:
+        raise TypeError(f"profile.run: target: expected a kernel name, a program file, a Program "
+                        f"or an NKI kernel, got {type(target).__name__}")
+    return Profile(json.loads(figures), text)
+
+
+def _profile_nki(kernel, args, kwargs, chip, sets, top):
+    """An NKI kernel traced (one instance) into a program, then profiled."""
+    from trnsim.kernel import load_chip
+    from trnsim.nki import Kernel, compile_overrides, target
+    from trnsim.nki import _launch
+
+    k = kernel if isinstance(kernel, Kernel) else Kernel(kernel, "nki")
+    if k.grid:
+        raise ValueError("profile.run: an NKI kernel is profiled as one instance: launch it "
+                         "without a grid")
+    spec = load_chip(target(chip or k.chip), compile_overrides(k.options) + sets)
+    program = _launch._trace(k.fn, args, kwargs, spec, (), [], k.dialect,
+                             k.options.get("dma_policy"))[0]
+    return _core.profile_program(spec, program, top)
+
+
+__all__ = ["Trace", "chrome_json", "write_chrome_trace", "perfetto_trace", "write_trace", "window",
+           "summary", "events", "merge", "run", "Profile"]

@@ -13,7 +13,7 @@ import json
 import numpy as np
 
 from trnsim import _check, _core
-from trnsim._files import write_text_atomically
+from trnsim._trace_files import write_trace_file
 from trnsim.kernel import Program, load_chip
 from trnsim.numerics import _container, format_info, numpy_dtype
 
@@ -98,10 +98,11 @@ class RunResult:
         return not self.faults
 
     def write_trace(self, path: str) -> None:
-        """Writes the Chrome / Perfetto trace JSON (open it in ui.perfetto.dev)."""
+        """Writes the trace (open it in ui.perfetto.dev): Chrome JSON to a ``.json`` name,
+        Perfetto protobuf to a ``.perfetto-trace`` or ``.pftrace`` one."""
         if self.trace is None:
             raise ValueError("this run recorded no trace: run with trace=True")
-        write_text_atomically(path, self.trace.chrome_json())
+        write_trace_file(self.trace, path)
 
     def __repr__(self):
         return f"RunResult(total_ps={self.total_ps}, outputs={list(self.outputs)}, ok={self.ok})"

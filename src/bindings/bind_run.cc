@@ -1,8 +1,8 @@
 // Run bindings: a built Program on one NeuronCore in one of the three run modes
 // (core/timing/timing_run.h), HBM tensors in and out as raw bytes (the Python layer views them as
 // numpy / ml_dtypes arrays), the timed result as JSON and text, the trace as an object that
-// writes Chrome / Perfetto JSON and text summaries. SPMD programs on the physical cores of one
-// logical core run together (chip/spmd_run.h), and so do the programs of a whole chip
+// writes Perfetto protobuf, Chrome JSON and text summaries. SPMD programs on the physical cores of
+// one logical core run together (chip/spmd_run.h), and so do the programs of a whole chip
 // (chip/chip_run.h).
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/map.h>
@@ -30,6 +30,7 @@
 #include "core/timing/result_json.h"
 #include "core/timing/timing_run.h"
 #include "profile/chrome_trace.h"
+#include "profile/perfetto_trace.h"
 #include "profile/summary.h"
 #include "profile/trace.h"
 
@@ -91,16 +92,9 @@ std::unique_ptr<profile::Trace> merge(const std::vector<const profile::Trace*>& 
       throw InputError("merge_traces", "traces[" + std::to_string(i) + "]",
                        "expected a Trace, got None");
   auto out = std::make_unique<profile::Trace>();
-  for (size_t i = 0; i < traces.size(); ++i) {
-    const profile::Trace& t = *traces[i];
-    std::vector<uint32_t> track, label;
-    for (const auto& tr : t.tracks())
-      track.push_back(out->add_track(rename(processes[i], tr.process), tr.name));
-    for (const auto& l : t.labels()) label.push_back(out->add_label(l));
-    const Picoseconds off(offsets_ps.at(i));
-    for (const auto& s : t.spans())
-      out->record(track[s.track], s.start + off, s.end + off, label[s.label]);
-  }
+  for (size_t i = 0; i < traces.size(); ++i)
+    profile::append_trace(*out, *traces[i], Picoseconds(offsets_ps.at(i)),
+                          [&](const std::string& p) { return rename(processes[i], p); });
   return out;
 }
 
@@ -139,8 +133,27 @@ auto run_cores(Runner& runner, const std::vector<const isa::Program*>& programs,
 void bind_run(nb::module_& m) {
   nb::class_<profile::Trace>(m, "Trace", "Per-instruction spans of a timed run (profile/trace.h).")
       .def_prop_ro("num_spans", [](const profile::Trace& t) { return t.spans().size(); })
+      .def_prop_ro("num_flows", [](const profile::Trace& t) { return t.flows().size(); })
+      .def_prop_ro("num_counter_samples",
+                   [](const profile::Trace& t) { return t.counter_samples().size(); })
       .def("chrome_json", &profile::chrome_trace_json,
            "Chrome / Perfetto trace-event JSON (ui.perfetto.dev opens it).")
+      .def(
+          "perfetto_trace",
+          [](const profile::Trace& t) {
+            const std::string b = profile::perfetto_trace_bytes(t);
+            return nb::bytes(b.data(), b.size());
+          },
+          "Perfetto's native protobuf trace (profile/perfetto_trace.h; ui.perfetto.dev opens it).")
+      .def(
+          "window",
+          [](const profile::Trace& t, int64_t start_ps, int64_t end_ps) {
+            return std::make_unique<profile::Trace>(
+                profile::window(t, Picoseconds(start_ps), Picoseconds(end_ps)));
+          },
+          nb::arg("start_ps"), nb::arg("end_ps"),
+          "The spans overlapping [start_ps, end_ps), the flows between them and the counters "
+          "in it.")
       .def("summary", &profile::text_summary, nb::arg("top") = 10,
            "Per track: spans, busy time and share; the labels that took the most time.");
   m.def("merge_traces", &merge, nb::arg("traces"), nb::arg("offsets_ps"), nb::arg("processes"),

@@ -16,6 +16,7 @@ void bind_cli(nb::module_& m);
 void bind_kernel(nb::module_& m);
 void bind_kernel_builder(nb::module_& m);
 void bind_run(nb::module_& m);
+void bind_profile(nb::module_& m);
 void bind_fabric(nb::module_& m);
 void bind_model(nb::module_& m);
 }  // namespace trnsim::bindings

@@ -36,6 +36,7 @@ NB_MODULE(_core, m) {
   trnsim::bindings::bind_cli(m);
   trnsim::bindings::bind_kernel(m);
   trnsim::bindings::bind_run(m);
+  trnsim::bindings::bind_profile(m);
   trnsim::bindings::bind_fabric(m);
   trnsim::bindings::bind_model(m);
 }

@@ -25,6 +25,7 @@ int run_app(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   setup_collective_command(app, io);
   setup_check_command(app, io);
   setup_run_command(app, io);
+  setup_profile_command(app, io);
   setup_validate_command(app, io);
   setup_isa_command(app, io);
   setup_model_command(app, io);

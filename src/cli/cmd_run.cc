@@ -3,9 +3,11 @@
 // cores of one logical core; with --cores, on that many physical cores of the chip in logical
 // cores of --lnc, sharing the HBM stacks), with the run summary (time, per-engine busy,
 // TensorE utilisation, HBM traffic, high-water marks, instruction counts, output statistics)
-// and, with --trace, a Perfetto / Chrome trace per chip.
+// and, with --trace, a trace per chip: Perfetto protobuf (.perfetto-trace, .pftrace) or Chrome
+// JSON (.json), all of the run or, with --trace-window, the part of it in a time window.
 #include <fmt/format.h>
 
+#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -21,6 +23,7 @@
 #include "cli/run_target.h"
 #include "kernels/registry.h"
 #include "profile/chrome_trace.h"
+#include "profile/perfetto_trace.h"
 #include "profile/trace.h"
 
 namespace trnsim::cli {
@@ -33,6 +36,7 @@ struct RunOptions {
   std::vector<std::string> sets;
   std::string mode = "functional+timing";
   std::string trace;
+  std::string trace_window;  // "START:END"
   uint64_t seed = 0;
   std::optional<int> lnc;
   std::optional<int> cores;
@@ -50,9 +54,46 @@ std::string trace_path(const std::string& base, const std::string& chip, bool se
   return (p.parent_path() / (p.stem().string() + "-" + chip + p.extension().string())).string();
 }
 
+// What --trace-window keeps: [start, end) in picoseconds.
+struct TraceWindow {
+  Picoseconds start{0}, end{INT64_MAX};
+};
+
+// "START:END", each a time in ns or with a unit (ps, ns, us, ms, s); either may be left out
+// (from the start, to the end of the run).
+TraceWindow parse_trace_window(const std::string& text) {
+  const size_t colon = text.find(':');
+  if (colon == std::string::npos || text.find(':', colon + 1) != std::string::npos)
+    throw InputError("--trace-window", text,
+                     "expected START:END in ns (e.g. 1000:250000 or 1us:2ms)");
+  const auto time = [&](std::string_view part, Picoseconds absent) {
+    if (part.empty()) return absent;
+    static constexpr std::pair<std::string_view, double> kUnits[] = {
+        {"", 1e3}, {"ps", 1.0}, {"ns", 1e3}, {"us", 1e6}, {"ms", 1e9}, {"s", 1e12}};
+    double value = 0;
+    const auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), value);
+    const std::string_view unit(end, static_cast<size_t>(part.data() + part.size() - end));
+    for (const auto& [name, ps] : kUnits)
+      if (ec == std::errc() && unit == name && value >= 0 && value * ps < 9e18)
+        return Picoseconds(static_cast<int64_t>(value * ps));
+    throw InputError("--trace-window", text,
+                     "expected START:END, each a time in ns or with a unit (ps, ns, us, ms, s)");
+  };
+  const std::string_view all(text);
+  TraceWindow w{time(all.substr(0, colon), Picoseconds(0)),
+                time(all.substr(colon + 1), Picoseconds(INT64_MAX))};
+  if (!(w.start < w.end)) throw InputError("--trace-window", text, "START must be before END");
+  return w;
+}
+
 void write_trace(const profile::Trace& trace, const std::string& path) {
-  write_file_atomically(path, "--trace",
-                        [&](std::ostream& f) { profile::write_chrome_trace(trace, f); });
+  const bool perfetto = profile::trace_format_for(path) == profile::TraceFormat::kPerfetto;
+  write_file_atomically(path, "--trace", [&](std::ostream& f) {
+    if (perfetto)
+      profile::write_perfetto_trace(trace, f);
+    else
+      profile::write_chrome_trace(trace, f);
+  });
 }
 
 nlohmann::json manifest(const RunOptions& o, const Io& io) {
@@ -94,13 +135,16 @@ void run_kernel_job(const RunOptions& o, Io& io) {
            << "A program in the text form (docs/isa.md) runs the same way: trnsim run prog.s\n";
     return;
   }
-  // Traces are Chrome / Perfetto JSON; a neuron-profile (.ntff) or Perfetto protobuf name would
-  // get JSON under a name that promises another format.
-  if (!o.trace.empty() && std::filesystem::path(o.trace).extension() != ".json") {
+  // The file name says the format; another name (a neuron-profile .ntff) would promise a format
+  // that is not written.
+  if (!o.trace.empty() && profile::trace_format_for(o.trace) == profile::TraceFormat::kUnknown)
     throw InputError("--trace", o.trace,
-                     "traces are written as Chrome / Perfetto JSON: give a .json file name "
-                     "(ui.perfetto.dev opens it); .ntff and protobuf traces are not written");
-  }
+                     std::string("traces are Perfetto protobuf or Chrome JSON: ") +
+                         profile::kTraceFormatsHelp + "; .ntff traces are not written");
+  if (!o.trace_window.empty() && o.trace.empty())
+    throw InputError("--trace-window", o.trace_window, "give --trace FILE too");
+  const std::optional<TraceWindow> window =
+      o.trace_window.empty() ? std::nullopt : std::optional(parse_trace_window(o.trace_window));
   const core::RunMode mode = parse_run_mode(o.mode);
   std::vector<arch::Override> overrides;
   for (const auto& s : o.sets) overrides.push_back(arch::parse_override(s));
@@ -137,7 +181,13 @@ void run_kernel_job(const RunOptions& o, Io& io) {
       outcomes.push_back(run_program(chip, program, mode, o.seed, tr, limits));
       if (look_for_races) outcomes.back().races = core::check_races(program, chip);
     }
-    if (!o.trace.empty()) write_trace(trace, trace_path(o.trace, name, chips.size() > 1));
+    if (!o.trace.empty()) {
+      const std::string path = trace_path(o.trace, name, chips.size() > 1);
+      if (window)
+        write_trace(profile::window(trace, window->start, window->end), path);
+      else
+        write_trace(trace, path);
+    }
     if (!outcomes.back().ok()) io.status = 1;
   }
   if (o.json) {
@@ -173,7 +223,12 @@ void setup_run_command(CLI::App& app, Io& io) {
       ->delimiter(',');
   sub->add_option("--set", o->sets, "override a spec key: --set core.tensor.clock_ghz=3.0");
   sub->add_option("--mode", o->mode, "functional+timing (default), timing, or functional");
-  sub->add_option("--trace", o->trace, "write a Perfetto / Chrome trace (JSON) to this file");
+  sub->add_option("--trace", o->trace,
+                  "write a trace to this file: Perfetto protobuf (.perfetto-trace, .pftrace) or "
+                  "Chrome JSON (.json); ui.perfetto.dev opens both");
+  sub->add_option("--trace-window", o->trace_window,
+                  "trace only the spans that overlap START:END (ns, or with a unit: 2us:1.5ms; "
+                  "either end may be left out), for runs too long to trace whole");
   sub->add_option("--seed", o->seed, "seed of the input values (uniform in [-1, 1))");
   sub->add_option("--lnc", o->lnc,
                   "run on the physical cores of one logical core (1 or 2; an SPMD kernel's "

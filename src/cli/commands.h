@@ -21,6 +21,7 @@ void setup_spec_command(CLI::App& app, Io& io);
 void setup_collective_command(CLI::App& app, Io& io);
 void setup_check_command(CLI::App& app, Io& io);
 void setup_run_command(CLI::App& app, Io& io);
+void setup_profile_command(CLI::App& app, Io& io);
 void setup_validate_command(CLI::App& app, Io& io);
 void setup_isa_command(CLI::App& app, Io& io);
 void setup_model_command(CLI::App& app, Io& io);

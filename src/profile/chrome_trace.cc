@@ -41,13 +41,17 @@ std::string ps_to_us_string(Picoseconds t) {
 void write_chrome_trace(const Trace& trace, std::ostream& out) {
   // Processes numbered from 1 in order of first appearance; thread ids are track index + 1.
   std::map<std::string, int> pids;
-  std::vector<int> track_pid(trace.tracks().size());
-  for (size_t i = 0; i < trace.tracks().size(); ++i) {
-    const std::string& p = trace.tracks()[i].process;
+  const auto pid_of = [&](const std::string& p) {
     auto it = pids.find(p);
     if (it == pids.end()) it = pids.emplace(p, static_cast<int>(pids.size()) + 1).first;
-    track_pid[i] = it->second;
-  }
+    return it->second;
+  };
+  std::vector<int> track_pid(trace.tracks().size());
+  for (size_t i = 0; i < trace.tracks().size(); ++i)
+    track_pid[i] = pid_of(trace.tracks()[i].process);
+  std::vector<int> counter_pid(trace.counters().size());
+  for (size_t i = 0; i < trace.counters().size(); ++i)
+    counter_pid[i] = pid_of(trace.counters()[i].process);
   out << "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[";
   bool first = true;
   const auto sep = [&] {
@@ -77,6 +81,18 @@ void write_chrome_trace(const Trace& trace, std::ostream& out) {
     out << "{\"ph\":\"X\",\"pid\":" << track_pid.at(s.track) << ",\"tid\":" << s.track + 1
         << ",\"ts\":" << ps_to_us_string(s.start) << ",\"dur\":" << ps_to_us_string(s.end - s.start)
         << ',' << fragments.at(s.label) << '}';
+  }
+  // Counters ("ph":"C"): one series per counter, named by its unit.
+  std::vector<CounterSample> samples = trace.counter_samples();
+  std::stable_sort(samples.begin(), samples.end(),
+                   [](const CounterSample& a, const CounterSample& b) { return a.t < b.t; });
+  for (const CounterSample& c : samples) {
+    const Counter& k = trace.counters().at(c.counter);
+    sep();
+    out << "{\"ph\":\"C\",\"pid\":" << counter_pid[c.counter]
+        << ",\"tid\":0,\"name\":" << quoted(k.name) << ",\"ts\":" << ps_to_us_string(c.t)
+        << ",\"args\":{" << quoted(k.unit.empty() ? "value" : k.unit) << ':'
+        << nlohmann::json(c.value).dump() << "}}";
   }
   out << "]}\n";
 }

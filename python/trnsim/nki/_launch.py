@@ -17,7 +17,7 @@ import os
 import numpy as np
 
 from trnsim import _core
-from trnsim._files import write_text_atomically
+from trnsim._trace_files import write_trace_file
 from trnsim.kernel import KernelBuilder, load_chip
 from trnsim.nki import _ctx
 from trnsim.nki._ctx import Ctx, NkiError
@@ -124,10 +124,11 @@ class KernelRun:
         return self.total_ps / 1e6
 
     def write_trace(self, path):
-        """Writes the Chrome / Perfetto trace JSON (ui.perfetto.dev opens it)."""
+        """Writes the trace (ui.perfetto.dev opens it): Chrome JSON to a ``.json`` name,
+        Perfetto protobuf to a ``.perfetto-trace`` or ``.pftrace`` one."""
         if self.trace is None:
             raise ValueError("this launch recorded no trace")
-        write_text_atomically(path, self.trace.chrome_json())
+        write_trace_file(self.trace, path)
 
     def __repr__(self):
         return (f"KernelRun(chip={self.chip}, latency_us={self.latency_us:.3f}, "

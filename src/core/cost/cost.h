@@ -66,5 +66,11 @@ bool is_cross_core(isa::Opcode op);
 // Multiply-accumulate FLOPs of a TensorE instruction (2 per MAC; 0 for other opcodes), for
 // utilisation reports: M x K x N from the PSUM destination and the moving operand.
 double tensor_flops(const isa::Instruction& ins, const arch::CoreSpec& spec);
+// What TensorE computes for an instruction, useful or not (HFU): tensor_flops, plus a
+// transpose_pe's as the identity matmul it is (2 x P x P x F for a [P, F] source).
+double tensor_issued_flops(const isa::Instruction& ins, const arch::CoreSpec& spec);
+// The rate class of a TensorE instruction's inputs, a core.tflops.<class> figure (arch/derived.h):
+// "bf16", "fp16", "tf32", "fp32" (an FP32 input), "fp8", "mxfp8", "mxfp4".
+const char* tensor_rate_class(const isa::Instruction& ins);
 
 }  // namespace trnsim::core

@@ -118,4 +118,34 @@ double tensor_flops(const isa::Instruction& ins, const arch::CoreSpec& spec) {
   return 2.0 * m * k * n;
 }
 
+double tensor_issued_flops(const isa::Instruction& ins, const arch::CoreSpec& spec) {
+  if (ins.op != isa::Opcode::kTransposePe) return tensor_flops(ins, spec);
+  const auto* src = last_operand_in(ins, isa::Space::kSbuf);
+  if (!src) return 0.0;
+  const double p = static_cast<double>(src->num_partitions);
+  return 2.0 * p * p * static_cast<double>(src->free_elements());
+}
+
+const char* tensor_rate_class(const isa::Instruction& ins) {
+  if (any_fp32_input(ins)) return "fp32";
+  const auto* mov = ins.op == isa::Opcode::kTransposePe ? last_operand_in(ins, isa::Space::kSbuf)
+                                                        : moving_operand(ins);
+  const num::Dtype d = mov ? mov->dtype.dtype : num::Dtype::kBf16;
+  if (ins.op == isa::Opcode::kMatmulMx) return d == num::Dtype::kFp4E2M1 ? "mxfp4" : "mxfp8";
+  switch (d) {
+    case num::Dtype::kFp16:
+      return "fp16";
+    case num::Dtype::kTf32:
+      return "tf32";
+    case num::Dtype::kFp8E4M3:
+    case num::Dtype::kFp8E4M3Fn:
+    case num::Dtype::kFp8E5M2:
+    case num::Dtype::kFp8E3M4:
+    case num::Dtype::kCfp8:
+      return "fp8";
+    default:
+      return "bf16";
+  }
+}
+
 }  // namespace trnsim::core

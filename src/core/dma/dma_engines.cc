@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "base/error.h"
+#include "core/timing/timing_path.h"
 #include "core/timing/timing_trace.h"
 
 namespace trnsim::core {
@@ -57,8 +58,13 @@ uint32_t DmaEngines::new_transfer() {
 void DmaEngines::submit(const isa::Instruction& ins, const DmaPlan& plan,
                         std::span<const isa::SemSignal> signals, isa::Engine trigger, uint64_t id,
                         Picoseconds t, DmaListener* listener, uint64_t tag) {
+  // A transfer a listener hears of (sendrecv) is another core's business: not followed.
+  const uint32_t node = ctx_.path != nullptr && listener == nullptr
+                            ? ctx_.path->on_dma_submit(trigger, t)
+                            : profile::kNoNode;
   if (plan.num_pieces == 0) {  // nothing to move: completes at once
     ++ctx_.result.dma.transfers;
+    if (node != profile::kNoNode) ctx_.path->on_dma_done(node, profile::kNoNode, t, t, signals);
     if (listener != nullptr)
       listener->dma_done(tag, t);
     else
@@ -66,8 +72,9 @@ void DmaEngines::submit(const isa::Instruction& ins, const DmaPlan& plan,
     return;
   }
   const uint32_t tid = new_transfer();
-  transfers_[tid] = Transfer{
-      &ins, &plan, signals, trigger, id, static_cast<int32_t>(plan.num_pieces), listener, tag};
+  transfers_[tid] =
+      Transfer{&ins,     &plan, signals, trigger, id, static_cast<int32_t>(plan.num_pieces),
+               listener, tag,   node};
   const Picoseconds ready = t + overhead_;
   // Folded: engine 0 takes the first piece and stands for the engines of the others.
   const int32_t simulated = fold_ > 1 ? 1 : plan.num_pieces;
@@ -156,6 +163,8 @@ void DmaEngines::start_next(int engine, Picoseconds now) {
     const DmaPlan& plan = *transfers_[p.transfer].plan;
     const DmaPiece piece = plan.piece(static_cast<int32_t>(p.piece));
     a = Active{true, p.transfer, p.piece, piece.hbm_sides, piece.gathered, now};
+    // Taken later than it was ready: the engine was busy with another transfer's piece.
+    if (ctx_.path && now > p.ready) a.behind = ctx_.path->dma_engine_last(engine);
     busy_ += static_cast<uint64_t>(fold_);
     if (piece.gathered) gathered_ += static_cast<uint64_t>(fold_);
     hbm_weight_ += static_cast<uint64_t>(piece.hbm_sides) * static_cast<uint64_t>(fold_);
@@ -218,17 +227,19 @@ void DmaEngines::finish_piece(int engine, Picoseconds now) {
   DmaStats& st = ctx_.result.dma;
   if (fold_ == 1) {
     st.engine_busy[static_cast<size_t>(engine)] += now - a.started;
-    if (ctx_.trace) ctx_.trace->on_piece(engine, t.plan->queue, *t.ins, t.trigger, a.started, now);
+    if (ctx_.trace)
+      ctx_.trace->on_piece(engine, t.plan->queue, *t.ins, t.trigger, t.id, a.started, now);
   } else {  // the same piece on every engine
     for (Picoseconds& busy : st.engine_busy) busy += now - a.started;
     if (ctx_.trace)
       for (int32_t k = 0; k < t.plan->num_pieces; ++k)
-        ctx_.trace->on_piece(t.plan->piece(k).engine, t.plan->queue, *t.ins, t.trigger, a.started,
-                             now);
+        ctx_.trace->on_piece(t.plan->piece(k).engine, t.plan->queue, *t.ins, t.trigger, t.id,
+                             a.started, now);
   }
   st.pieces += static_cast<uint64_t>(fold_);
   st.bytes += piece.bytes * fold_;
   t.pieces_left -= fold_;
+  if (ctx_.path && t.path_node != profile::kNoNode) ctx_.path->on_piece_done(engine, t.path_node);
   if (t.pieces_left == 0) {
     ++st.transfers;
     st.hbm_read_bytes += t.plan->hbm_read_bytes;
@@ -238,6 +249,8 @@ void DmaEngines::finish_piece(int engine, Picoseconds now) {
     // can reuse or reallocate transfers_, so `t` is not used past this point).
     const Transfer done = t;
     free_transfers_.push_back(a.transfer);
+    if (ctx_.path && done.path_node != profile::kNoNode)
+      ctx_.path->on_dma_done(done.path_node, a.behind, a.started, now, done.signals);
     if (done.listener != nullptr) {
       done.listener->dma_done(done.tag, now);
     } else {

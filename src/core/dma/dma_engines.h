@@ -76,6 +76,7 @@ class DmaEngines : public sim::Component {
     int32_t pieces_left = 0;
     DmaListener* listener = nullptr;
     uint64_t tag = 0;
+    uint32_t path_node = UINT32_MAX;  // its node in the critical-path graph (timing_path.h)
   };
   struct Pending {
     uint32_t transfer = 0;
@@ -89,6 +90,7 @@ class DmaEngines : public sim::Component {
     int32_t hbm_sides = 0;
     bool gathered = false;
     Picoseconds started;
+    uint32_t behind = UINT32_MAX;  // the transfer it waited for this engine behind (timing_path.h)
   };
 
   void wake_engine(int engine, Picoseconds t);

@@ -36,6 +36,10 @@ CoreTiming::CoreTiming(const arch::ChipSpec& chip, const isa::Program& program,
     trace_.emplace(*options.trace, prog_, chip.core, options.core_index);
     ctx_.trace = &*trace_;
   }
+  if (options.path) {
+    path_.emplace(*options.path, prog_, cross != nullptr);
+    ctx_.path = &*path_;
+  }
   for (isa::Engine e : isa::kAllEngines) {
     seqs_.push_back(std::make_unique<Sequencer>(ctx_, e, engine_clock_ghz(chip.core, e)));
     ctx_.seq[static_cast<size_t>(e)] = seqs_.back().get();
@@ -83,6 +87,7 @@ void CoreTiming::stop_at_time_limit(Picoseconds limit) {
 
 TimingResult CoreTiming::finish() {
   TimingResult& r = ctx_.result;
+  if (trace_) trace_->finish();  // flows and counters, from what the run recorded
   if (!ctx_.stopped) report_deadlock();
   r.events = ctx_.sim.events_handled();
   r.total = r.dma.finish;

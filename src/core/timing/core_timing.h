@@ -13,6 +13,7 @@
 #include "core/dma/dma_engines.h"
 #include "core/dma/hbm_pool.h"
 #include "core/timing/timing_context.h"
+#include "core/timing/timing_path.h"
 #include "core/timing/timing_program.h"
 #include "core/timing/timing_run.h"
 #include "core/timing/timing_sequencer.h"
@@ -49,6 +50,7 @@ class CoreTiming {
   TimingProgram prog_;
   TimingContext ctx_;
   std::optional<TimingTrace> trace_;
+  std::optional<TimingPath> path_;
   std::vector<std::unique_ptr<Sequencer>> seqs_;
   std::unique_ptr<DmaEngines> dma_;
 };

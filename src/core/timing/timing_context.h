@@ -24,6 +24,7 @@ namespace trnsim::core {
 class Sequencer;
 class DmaEngines;
 class TimingTrace;
+class TimingPath;
 class CrossCore;
 
 // Event priorities at equal time: state changes (completions, signals) before issue attempts,
@@ -61,6 +62,7 @@ struct TimingContext {
   SharedPorts ports;
   InstructionExecutor* executor = nullptr;  // functional + timing mode only
   TimingTrace* trace = nullptr;             // when profiling
+  TimingPath* path = nullptr;               // when following the critical path
   std::array<Sequencer*, isa::kNumEngines> seq{};
   DmaEngines* dma = nullptr;
   CrossCore* cross = nullptr;  // the other cores of the logical core (null: a single-core run)

@@ -17,6 +17,7 @@
 #include "core/timing/timing_executor.h"
 #include "core/timing/timing_result.h"
 #include "isa/program.h"
+#include "profile/critical_path.h"
 #include "profile/trace.h"
 
 namespace trnsim::core {
@@ -32,8 +33,11 @@ struct RunLimits {
 };
 
 struct TimingOptions {
-  InstructionExecutor* executor = nullptr;        // null: timing only
-  profile::Trace* trace = nullptr;                // null: no per-instruction trace
+  InstructionExecutor* executor = nullptr;  // null: timing only
+  profile::Trace* trace = nullptr;          // null: no per-instruction trace
+  // Null: no dependency graph. Else one node per executed instruction and transfer with what
+  // released it (timing_path.h), for the critical path; no time changes.
+  profile::DependencyGraph* path = nullptr;
   uint64_t max_instructions = uint64_t{1} << 40;  // a kStepLimit fault beyond this
   Picoseconds max_time{kDefaultMaxSimTime.v};     // simulated; a kTimeLimit fault beyond this
   int core_index = 0;                             // names the trace's tracks ("core0")

@@ -9,6 +9,7 @@
 #include "core/control/control_step.h"
 #include "core/dma/dma_engines.h"
 #include "core/timing/cross_core.h"
+#include "core/timing/timing_path.h"
 #include "core/timing/timing_trace.h"
 
 namespace trnsim::core {
@@ -156,7 +157,10 @@ void Sequencer::issue(const isa::Instruction& ins, const InstrInfo& info, uint64
   ctx_.result.tensor_flops += info.flops;
   ctx_.result.sbuf_high_water = std::max(ctx_.result.sbuf_high_water, info.sbuf_end);
   ctx_.result.psum_high_water = std::max(ctx_.result.psum_high_water, info.psum_end);
-  if (ctx_.trace) ctx_.trace->on_issue(engine_, c.unit, index, t0, t_free);
+  if (ctx_.trace) ctx_.trace->on_issue(engine_, c.unit, index, t0, t_free, t_retire);
+  if (ctx_.path)
+    ctx_.path->on_issue(engine_, index, info, t0, clock_.cycles_to_ps(cycle + kIssueCycles), t_free,
+                        t_retire);
 
   const bool control = info.control;
   pc_ = control ? run_control(ins, id) : pc_ + 1;
@@ -215,6 +219,8 @@ void Sequencer::released(Picoseconds now) {
   last_retire_ = std::max(last_retire_, now);
   stats_.finish = std::max(stats_.finish, now);
   next_issue_cycle_ = std::max(next_issue_cycle_, clock_.cycle_at_or_after(now));
+  if (ctx_.path)
+    ctx_.path->on_barrier_release(engine_, ctx_.prog.signals(info_[barrier_index_]), now);
   ctx_.apply_signals(ctx_.prog.signals(info_[barrier_index_]), now);
   wake(now);
 }

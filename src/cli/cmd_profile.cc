@@ -1,0 +1,96 @@
+// `trnsim profile KERNEL_OR_PROGRAM [ARGS...] --chip trn2 [--set KEY=VALUE] [--json]`: one
+// kernel or text program timed on one NeuronCore, with what a profiler shows (docs/profile.md):
+// where each engine's time went, the bound, MFU and HFU, HBM bandwidth and the roofline, the
+// critical path (each engine's share, its top instructions) and the instruction classes. The
+// target is resolved as `trnsim run` resolves it (run_target.h); an NKI .py file is traced by
+// the Python package first (trnsim/_kernel_cli.py).
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "arch/arch.h"
+#include "base/error.h"
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "cli/run_target.h"
+#include "core/timing/profile_report.h"
+#include "core/timing/timing_profile.h"
+#include "kernels/registry.h"
+
+namespace trnsim::cli {
+
+namespace {
+
+struct ProfileOptions {
+  RunTarget target;
+  std::string chip = "trn2";
+  std::vector<std::string> sets;
+  bool json = false;
+  size_t top = 10;
+  uint64_t max_instructions = kDefaultMaxInstructions;
+  std::string max_sim_time = "60s";
+};
+
+void run_profile(const ProfileOptions& o, Io& io) {
+  if (o.target.target.empty())
+    throw InputError("profile", "TARGET",
+                     "name an example kernel (trnsim run --list), a program file or an NKI .py "
+                     "file");
+  std::vector<arch::Override> overrides;
+  for (const auto& s : o.sets) overrides.push_back(arch::parse_override(s));
+  const arch::ChipSpec chip = arch::load_chip(o.chip, overrides);
+  const isa::Program program = build_target(o.target, chip);
+  core::ProfileOptions po;
+  po.top = o.top;
+  po.limits = {o.max_instructions, parse_duration(o.max_sim_time, "--max-sim-time")};
+  const core::CoreProfile p = core::profile_program(chip, program, po);
+  if (!p.result.ok()) io.status = 1;
+  if (o.json) {
+    nlohmann::json j = core::profile_json(p);
+    j["manifest"] = {{"trnsim", TRNSIM_VERSION},
+                     {"commit", commit()},
+                     {"command", io.command_line},
+                     {"target", o.target.target},
+                     {"args", o.target.args},
+                     {"chip", o.chip},
+                     {"overrides", o.sets},
+                     {"mode", "timing"},
+                     {"spec_dir", arch::spec_dir().string()}};
+    io.out << json_text(j) << "\n";
+    return;
+  }
+  io.out << fmt::format("{} on {} (timing profile)\n", o.target.target, p.chip)
+         << core::profile_text(p);
+}
+
+}  // namespace
+
+void setup_profile_command(CLI::App& app, Io& io) {
+  auto o = std::make_shared<ProfileOptions>();
+  auto* sub = app.add_subcommand(
+      "profile",
+      "profile an example kernel, a text program or an NKI .py file on one NeuronCore: where each "
+      "engine's time goes, the bound, MFU / HFU, the roofline and the critical path");
+  sub->add_option("target", o->target.target,
+                  "example kernel name (trnsim run --list), a program file in the text form, or "
+                  "an NKI kernel file (.py)");
+  sub->add_option("args", o->target.args,
+                  "kernel arguments: integers in parameter order, or NAME=VALUE");
+  sub->add_option("--chip", o->chip, "the generation to run on (default trn2)");
+  sub->add_option("--set", o->sets, "override a spec key: --set core.tensor.clock_ghz=3.0");
+  sub->add_flag("--json", o->json, "the figures as JSON (exact values), with a manifest");
+  sub->add_option("--top", o->top, "instructions listed on the critical path")
+      ->capture_default_str()
+      ->check(CLI::Range(size_t{0}, size_t{1000000}));
+  sub->add_option("--max-instructions", o->max_instructions,
+                  "executed instructions (each pass of a loop counts) before the run stops with "
+                  "a step_limit fault")
+      ->capture_default_str()
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 48));
+  sub->add_option("--max-sim-time", o->max_sim_time,
+                  "simulated time before the run stops with a time_limit fault (e.g. 2ms, 60s)")
+      ->capture_default_str();
+  sub->callback([o, &io] { run_profile(*o, io); });
+}
+
+}  // namespace trnsim::cli
