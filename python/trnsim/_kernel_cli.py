@@ -100,10 +100,13 @@ def _seed(text):
     return v
 
 
-def main(args) -> int:
+def main(args, plot=None) -> int:
+    """``plot``: the file of ``trnsim profile ... --plot FILE`` (trnsim/cli.py takes the option
+    off the command line and checks it)."""
     command = args[0]
     try:
         o = _parser(command).parse_intermixed_args(args[1:])
+        o.plot = plot
         return {"run": _run, "check": _check, "profile": _profile}[command](
             o, " ".join(["trnsim", *args]))
     except SystemExit as e:  # --help
@@ -380,6 +383,11 @@ def _profile(o, command) -> int:
     else:
         print(f"{o.file} {name} on {doc['chip']} (timing profile)")
         print(text, end="" if text.endswith("\n") else "\n")
+    if o.plot:
+        from trnsim.profile_plot import plot
+
+        with _written("--plot", o.plot):
+            plot(doc, o.plot)
     return 1 if doc["faults"] else 0
 
 

@@ -172,6 +172,15 @@ def run(target, *args, chip=None, set=None, top: int = 10, **kwargs) -> Profile:
     return Profile(json.loads(figures), text)
 
 
+def plot(profile: Profile, path) -> None:
+    """Draws a profile to ``path`` (``.png`` or ``.svg``; ValueError for another suffix): each
+    engine's busy / wait / idle time, its share of the critical path, and the roofline with the
+    kernel's point. Needs matplotlib (trnsim/profile_plot.py)."""
+    from trnsim.profile_plot import plot as _plot
+
+    _plot(profile, path)
+
+
 def _profile_nki(kernel, args, kwargs, chip, sets, top):
     """An NKI kernel traced (one instance) into a program, then profiled."""
     from trnsim.kernel import load_chip
@@ -189,4 +198,4 @@ def _profile_nki(kernel, args, kwargs, chip, sets, top):
 
 
 __all__ = ["Trace", "chrome_json", "write_chrome_trace", "perfetto_trace", "write_trace", "window",
-           "summary", "events", "merge", "run", "Profile"]
+           "summary", "events", "merge", "run", "Profile", "plot"]

@@ -26,6 +26,7 @@ struct ProfileOptions {
   std::string chip = "trn2";
   std::vector<std::string> sets;
   bool json = false;
+  std::string plot;
   size_t top = 10;
   uint64_t max_instructions = kDefaultMaxInstructions;
   std::string max_sim_time = "60s";
@@ -36,6 +37,10 @@ void run_profile(const ProfileOptions& o, Io& io) {
     throw InputError("profile", "TARGET",
                      "name an example kernel (trnsim run --list), a program file or an NKI .py "
                      "file");
+  if (!o.plot.empty())
+    throw InputError("profile", "--plot " + o.plot,
+                     "plots are drawn by the Python package (the `trnsim` that `pip install .` "
+                     "installs, with matplotlib); this C++-only binary cannot draw them");
   std::vector<arch::Override> overrides;
   for (const auto& s : o.sets) overrides.push_back(arch::parse_override(s));
   const arch::ChipSpec chip = arch::load_chip(o.chip, overrides);
@@ -79,6 +84,9 @@ void setup_profile_command(CLI::App& app, Io& io) {
   sub->add_option("--chip", o->chip, "the generation to run on (default trn2)");
   sub->add_option("--set", o->sets, "override a spec key: --set core.tensor.clock_ghz=3.0");
   sub->add_flag("--json", o->json, "the figures as JSON (exact values), with a manifest");
+  sub->add_option("--plot", o->plot,
+                  "draw the engine times, the critical path and the roofline to FILE.png or "
+                  "FILE.svg (the Python package's trnsim, with matplotlib)");
   sub->add_option("--top", o->top, "instructions listed on the critical path")
       ->capture_default_str()
       ->check(CLI::Range(size_t{0}, size_t{1000000}));
