@@ -274,7 +274,9 @@ isa::Program attention_backward(const arch::ChipSpec& chip, const AttentionSpec&
   // the busiest engine, is busy with the loop).
   // Returns the chunk's transposes, to be emitted later (TensorE would wait for the loads).
   auto prep_kv = [&](size_t hi, const Chunk& ch) -> std::function<void()> {
-    const auto [base, g] = heads[hi];
+    // Plain variables, not a structured binding: the lambdas below capture them (C++20 clang
+    // before 16 refuses to capture bindings).
+    const int64_t base = heads[hi].first, g = heads[hi].second;
     const Tile &kT = kT_bufs[hi % nkv], &vT = vT_bufs[hi % nkv], &kn = kn_bufs[hi % nkv];
     const size_t b = chunk_no++ % 2;
     const int64_t r0 = ch.t0 * parts;
@@ -301,7 +303,9 @@ isa::Program attention_backward(const arch::ChipSpec& chip, const AttentionSpec&
   };
   // dv, and dk scaled (in place) and rotated back, out by chunks.
   auto epilogue = [&](size_t hi, const Chunk& ch) {
-    const auto [base, g] = heads[hi];
+    // Plain variables, not a structured binding: the lambdas below capture them (C++20 clang
+    // before 16 refuses to capture bindings).
+    const int64_t base = heads[hi].first, g = heads[hi].second;
     const size_t b = chunk_no++ % 2;
     const int64_t r0 = base + ch.t0 * parts;
     const kernel::Idx rows{0, ch.p}, tiles{ch.t0, ch.t0 + ch.n};
@@ -352,7 +356,9 @@ isa::Program attention_backward(const arch::ChipSpec& chip, const AttentionSpec&
   prep_kv_all(0);
   int64_t unit_no = 0, blk = 0;
   for (size_t hi = 0; hi < heads.size(); ++hi) {
-    const auto [base, g] = heads[hi];
+    // Plain variables, not a structured binding: the lambdas below capture them (C++20 clang
+    // before 16 refuses to capture bindings).
+    const int64_t base = heads[hi].first, g = heads[hi].second;
     const Tile &kT = kT_bufs[hi % nkv], &vT = vT_bufs[hi % nkv], &kn = kn_bufs[hi % nkv];
     if (hi > 0)
       for (const Chunk& ch : chunks) epilogue(hi - 1, ch);
