@@ -384,10 +384,14 @@ class Backward {
 
 TrainGraph add_training(Graph& g, const OptimizerParams& opt) { return Backward(g).run(opt); }
 
-std::vector<int> saved_activations(const Graph& g) {
-  size_t loss_at = g.nodes.size();
+size_t loss_node(const Graph& g) {
   for (size_t i = 0; i < g.nodes.size(); ++i)
-    if (g.nodes[i].kind == OpKind::kCrossEntropy) loss_at = i;
+    if (g.nodes[i].kind == OpKind::kCrossEntropy) return i;
+  return g.nodes.size();
+}
+
+std::vector<int> saved_activations(const Graph& g) {
+  const size_t loss_at = loss_node(g);
   std::vector<char> forward(g.values.size(), 0), saved(g.values.size(), 0);
   for (size_t i = 0; i <= loss_at && i < g.nodes.size(); ++i)
     for (int v : g.nodes[i].outputs) forward[static_cast<size_t>(v)] = 1;

@@ -36,6 +36,10 @@ struct TrainGraph {
 // vocabulary (an encoder without its pretraining head).
 TrainGraph add_training(Graph& g, const OptimizerParams& opt);
 
+// The index of a training graph's loss node (its forward ends there, its backward follows);
+// g.nodes.size() for a graph without one.
+size_t loss_node(const Graph& g);
+
 // The activations a training graph's forward writes and its backward reads (value ids): what
 // a step holds from a micro-batch's forward until its backward, per rank.
 std::vector<int> saved_activations(const Graph& g);

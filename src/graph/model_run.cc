@@ -162,9 +162,7 @@ ModelResult run_graph(Graph g, const std::string& name, const ModelRunOptions& o
   // micro-batch, then the optimizer once.
   const int64_t passes = o.train ? o.micro_batches : 1;
   // Nodes after the loss are the backward's (backward.h appends them in that order).
-  size_t loss_at = g.nodes.size();
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    if (g.nodes[i].kind == OpKind::kCrossEntropy) loss_at = i;
+  const size_t loss_at = loss_node(g);
   auto phase_of = [&](const Node& n) -> std::string {
     if (n.kind == OpKind::kAdamW) return "optimizer";
     return static_cast<size_t>(&n - g.nodes.data()) > loss_at ? "backward" : "forward";

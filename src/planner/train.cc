@@ -22,6 +22,11 @@ bool first_stage_part(const std::string& name) {
          name.starts_with("embeddings");
 }
 bool layer_part(const std::string& name) { return name.starts_with("layers."); }
+// Whether pipeline stage `s` of `pp` holds the tensor or kernel `name`: a layer's are every
+// stage's (each stage runs its own layers, which the stage run's "layers.*" stand for).
+bool on_stage(const std::string& name, int s, int pp) {
+  return layer_part(name) || (first_stage_part(name) ? s == 0 : s == pp - 1);
+}
 
 // Bytes of the stage's weights, fp32 gradients, optimizer state and saved activations per
 // micro-batch, from the graph of one stage's layers (with the embedding and the head).
@@ -36,8 +41,7 @@ void stage_memory(const graph::ModelConfig& m, const TrainOptions& o, int64_t la
   graph::add_training(g, {});
   auto add = [&](const std::string& name, auto field, int64_t bytes) {
     for (int s = 0; s < o.pp; ++s) {
-      const bool mine = layer_part(name) ? true : first_stage_part(name) ? s == 0 : s == o.pp - 1;
-      if (mine) r.stages[static_cast<size_t>(s)].*field += bytes;
+      if (on_stage(name, s, o.pp)) r.stages[static_cast<size_t>(s)].*field += bytes;
     }
   };
   for (const graph::Value& v : g.values)
@@ -132,10 +136,7 @@ TrainResult train(const graph::ModelConfig& m, const TrainOptions& o) {
   for (const auto& sl : step.timeline) {
     const double s = sl.dur_us * 1e-6;
     for (int st = 0; st < o.pp; ++st) {
-      const bool mine = layer_part(sl.name)         ? true
-                        : first_stage_part(sl.name) ? st == 0
-                                                    : st == o.pp - 1;
-      if (!mine) continue;
+      if (!on_stage(sl.name, st, o.pp)) continue;
       auto& S = r.stages[static_cast<size_t>(st)];
       if (sl.kind == "all_reduce" && sl.phase != "optimizer") tp_comm[static_cast<size_t>(st)] += s;
       (sl.phase == "forward"    ? S.forward_s
