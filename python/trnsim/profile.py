@@ -1,7 +1,8 @@
 """Profiles and traces of timed runs (src/profile, core/timing/timing_profile.h).
 
 ``run(target, ...)`` profiles a kernel on one NeuronCore as ``trnsim profile`` does: where each
-engine's time went, the bound, MFU / HFU, the roofline and the critical path (docs/profile.md).
+engine's time went, the bound, MFU / HFU, the roofline and the critical path (docs/profile.md);
+with ``lnc`` / ``cores``, on several physical cores as ``trnsim profile --lnc / --cores`` does.
 
 A trace comes from ``trnsim.run.run(..., trace=True).trace`` or an NKI launch
 (``trnsim.nki.last_run().trace``); it holds one span per executed instruction on per-engine
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 from trnsim import _check, _core
 from trnsim._files import write_text_atomically
@@ -94,43 +96,86 @@ def merge(traces, offsets_ps, processes) -> Trace:
     return _core.merge_traces(traces, offsets, names)
 
 
+# Where each core's profile starts in the text of several cores (chip/chip_profile_report.h).
+_CORE_HEADING = re.compile(r"\n== core \d+ \([^\n]*\) ==\n")
+
+
 class Profile:
-    """A profiled run (core/timing/profile_report.h has every key of ``figures``).
+    """A profiled run (core/timing/profile_report.h has every key of ``figures``; for several
+    cores, chip/chip_profile_report.h).
 
     Attributes:
         figures: the profile as a dict: ``engines`` (per engine ``busy_ns``,
             ``wait_semaphore_ns``, ``waited_on_ns``, ``wait_dma_ns``, ``wait_port_ns``,
             ``wait_own_ns``, ``idle_ns``, ...), ``critical_path`` (``length``, ``time_ns``,
             ``per_engine_ns``, ``top``), ``bound``, ``mfu``, ``hfu``, ``roofline``, ``faults``.
+            A profile of several cores (``lnc`` / ``cores``) is ``{"chip": {...}, "cores":
+            [one core's figures, ...]}``: the chip's time (its slowest core's end), MFU / HFU
+            over all cores, HBM per stack, the bound (the slowest core's), ``per_core``.
         text: the summary ``trnsim profile`` prints.
         bound: the run's bound (pe, dve, act, pool, sp, dma or latency); ``roofline["verdict"]``
-            is the same with HBM as one more unit (``hbm``).
+            is the same with HBM as one more unit (``hbm``). Several cores: the slowest core's
+            roofline verdict.
+        cores: each core's Profile (a one-core profile: itself). For several cores,
+            ``engines``, ``critical_path`` and ``roofline`` are the slowest core's (its end is
+            the chip's), ``total_ns``, ``mfu`` and ``hfu`` the chip's, and ``faults`` every
+            core's with its ``core``.
     """
 
     def __init__(self, figures: dict, text: str):
         self.figures = figures
         self.text = text
 
-    chip = property(lambda self: self.figures["chip"])
-    total_ns = property(lambda self: self.figures["total_ns"])
-    engines = property(lambda self: self.figures["engines"])
-    critical_path = property(lambda self: self.figures["critical_path"])
-    bound = property(lambda self: self.figures["bound"]["verdict"])
-    mfu = property(lambda self: self.figures["mfu"])
-    hfu = property(lambda self: self.figures["hfu"])
-    roofline = property(lambda self: self.figures["roofline"])
-    faults = property(lambda self: self.figures["faults"])
+    @property
+    def several(self) -> bool:
+        """Whether this profiles several cores (``lnc`` / ``cores``)."""
+        return isinstance(self.figures.get("chip"), dict)
+
+    def _slowest(self) -> dict:
+        f = self.figures
+        return f["cores"][f["chip"]["slowest_core"]] if self.several else f
+
+    def _overall(self) -> dict:
+        return self.figures["chip"] if self.several else self.figures
+
+    @property
+    def cores(self) -> list:
+        if not self.several:
+            return [self]
+        texts = _CORE_HEADING.split(self.text)[1:]
+        figures = self.figures["cores"]
+        texts += [""] * (len(figures) - len(texts))
+        return [Profile(f, t) for f, t in zip(figures, texts)]
+
+    @property
+    def faults(self) -> list:
+        if not self.several:
+            return self.figures["faults"]
+        return [dict(f, core=i) for i, c in enumerate(self.figures["cores"]) for f in c["faults"]]
+
+    chip = property(lambda self: self.figures["chip"]["name"] if self.several
+                    else self.figures["chip"])
+    total_ns = property(lambda self: self._overall()["total_ns"])
+    engines = property(lambda self: self._slowest()["engines"])
+    critical_path = property(lambda self: self._slowest()["critical_path"])
+    bound = property(lambda self: self._overall()["bound"]["verdict"])
+    mfu = property(lambda self: self._overall()["mfu"])
+    hfu = property(lambda self: self._overall()["hfu"])
+    roofline = property(lambda self: self._slowest()["roofline"])
 
     def __str__(self):
         return self.text
 
     def __repr__(self):
-        return (f"Profile(chip={self.chip!r}, total_ns={self.total_ns:.1f}, bound={self.bound!r}, "
-                f"mfu={self.mfu:.4f})")
+        several = f", cores={len(self.figures['cores'])}" if self.several else ""
+        return (f"Profile(chip={self.chip!r}{several}, total_ns={self.total_ns:.1f}, "
+                f"bound={self.bound!r}, mfu={self.mfu:.4f})")
 
 
-def run(target, *args, chip=None, set=None, top: int = 10, **kwargs) -> Profile:
-    """Profiles ``target`` timing-only on one NeuronCore, as ``trnsim profile`` does.
+def run(target, *args, chip=None, set=None, top: int = 10, lnc: int | None = None,
+        cores: int | None = None, **kwargs) -> Profile:
+    """Profiles ``target`` timing-only on one NeuronCore, as ``trnsim profile`` does; with
+    ``lnc`` / ``cores``, on several, as ``trnsim profile --lnc N / --cores N`` does.
 
     Args:
         target: an example kernel's name (``trnsim run --list``) with its arguments as
@@ -141,11 +186,21 @@ def run(target, *args, chip=None, set=None, top: int = 10, **kwargs) -> Profile:
         chip: the generation (default: the program's or kernel's, else trn2).
         set: spec overrides (``"key=value"`` strings or a dict), as ``--set`` takes them.
         top: instructions listed on the critical path.
+        lnc: physical cores per logical core. Alone, the run is one logical core of ``lnc``
+            physical cores (an SPMD kernel's programs side by side); with ``cores``, the
+            logical cores' size (default: the chip's LNC for an SPMD kernel, else 1).
+        cores: physical cores of the chip to run on at once (1 .. chip.cores).
+        A built Program or a program file runs a copy on every core. An NKI kernel is profiled
+        on one core only.
     """
     from trnsim.kernel import Program, load_chip
     from trnsim.spec import _overrides
 
     top = min(_check.integer(top, "profile.run: top", 0, None), 1_000_000)
+    if lnc is not None:
+        lnc = _check.integer(lnc, "profile.run: lnc", 1, 2**31 - 1)
+    if cores is not None:
+        cores = _check.integer(cores, "profile.run: cores", 1, 2**31 - 1)
     sets = _overrides(set, "profile.run: set")
     if chip is not None:
         chip = _check.name_or_path(chip, "profile.run: chip")
@@ -153,7 +208,7 @@ def run(target, *args, chip=None, set=None, top: int = 10, **kwargs) -> Profile:
         if args or kwargs:
             raise TypeError("profile.run: a built Program takes no arguments")
         figures, text = _core.profile_program(load_chip(chip or target.chip or "trn2", sets),
-                                              target, top)
+                                              target, top, lnc, cores)
     elif isinstance(target, (str, os.PathLike)):
         target = os.fspath(target)
         if target.endswith(".py"):
@@ -163,8 +218,12 @@ def run(target, *args, chip=None, set=None, top: int = 10, **kwargs) -> Profile:
         words = [str(_check.integer(a, f"profile.run: args[{i}]")) if not isinstance(a, str)
                  else a for i, a in enumerate(args)]
         words += [f"{k}={_check.integer(v, f'profile.run: {k}')}" for k, v in kwargs.items()]
-        figures, text = _core.profile_target(target, words, chip or "trn2", sets, top)
+        figures, text = _core.profile_target(target, words, chip or "trn2", sets, top, lnc,
+                                             cores)
     elif callable(target):
+        if lnc is not None or cores is not None:
+            raise ValueError("profile.run: an NKI kernel is profiled on one core (lnc and cores "
+                             "take an example kernel, a program file or a Program)")
         figures, text = _profile_nki(target, args, kwargs, chip, sets, top)
     else:
         raise TypeError(f"profile.run: target: expected a kernel name, a program file, a Program "

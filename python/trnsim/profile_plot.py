@@ -2,7 +2,8 @@
 
 ``plot(profile, path)`` writes one figure of three panels: where each engine's time went (busy,
 the waits, idle), each engine's share of the critical path, and the roofline with the kernel's
-point on it. ``trnsim.profile.plot`` is this function. matplotlib is optional: it is imported
+point on it; a profile of several cores draws its slowest core's (the one that sets the chip's
+time). ``trnsim.profile.plot`` is this function. matplotlib is optional: it is imported
 when a plot is drawn, with the Agg backend (no display needed).
 """
 
@@ -50,6 +51,15 @@ def _format(path) -> str:
 
 def _figures(profile) -> dict:
     figures = getattr(profile, "figures", profile)
+    if isinstance(figures, dict) and isinstance(figures.get("chip"), dict) and "cores" in figures:
+        # Several cores: the slowest core's profile, whose end is the chip's.
+        chip = figures["chip"]
+        core = dict(figures["cores"][chip["slowest_core"]])
+        core["chip"] = (f"{chip['name']} core {chip['slowest_core']} (the slowest of "
+                        f"{chip['cores']})")
+        if "manifest" in figures:
+            core["manifest"] = figures["manifest"]
+        figures = core
     if not isinstance(figures, dict) or not {"engines", "critical_path", "roofline"} <= set(
             figures):
         raise TypeError("profile plot: expected a trnsim.profile.Profile (or its figures dict), "

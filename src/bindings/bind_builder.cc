@@ -92,6 +92,11 @@ void bind_kernel_builder(nb::module_& m) {
           },
           nb::arg("load_triggers"), nb::arg("store_trigger") = Engine::kGpSimd,
           "Which streams trigger loads (round robin) and stores / on-chip copies.")
+      .def("add_source_file", &KernelBuilder::add_source_file, nb::arg("path"),
+           "Registers a source file for set_source; returns its number.")
+      .def("set_source", &KernelBuilder::set_source, nb::arg("file"), nb::arg("line"),
+           "The file (add_source_file's number, -1: none) and line (0: none) of the "
+           "instructions emitted from now on (traces, profiles, diagnostics).")
       .def_prop_ro("num_instructions",
                    [](const KernelBuilder& b) { return b.program().num_instructions(); });
   declare<&KernelBuilder::input>(kb, "input", "An HBM tensor the host fills.");

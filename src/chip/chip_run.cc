@@ -97,8 +97,9 @@ core::TimingResult without_time(core::TimingResult timed) {
 
 }  // namespace
 
-ChipResult ChipRunner::run(profile::Trace* trace) {
+ChipResult ChipRunner::run(profile::Trace* trace, std::vector<profile::DependencyGraph>* paths) {
   const size_t n = programs_.size();
+  if (paths != nullptr) paths->assign(n, profile::DependencyGraph{});  // no reallocation below
   const size_t groups = n / static_cast<size_t>(lnc_);
   sim::Simulator sim;
   std::vector<std::unique_ptr<core::HbmPool>> pools;  // one per stack
@@ -114,6 +115,7 @@ ChipResult ChipRunner::run(profile::Trace* trace) {
     CoreGroup& group = *logical[i / static_cast<size_t>(lnc_)];
     core::TimingOptions opts;
     opts.trace = trace;
+    opts.path = paths != nullptr ? &(*paths)[i] : nullptr;
     opts.core_index = core;
     opts.max_instructions = limits_.max_instructions;
     opts.max_time = limits_.max_time;

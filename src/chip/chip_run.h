@@ -23,6 +23,7 @@
 #include "core/timing/timing_run.h"
 #include "isa/program.h"
 #include "mem/hbm.h"
+#include "profile/critical_path.h"
 #include "profile/trace.h"
 
 namespace trnsim::chip {
@@ -45,8 +46,11 @@ class ChipRunner {
   void write_tensor_f32_range(std::string_view name, int64_t first, std::span<const float> values);
   std::vector<float> read_tensor_f32(std::string_view name) const;
 
-  // Runs every core once. `trace` gets core i's tracks under process "core<i>".
-  ChipResult run(profile::Trace* trace = nullptr);
+  // Runs every core once. `trace` gets core i's tracks under process "core<i>". `paths`, when
+  // given, is resized to the core count and gets core i's dependency graph (TimingOptions::path,
+  // for its critical path and profile: chip/chip_profile.h); no time changes.
+  ChipResult run(profile::Trace* trace = nullptr,
+                 std::vector<profile::DependencyGraph>* paths = nullptr);
 
   int lnc() const { return lnc_; }
 

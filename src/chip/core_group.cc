@@ -52,6 +52,9 @@ void CoreGroup::sendrecv(int core, const isa::Instruction& ins, const core::DmaP
                          Picoseconds t) {
   const auto x = static_cast<uint32_t>(exchanges_.size());
   exchanges_.push_back(Exchange{core, &ins, &plan, signals, trigger, id, t});
+  // The sequencer recorded the sendrecv's node just before handing it over.
+  if (const core::TimingPath* path = members_[static_cast<size_t>(core)].timing->context().path)
+    exchanges_[x].path_node = path->last_node(trigger);
   const int n = static_cast<int>(members_.size());
   const isa::Params& p = ins.p;
   const auto peer = [&](int r) { return r >= 0 && r < n && r != core; };
@@ -134,6 +137,7 @@ void CoreGroup::finish_if_done(uint32_t x, Picoseconds now) {
   if (!e.sent || !e.received) return;
   core::TimingContext& ctx = members_[static_cast<size_t>(e.core)].timing->context();
   ctx.result.dma.finish = std::max(ctx.result.dma.finish, now);
+  if (ctx.path != nullptr) ctx.path->on_sendrecv_done(e.path_node, e.signals, now);
   ctx.apply_signals(e.signals, now);
 }
 

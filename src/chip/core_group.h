@@ -58,6 +58,7 @@ class CoreGroup : public core::CrossCore, public core::DmaListener {
     uint64_t id = 0;
     Picoseconds issued;
     bool sent = false, received = false;
+    uint32_t path_node = profile::kNoNode;  // its node in the core's dependency graph (if kept)
   };
   struct Transfer {
     uint32_t from = 0, to = 0;  // exchanges: the sender's and the receiver's

@@ -53,8 +53,12 @@ class SpmdRunner {
     return chip_.read_tensor_f32(name);
   }
 
-  // Runs every core once. `trace` gets each core's tracks under process "core<rank>".
-  SpmdResult run(profile::Trace* trace = nullptr) { return chip_.run(trace); }
+  // Runs every core once. `trace` gets each core's tracks under process "core<rank>"; `paths`
+  // each core's dependency graph (ChipRunner::run).
+  SpmdResult run(profile::Trace* trace = nullptr,
+                 std::vector<profile::DependencyGraph>* paths = nullptr) {
+    return chip_.run(trace, paths);
+  }
 
  private:
   ChipRunner chip_;  // one logical core of every program

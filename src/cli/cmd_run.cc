@@ -16,8 +16,6 @@
 #include "arch/arch.h"
 #include "base/atomic_file.h"
 #include "base/error.h"
-#include "chip/chip_cores.h"
-#include "chip/lnc.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/run_target.h"
@@ -162,20 +160,10 @@ void run_kernel_job(const RunOptions& o, Io& io) {
     const arch::ChipSpec chip = arch::load_chip(name, overrides);
     profile::Trace trace;
     profile::Trace* tr = o.trace.empty() ? nullptr : &trace;
-    if (o.cores) {
-      // Kernels that split over a logical core default to the chip's LNC; others run a copy
-      // per core (LNC=1).
-      const int cores = chip::physical_cores(chip, *o.cores, "--cores");
-      const int lnc = chip::chip_lnc(
-          chip, cores, o.lnc, target_is_spmd(o.target) ? chip.chip.lnc.default_degree : 1, "--lnc");
-      const std::vector<isa::Program> programs = build_target_chip(o.target, chip, cores, lnc);
-      outcomes.push_back(run_chip_programs(chip, programs, lnc, mode, o.seed, tr, limits));
-      if (look_for_races) outcomes.back().races = core::check_races(programs.front(), chip);
-    } else if (o.lnc) {
-      const int cores = chip::lnc_degree(chip, o.lnc, "--lnc");
-      const std::vector<isa::Program> programs = build_target_spmd(o.target, chip, cores);
-      outcomes.push_back(run_spmd_programs(chip, programs, mode, o.seed, tr, limits));
-      if (look_for_races) outcomes.back().races = core::check_races(programs.front(), chip);
+    if (o.cores || o.lnc) {
+      const CorePrograms c = build_target_cores(o.target, chip, o.lnc, o.cores);
+      outcomes.push_back(run_chip_programs(chip, c.programs, c.lnc, mode, o.seed, tr, limits));
+      if (look_for_races) outcomes.back().races = core::check_races(c.programs.front(), chip);
     } else {
       const isa::Program program = build_target(o.target, chip);
       outcomes.push_back(run_program(chip, program, mode, o.seed, tr, limits));

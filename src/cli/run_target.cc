@@ -9,7 +9,9 @@
 
 #include "base/counter_rng.h"
 #include "base/error.h"
+#include "chip/chip_cores.h"
 #include "chip/chip_run.h"
+#include "chip/lnc.h"
 #include "core/exec/functional_runner.h"
 #include "core/timing/result_json.h"
 #include "core/timing/timing_run.h"
@@ -206,6 +208,21 @@ std::vector<isa::Program> build_target_chip(const RunTarget& t, const arch::Chip
   std::vector<isa::Program> programs;
   for (int c = 0; c < cores; ++c) programs.push_back(logical[static_cast<size_t>(c % lnc)]);
   return programs;
+}
+
+CorePrograms build_target_cores(const RunTarget& t, const arch::ChipSpec& chip,
+                                std::optional<int> lnc, std::optional<int> cores,
+                                const char* lnc_what, const char* cores_what) {
+  if (cores) {
+    // Kernels that split over a logical core default to the chip's LNC; others run a copy per
+    // core (LNC=1).
+    const int n = chip::physical_cores(chip, *cores, cores_what);
+    const int degree = chip::chip_lnc(
+        chip, n, lnc, target_is_spmd(t) ? chip.chip.lnc.default_degree : 1, lnc_what);
+    return {build_target_chip(t, chip, n, degree), degree};
+  }
+  const int n = chip::lnc_degree(chip, lnc, lnc_what);
+  return {build_target_spmd(t, chip, n), n};
 }
 
 RunOutcome run_spmd_programs(const arch::ChipSpec& chip, const std::vector<isa::Program>& programs,

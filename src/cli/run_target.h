@@ -60,6 +60,19 @@ bool target_is_spmd(const RunTarget& t);
 std::vector<isa::Program> build_target_chip(const RunTarget& t, const arch::ChipSpec& chip,
                                             int cores, int lnc);
 
+// The programs of a run on several physical cores, as `trnsim run` and `trnsim profile` take
+// the options: `cores` (--cores) physical cores (chip::physical_cores) in logical cores of
+// `lnc` (--lnc; chip::chip_lnc, by default the chip's LNC for an SPMD kernel, else 1), or,
+// without `cores`, the `lnc` cores of one logical core (chip::lnc_degree). Throws InputError
+// naming the option (`lnc_what`, `cores_what`) and the spec key.
+struct CorePrograms {
+  std::vector<isa::Program> programs;  // program i runs on physical core i
+  int lnc = 1;                         // physical cores per logical core
+};
+CorePrograms build_target_cores(const RunTarget& t, const arch::ChipSpec& chip,
+                                std::optional<int> lnc, std::optional<int> cores,
+                                const char* lnc_what = "--lnc", const char* cores_what = "--cores");
+
 // Per output tensor: elements, finite min/max/mean, NaN and infinity counts (NaN shows reads
 // of memory nothing wrote: SBUF and PSUM start as NaN).
 struct TensorStats {

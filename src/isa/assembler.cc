@@ -264,7 +264,14 @@ Program assemble_file(const std::filesystem::path& path) {
   if (!in) throw InputError(path.string(), "", "cannot open the program file");
   std::ostringstream ss;
   ss << in.rdbuf();
-  return assemble(ss.str(), path.string());
+  Program p = assemble(ss.str(), path.string());
+  // Lines point into the file: traces and profiles name it (Instruction::origin).
+  p.symbols.push_back(path.string());
+  const auto file = static_cast<int32_t>(p.symbols.size() - 1);
+  for (Stream& s : p.streams)
+    for (Instruction& in : s)
+      if (in.source_line > 0) in.origin.file = file;
+  return p;
 }
 
 }  // namespace trnsim::isa

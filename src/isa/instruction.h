@@ -164,18 +164,27 @@ struct SemSignal {
 
 inline constexpr int kMaxOperands = 6;
 
+// Where an instruction came from, for traces, profiles and diagnostics: indices into
+// Program::symbols, -1 where unknown. Not part of the instruction's meaning (operator== and the
+// text form ignore it), so a program built twice from different files compares equal.
+struct Origin {
+  int32_t file = -1;  // the file of source_line: an NKI kernel's .py, a text program
+  std::array<int32_t, kMaxOperands> operands{-1, -1, -1, -1, -1, -1};  // each one's tile / tensor
+};
+
 // Field order: what every pass reads first (op, counts, waits, signals, params), the operands
 // last, so that a pass over a large program touches only the lines of the operands it uses.
 struct Instruction {
   Opcode op = Opcode::kNop;
   Engine engine = Engine::kSync;
   int8_t num_operands = 0;
-  int32_t source_line = 0;  // line in the text program (0 if built by the kernel API)
+  int32_t source_line = 0;  // line in origin.file or the text program (0: not known)
   // Nearly always one or two each: kept inline (base/inline_vector.h).
   InlineVector<SemWait, 2> waits;      // all must hold before the instruction issues
   InlineVector<SemSignal, 2> signals;  // applied when it completes
   Params p;
-  std::string name;                                    // optional label for traces and diagnostics
+  std::string name;  // optional label for traces and diagnostics
+  Origin origin;
   std::array<AccessPattern, kMaxOperands> operands{};  // roles per op table (dst first)
 };
 

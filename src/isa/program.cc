@@ -39,6 +39,11 @@ size_t Program::num_instructions() const {
   return n;
 }
 
+std::string_view Program::symbol(int32_t i) const {
+  if (i < 0 || static_cast<size_t>(i) >= symbols.size()) return {};
+  return symbols[static_cast<size_t>(i)];
+}
+
 int32_t Program::append(Instruction inst) {
   auto& s = stream(inst.engine);
   s.push_back(std::move(inst));
@@ -96,6 +101,13 @@ AccessPattern Program::rows(std::string_view tensor, int64_t row_begin, int64_t 
   ap.dims[0] = {1, t->row_elements()};
   ap.ndim = 1;
   return ap;
+}
+
+std::string source_of(const Program& p, const Instruction& in) {
+  const std::string_view file = p.symbol(in.origin.file);
+  if (in.source_line <= 0) return std::string(file);
+  if (file.empty()) return "line " + std::to_string(in.source_line);
+  return std::string(file) + ":" + std::to_string(in.source_line);
 }
 
 bool same_access(const AccessPattern& a, const AccessPattern& b) {

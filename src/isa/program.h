@@ -73,10 +73,14 @@ struct Program {
   std::vector<HbmTensor> tensors;
   std::array<Stream, kNumEngines> streams;
   SpillSummary spill;
+  // Names Instruction::origin refers to (source files, tiles, tensors); not part of equality.
+  std::vector<std::string> symbols;
 
   Stream& stream(Engine e) { return streams[static_cast<size_t>(e)]; }
   const Stream& stream(Engine e) const { return streams[static_cast<size_t>(e)]; }
   size_t num_instructions() const;
+  // symbols[i], or "" for -1 and indices out of range.
+  std::string_view symbol(int32_t i) const;
 
   // Appends to the stream of inst.engine; returns the instruction's index in that stream.
   int32_t append(Instruction inst);
@@ -94,6 +98,9 @@ struct Program {
   // each row as one free dim. Throws InputError for an unknown tensor or rows out of range.
   AccessPattern rows(std::string_view tensor, int64_t row_begin, int64_t row_end) const;
 };
+
+// Where `in` came from: "file:line", "line N" (a line with no file), "file", or "" (unknown).
+std::string source_of(const Program& p, const Instruction& in);
 
 // Equality of meaning: everything but source lines, operand slots past num_operands and free
 // dims past ndim. Floats compare by bits. assemble(disassemble(p)) == p holds with this.

@@ -62,6 +62,8 @@ Tensor KernelBuilder::tensor(std::string name, num::Format dtype, std::vector<in
     throw InputError("kernel build", name, msg);
   }
   scratch_.tensors = prog_.tensors;
+  tensor_symbols_.push_back(static_cast<int32_t>(prog_.symbols.size()));
+  prog_.symbols.push_back(t.name);
   auto region = std::make_shared<Region>();
   region->space = isa::Space::kHbm;
   region->dtype = dtype;
@@ -119,9 +121,52 @@ Tile KernelBuilder::tile(isa::Space space, std::string name, num::Format dtype,
   region->shape = shape;
   region->builder = id_;
   next_vbase_ += (bytes + align - 1) / align * align;
+  const auto symbol = static_cast<int32_t>(prog_.symbols.size());
+  prog_.symbols.push_back(region->name);
   View whole(std::move(region), 0, 0, row_major(shape, 1));
-  tiles_.push_back({whole, bytes});
+  tiles_.push_back({whole, bytes, symbol});
   return whole;
+}
+
+int32_t KernelBuilder::add_source_file(std::string path) {
+  prog_.symbols.push_back(std::move(path));
+  return static_cast<int32_t>(prog_.symbols.size() - 1);
+}
+
+void KernelBuilder::set_source(int32_t file, int32_t line) {
+  if (file < -1 || file >= static_cast<int32_t>(prog_.symbols.size()))
+    call_error("set_source", fmt::format("file {} was not registered by add_source_file", file));
+  if (line < 0) call_error("set_source", fmt::format("line {} is negative", line));
+  source_file_ = file;
+  source_line_ = line;
+}
+
+isa::Origin KernelBuilder::origin_of(const isa::Instruction& in,
+                                     const std::vector<Use>& uses) const {
+  isa::Origin o;
+  o.file = source_file_;
+  for (int j = 0; j < in.num_operands && j < isa::kMaxOperands; ++j) {
+    const isa::AccessPattern& ap = in.operands[static_cast<size_t>(j)];
+    for (const Use& u : uses) {
+      const Region& r = u.view.region();
+      if (r.space != ap.space) continue;
+      int64_t bytes = 0;
+      int32_t symbol = -1;
+      if (r.tile >= 0) {
+        const TileRec& t = tiles_[static_cast<size_t>(r.tile)];
+        bytes = t.bytes;
+        symbol = t.symbol;
+      } else if (r.tensor >= 0) {
+        bytes = prog_.tensors[static_cast<size_t>(r.tensor)].bytes();
+        symbol = tensor_symbols_[static_cast<size_t>(r.tensor)];
+      }
+      if (ap.offset >= r.base && ap.offset < r.base + bytes) {
+        o.operands[static_cast<size_t>(j)] = symbol;
+        break;
+      }
+    }
+  }
+  return o;
 }
 
 int32_t KernelBuilder::tile_at(int64_t vaddr) const {
@@ -249,6 +294,8 @@ void KernelBuilder::emit(std::string_view call, isa::Instruction in, const std::
   // by the call that asked for it.
   if (isa::op_info(in.op).params.has(isa::ParamKey::kRounding)) in.p.rounding = rounding_;
   check(call, in, uses);
+  in.source_line = source_line_;
+  in.origin = origin_of(in, uses);
   if (!matmul)
     for (const Use& u : uses)
       if (u.view.space() == isa::Space::kPsum) close_groups(u.view);

@@ -89,6 +89,11 @@ class KernelBuilder {
   num::Rounding rounding() const { return rounding_; }
   // Throws InputError for a policy without load triggers.
   void set_dma_policy(const DmaPolicy& p);
+  // Where the instructions emitted from now on come from, for traces, profiles and diagnostics
+  // (isa::Origin): a file registered by add_source_file (-1: none) and a line in it (0: none).
+  // A front end sets it before each call (the NKI one: the kernel's .py line that made it).
+  int32_t add_source_file(std::string path);
+  void set_source(int32_t file, int32_t line);
 
   // --- HBM tensors (row-major, outermost dim first) ---
   Tensor input(std::string name, num::Format dtype, std::vector<int64_t> shape);
@@ -241,7 +246,8 @@ class KernelBuilder {
   // An on-chip tile: its whole view and virtual base.
   struct TileRec {
     View whole;
-    int64_t bytes = 0;  // per partition
+    int64_t bytes = 0;    // per partition
+    int32_t symbol = -1;  // its name in Program::symbols
   };
   // An instruction's access of memory, as traced (tiles at their virtual bases).
   struct UseRec {
@@ -276,6 +282,8 @@ class KernelBuilder {
   int32_t tile_at(int64_t vaddr) const;
   // `in` with its on-chip operands at offsets relative to their tiles (for validation).
   isa::Instruction at_zero(isa::Instruction in) const;
+  // The source position and each operand's tile or tensor name (symbols), from the uses.
+  isa::Origin origin_of(const isa::Instruction& in, const std::vector<Use>& uses) const;
   // Per use: the tile whose bytes this write may take in place (placement.h), or -1.
   std::vector<int32_t> in_place_sources(const std::vector<uint64_t>& first_use) const;
   // build(): places the tiles, adds spills, rewrites operands, resolves dependencies
@@ -327,6 +335,8 @@ class KernelBuilder {
   int64_t hbm_bytes_ = 0;  // the chip's HBM, which the tensors must fit (0: not known)
   size_t emitted_ = 0;
   size_t max_instructions_;
+  std::vector<int32_t> tensor_symbols_;         // by tensor index: its name in Program::symbols
+  int32_t source_file_ = -1, source_line_ = 0;  // set_source
 };
 
 // Where the virtual bases of tiles start while a kernel is traced (far above any memory).

@@ -153,6 +153,49 @@ def test_python_api_profiles_a_built_program_and_an_nki_kernel():
     assert q.bound == "latency"
 
 
+def test_python_api_profiles_a_logical_core_and_a_whole_chip():
+    p = trnsim.profile.run("matmul_lnc", chip="trn2", lnc=2, top=3)
+    chip = p.figures["chip"]
+    assert p.several and chip["cores"] == 2 and chip["lnc"] == 2 and chip["logical_cores"] == 1
+    assert p.chip == "trn2" and len(p.cores) == 2
+    # The chip's time is its slowest core's end, and `trnsim run --lnc 2`'s.
+    assert chip["total_ps"] == max(c["total_ps"] for c in p.figures["cores"])
+    assert p.total_ns == chip["total_ns"]
+    ran = run("run", "matmul_lnc", "--lnc", "2", "--mode", "timing", "--json")
+    assert ran.returncode == 0, ran.stderr
+    assert json.loads(ran.stdout)["runs"][0]["result"]["total_ps"] == chip["total_ps"]
+    # The matmul split over the two cores; MFU over both cores' peak for the chip's time.
+    flops = sum(c.roofline["flops"] for c in p.cores)
+    assert flops == 2 * 128 * 4096 * 512
+    assert p.mfu == pytest.approx(flops / (2 * chip["peak_tflops"] * 1e12 * chip["total_ns"] * 1e-9),
+                                  rel=1e-12)
+    slowest = p.cores[chip["slowest_core"]]
+    assert p.bound == chip["bound"]["verdict"] == slowest.roofline["verdict"]
+    assert p.engines == slowest.engines and p.critical_path == slowest.critical_path
+    for c in p.cores:
+        assert c.critical_path["time_ns"] == pytest.approx(c.total_ns)
+        assert "peer" in c.critical_path["released_by"]
+        assert c.text.startswith("total time: ")
+    assert sum(c.critical_path["released_by"]["peer"] for c in p.cores) > 0
+    assert "== core 1 (logical core 0, rank 1, HBM stack 0) ==" in p.text
+    assert p.faults == []
+    # The same as the command's JSON.
+    cli = profile_json("matmul_lnc", "--lnc", "2", "--top", "3")
+    assert cli["chip"] == chip and cli["cores"] == p.figures["cores"]
+
+    whole = trnsim.profile.run("matmul_lnc", cores=8)
+    assert whole.figures["chip"]["logical_cores"] == 4 and len(whole.cores) == 8
+    assert len(whole.figures["chip"]["stacks"]) == 4
+    assert whole.mfu == pytest.approx(4 * flops / (8 * chip["peak_tflops"] * 1e12
+                                                   * whole.total_ns * 1e-9), rel=1e-12)
+    one = trnsim.profile.run("matmul_lnc")
+    assert not one.several and one.cores == [one]
+    with pytest.raises(ValueError, match="lnc"):
+        trnsim.profile.run("matmul_lnc", lnc=3)
+    with pytest.raises(ValueError, match="cores"):
+        trnsim.profile.run("matmul_lnc", cores=9)
+
+
 def test_python_api_refuses_what_it_cannot_profile():
     with pytest.raises(TypeError, match="profile.run: target"):
         trnsim.profile.run(42)

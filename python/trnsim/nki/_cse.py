@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
+from trnsim.nki._source import here
+
 # Results the memo keeps, least recently used dropped first: a loop-invariant value is used
 # again every iteration, so it stays; the memory stays bounded on kernels of millions of
 # instructions.
@@ -46,7 +48,8 @@ _WRITTEN_KW = ("dst", "reduce_dst", "dst_idx")
 _BARRIERS = frozenset({"core_barrier", "sendrecv"})
 # Builder members that emit nothing.
 _QUIET = frozenset({"sbuf", "psum", "input", "output", "inout", "scratch", "build",
-                    "set_seed", "set_dma_policy", "program", "num_instructions"})
+                    "set_seed", "set_dma_policy", "program", "num_instructions",
+                    "add_source_file", "set_source"})
 
 
 class TrackedBuilder:
@@ -57,6 +60,24 @@ class TrackedBuilder:
         self._kb = kb
         self.writes = {}
         self.memo = OrderedDict()  # key -> (View of the result, its write count)
+        self._files = {}  # source file -> its number in the builder (add_source_file)
+        self._at = (-1, 0)  # the source position last given to the builder
+        self.fixed = None  # (file, line) that overrides the current one (a Pending's)
+
+    def _locate(self):
+        """Tells the builder the kernel line that makes the next instruction (traces and
+        profiles show it, isa::Origin): `fixed` while a deferred result is placed, else the
+        line running now."""
+        where = self.fixed or here()
+        if where is None:
+            return
+        file = self._files.get(where[0])
+        if file is None:
+            file = self._files[where[0]] = self._kb.add_source_file(where[0])
+        at = (file, where[1])
+        if at != self._at:
+            self._at = at
+            self._kb.set_source(*at)
 
     def __getattr__(self, name):
         f = getattr(self._kb, name)
@@ -67,6 +88,7 @@ class TrackedBuilder:
         barrier = name in _BARRIERS
 
         def call(*args, **kw):
+            self._locate()
             r = f(*args, **kw)
             for i in written:
                 v = args[i] if i < len(args) else kw.get(_WRITTEN_KW[i])

@@ -11,6 +11,7 @@ import numpy as np
 from trnsim import _check, _core
 from trnsim.nki import _ctx
 from trnsim.nki._ctx import NkiError, unsupported
+from trnsim.nki._source import assigned_name
 from trnsim.nki._broadcast import PsumBroadcast
 from trnsim.nki._tensor import Lazy, NkiTensor, Packed, Pending
 from trnsim.nki._index import abs_pattern
@@ -230,8 +231,9 @@ def is_tile(x):
     return isinstance(x, NkiTensor)
 
 
-def alloc(shape, dtype, buffer="sbuf", name=None):
-    """A new SBUF or PSUM tile (its contents read as NaN until written)."""
+def alloc(shape, dtype, buffer="sbuf", name=None, where=None):
+    """A new SBUF or PSUM tile (its contents read as NaN until written). Unnamed, it takes the
+    name its kernel line (`where`, default the current one) assigns to."""
     c = _ctx.ctx()
     elem = packed_format(dtype)
     fmt = elem or format_name(dtype, "tile dtype")
@@ -239,7 +241,7 @@ def alloc(shape, dtype, buffer="sbuf", name=None):
     if len(shape) == 1:
         shape = shape + [1]
     space = getattr(buffer, "space", buffer)
-    n = c.name(name or ("psum" if space == "psum" else "tile"))
+    n = c.name(name or assigned_name("psum" if space == "psum" else "tile", where))
     if space not in ("sbuf", "psum"):
         raise NkiError(f"alloc: buffer {buffer!r} is not sbuf or psum")
     new = c.kb.psum if space == "psum" else c.kb.sbuf

@@ -16,6 +16,7 @@ import numpy as np
 
 from trnsim.nki import _ctx, _cse
 from trnsim.nki._ctx import NkiError
+from trnsim.nki._source import here
 from trnsim.nki._index import abs_pattern, has_expr, resolve_index
 from trnsim.nki._dtypes import PACKED_MX, format_name, packed_format
 from trnsim.numerics import numpy_dtype
@@ -533,10 +534,11 @@ def packed_view(v, dtype, what):
 class Pending(NkiTensor):
     """A legacy ISA call's result before it has a place (see module docstring)."""
 
-    __slots__ = ("emit", "pshape", "pdtype", "pbuffer", "kind")
+    __slots__ = ("emit", "pshape", "pdtype", "pbuffer", "kind", "where")
 
     def __init__(self, emit, shape, dtype, buffer="sbuf", kind=""):
         super().__init__(None)
+        self.where = here()  # the kernel line of the call: its instruction's, when placed
         self.emit = emit
         self.pshape = tuple(int(s) for s in shape)
         self.pdtype = format_name(dtype)
@@ -570,8 +572,13 @@ class Pending(NkiTensor):
             self.take()
             from trnsim.nki import _ops
 
-            t = _ops.alloc(self.pshape, self.pdtype, self.pbuffer)
-            self.v = _cse.emit(_ctx.ctx(), self, t.v)
+            kb = _ctx.ctx().kb
+            kb.fixed = self.where
+            try:
+                t = _ops.alloc(self.pshape, self.pdtype, self.pbuffer, where=self.where)
+                self.v = _cse.emit(_ctx.ctx(), self, t.v)
+            finally:
+                kb.fixed = None
             self.emit = None  # its operands need not live as long as the result
         return self.v
 

@@ -86,6 +86,7 @@ InstrRef Checker::ref(int64_t node) const {
           n.index,
           n.occurrence,
           in.source_line,
+          in.origin.file >= 0 ? isa::source_of(prog_, in) : std::string(),
           hb_.agent(n.agent).label(),
           isa::format_instruction(in, prog_)};
 }

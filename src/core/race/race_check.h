@@ -59,6 +59,7 @@ struct InstrRef {
   int32_t index = -1;       // in its stream; -1: no instruction
   int64_t occurrence = 0;   // which execution of it (loops): 0 is the first
   int32_t source_line = 0;  // 0 when not from text
+  std::string source;       // "kernel.py:27" where the file is known (isa::source_of), else ""
   std::string agent;        // "dve", "pe-background", "dma queue 3 from sp for partitions 0-127"
   std::string text;         // the instruction as the disassembler writes it
   bool valid() const { return index >= 0; }

@@ -2,6 +2,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <filesystem>
+
 #include "core/race/race_check.h"
 
 namespace trnsim::core {
@@ -12,7 +14,10 @@ namespace {
 std::string ref_text(const InstrRef& r) {
   std::vector<std::string> notes;
   if (r.occurrence > 0) notes.push_back(fmt::format("execution {}", r.occurrence + 1));
-  if (r.source_line > 0) notes.push_back(fmt::format("line {}", r.source_line));
+  if (!r.source.empty())  // "kernel.py:27": the file's name, its directories are in the JSON
+    notes.push_back(std::filesystem::path(r.source).filename().string());
+  else if (r.source_line > 0)
+    notes.push_back(fmt::format("line {}", r.source_line));
   if (r.agent != isa::engine_name(r.stream)) notes.push_back(r.agent);
   return fmt::format("{}[{}]{} `{}`", isa::engine_name(r.stream), r.index,
                      notes.empty() ? "" : fmt::format(" ({})", fmt::join(notes, ", ")), r.text);
@@ -35,6 +40,7 @@ nlohmann::json ref_json(const InstrRef& r) {
           {"index", r.index},
           {"occurrence", r.occurrence},
           {"line", r.source_line},
+          {"source", r.source},
           {"agent", r.agent},
           {"text", r.text}};
 }

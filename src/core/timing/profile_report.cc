@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <vector>
 
 #include "isa/op_table.h"
+#include "profile/readable.h"
 
 namespace trnsim::core {
 
@@ -16,25 +18,10 @@ double share(Picoseconds part, Picoseconds whole) {
   return whole.v > 0 ? static_cast<double>(part.v) / static_cast<double>(whole.v) : 0.0;
 }
 
-// "19.66 ms", "62.52 us", "850 ns": four significant digits in the largest unit under it.
-std::string time_text(Picoseconds t) {
-  const double x = static_cast<double>(t.v);
-  if (x >= 1e12) return fmt::format("{:.4g} s", x * 1e-12);
-  if (x >= 1e9) return fmt::format("{:.4g} ms", x * 1e-9);
-  if (x >= 1e6) return fmt::format("{:.4g} us", x * 1e-6);
-  return fmt::format("{:.4g} ns", x * 1e-3);
-}
-std::string bytes_text(double b) {
-  if (b >= 1e9) return fmt::format("{:.4g} GB", b * 1e-9);
-  if (b >= 1e6) return fmt::format("{:.4g} MB", b * 1e-6);
-  if (b >= 1e3) return fmt::format("{:.4g} kB", b * 1e-3);
-  return fmt::format("{:.0f} B", b);
-}
-std::string rate_text(double bytes_per_s) {
-  if (bytes_per_s >= 1e12) return fmt::format("{:.4g} TB/s", bytes_per_s * 1e-12);
-  return fmt::format("{:.4g} GB/s", bytes_per_s * 1e-9);
-}
-std::string pct(double fraction) { return fmt::format("{:.2f} %", 100.0 * fraction); }
+using profile::bytes_text;
+using profile::pct;
+using profile::rate_text;
+using profile::time_text;
 
 std::string item_name(const PathItem& it) {
   std::string s = it.transfer ? "transfers of " + it.name : it.name;
@@ -43,7 +30,10 @@ std::string item_name(const PathItem& it) {
                      it.statics);
   else
     s += fmt::format(" [{} #{}]", isa::engine_name(it.engine), it.index);
-  if (it.line > 0) s += fmt::format(" line {}", it.line);
+  if (!it.source.empty())  // the file's name, not its directories: the line stays short
+    s += " " + std::filesystem::path(it.source).filename().string();
+  else if (it.line > 0)
+    s += fmt::format(" line {}", it.line);
   return s;
 }
 
@@ -279,6 +269,7 @@ nlohmann::json profile_json(const CoreProfile& p) {
                         {"transfer", it.transfer},
                         {"index", it.index},
                         {"line", it.line},
+                        {"source", it.source},
                         {"instructions", it.statics},
                         {"count", it.count},
                         {"time_ns", ns(it.time)},

@@ -26,6 +26,8 @@ const char* path_edge_name(PathEdge e) {
       return "trigger";
     case PathEdge::kQueue:
       return "queue";
+    case PathEdge::kPeer:
+      return "peer";
   }
   return "?";
 }
@@ -48,13 +50,15 @@ void TimingPath::on_issue(isa::Engine e, size_t index, const InstrInfo& info, Pi
   const auto ei = static_cast<size_t>(e);
   EngineState& st = engines_[ei];
   // The constraint released last; at a tie the one considered first (cross-engine ones first:
-  // they say more about why the engine waited). One released after t0 did not hold it.
+  // they say more about why the engine waited). One released after t0 did not hold it. One
+  // that another core let go is kPeer, whatever the local link (issue after a barrier, a
+  // semaphore a sendrecv signals).
   Held best;
   PathEdge why = PathEdge::kStart;
   auto consider = [&](const Held& h, PathEdge k) {
     if (h.node != kNoNode && h.until > best.until && h.until <= t0) {
       best = h;
-      why = k;
+      why = h.peer ? PathEdge::kPeer : k;
     }
   };
   for (const isa::SemWait& w : prog_.waits(info)) {
@@ -96,9 +100,20 @@ void TimingPath::on_barrier_release(isa::Engine e, std::span<const isa::SemSigna
   EngineState& st = engines_[static_cast<size_t>(e)];
   if (st.last.node == kNoNode) return;
   profile::DepNode& d = g_[st.last.node];
+  // d.end is still the barrier's arrival (its retirement).
+  const bool peer = now > d.end;
   d.end = std::max(d.end, now);
   st.last.until = std::max(st.last.until, now);
-  for (const isa::SemSignal& s : signals) signal(s, now, st.last.node);
+  st.last.peer = peer;
+  for (const isa::SemSignal& s : signals) signal(s, now, st.last.node, peer);
+}
+
+void TimingPath::on_sendrecv_done(uint32_t node, std::span<const isa::SemSignal> signals,
+                                  Picoseconds now) {
+  if (node == kNoNode) return;
+  profile::DepNode& d = g_[node];
+  d.end = std::max(d.end, now);
+  for (const isa::SemSignal& s : signals) signal(s, now, node, true);
 }
 
 uint32_t TimingPath::on_dma_submit(isa::Engine trigger, Picoseconds t) {
@@ -128,14 +143,14 @@ void TimingPath::on_dma_done(uint32_t node, uint32_t behind, Picoseconds started
   for (const isa::SemSignal& s : signals) signal(s, now, node);
 }
 
-void TimingPath::signal(const isa::SemSignal& s, Picoseconds t, uint32_t node) {
+void TimingPath::signal(const isa::SemSignal& s, Picoseconds t, uint32_t node, bool peer) {
   if (s.sem >= sems_.size()) return;
   std::vector<SemEvent>& h = sems_[s.sem];
   // By time; signals arrive nearly in time order, so this is nearly always an append.
   auto pos = h.end();
   while (pos != h.begin() && (pos - 1)->t > t) --pos;
   const int64_t before = pos == h.begin() ? 0 : (pos - 1)->value;
-  pos = h.insert(pos, SemEvent{t, before + s.delta, node});
+  pos = h.insert(pos, SemEvent{t, before + s.delta, node, peer});
   for (++pos; pos != h.end(); ++pos) pos->value += s.delta;
 }
 
@@ -148,7 +163,7 @@ TimingPath::Held TimingPath::releaser(const isa::SemWait& w, Picoseconds now) co
     // Counters only rise: the first signal that brought it to the value.
     const auto it = std::lower_bound(h.begin(), upto, w.value,
                                      [](const SemEvent& ev, int64_t v) { return ev.value < v; });
-    return it == upto ? Held{} : Held{it->node, it->t};
+    return it == upto ? Held{} : Held{it->node, it->t, it->peer};
   }
   // Counters may fall: the latest signal that lifted it from short to the value. A wait met
   // long ago (many signals back) did not hold the instruction: not looked for.
@@ -157,7 +172,7 @@ TimingPath::Held TimingPath::releaser(const isa::SemWait& w, Picoseconds now) co
   for (auto it = upto; it != h.begin() && steps < kLookBack; --it, ++steps) {
     const SemEvent& ev = *(it - 1);
     const int64_t before = it - 1 == h.begin() ? 0 : (it - 2)->value;
-    if (ev.value >= w.value && before < w.value) return {ev.node, ev.t};
+    if (ev.value >= w.value && before < w.value) return {ev.node, ev.t, ev.peer};
   }
   return {};
 }

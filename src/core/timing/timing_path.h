@@ -12,8 +12,9 @@
 // It reads the times the sequencers and DMA engines compute and changes none; a run without a
 // graph pays one pointer test per instruction. Labels are static instructions (all engines'
 // streams one after the other); a transfer carries its trigger's label on lane kDmaLane.
-// Not followed: signals of sendrecv (another core's work), so a wait on them looks released by
-// the waiting engine's own constraints.
+// Across cores (a logical core's core_barrier and sendrecv) the graph stays within the core:
+// what another core did is not followed, but a node it released says so (kPeer), its
+// predecessor being the barrier or sendrecv of this core that waited for the other core.
 #pragma once
 
 #include <array>
@@ -40,9 +41,12 @@ enum class PathEdge : uint8_t {
   kIssue,      // the instruction before it in the stream issued (one issue per cycle)
   kTrigger,    // a transfer: its trigger instruction issued
   kQueue,      // a transfer: the DMA engine finished the transfer ahead of it
+  // Another core of the logical core released it: a core_barrier that waited for the other
+  // cores passed, or a sendrecv completed (the exchange needs the peer's send and receive).
+  kPeer,
 };
-inline constexpr int kNumPathEdges = 9;
-const char* path_edge_name(PathEdge e);  // "start", "semaphore", "dma", "port", ...
+inline constexpr int kNumPathEdges = 10;
+const char* path_edge_name(PathEdge e);  // "start", "semaphore", "dma", "port", ..., "peer"
 
 class TimingPath {
  public:
@@ -58,8 +62,15 @@ class TimingPath {
   // unit is free at `free`, it retires at `retire`.
   void on_issue(isa::Engine e, size_t index, const InstrInfo& info, Picoseconds t0,
                 Picoseconds next_issue, Picoseconds free, Picoseconds retire);
-  // The core_barrier `e` issued last passed at `now`; its signals apply then.
+  // The core_barrier `e` issued last passed at `now`; its signals apply then. Passing later
+  // than it arrived, it waited for another core: what it releases is kPeer.
   void on_barrier_release(isa::Engine e, std::span<const isa::SemSignal> signals, Picoseconds now);
+  // The node of the instruction `e` issued last (kNoNode: none): a sendrecv's, for
+  // on_sendrecv_done.
+  uint32_t last_node(isa::Engine e) const { return engines_[static_cast<size_t>(e)].last.node; }
+  // The sendrecv `node` completed at `now` (its send and its receive, one on the peer's DMA
+  // queue, are done): its signals apply then, and what they release is kPeer.
+  void on_sendrecv_done(uint32_t node, std::span<const isa::SemSignal> signals, Picoseconds now);
   // The DMA instruction `trigger` issued last was handed to the DMA engines at `t`: its
   // transfer's node.
   uint32_t on_dma_submit(isa::Engine trigger, Picoseconds t);
@@ -78,6 +89,7 @@ class TimingPath {
   struct Held {
     uint32_t node = profile::kNoNode;
     Picoseconds until;
+    bool peer = false;  // another core let `node` go at `until` (kPeer)
   };
   struct EngineState {
     Held last;                              // the latest instruction; next issue slot
@@ -89,13 +101,14 @@ class TimingPath {
     Picoseconds t;
     int64_t value = 0;  // the counter after this signal
     uint32_t node = profile::kNoNode;
+    bool peer = false;  // signalled when another core let `node` go (fits the padding)
   };
   struct Port {
     Held held;
     int engine = -1;
   };
 
-  void signal(const isa::SemSignal& s, Picoseconds t, uint32_t node);
+  void signal(const isa::SemSignal& s, Picoseconds t, uint32_t node, bool peer = false);
   // The signal that satisfied `w` by `now` (its node and time), or {kNoNode, 0}.
   Held releaser(const isa::SemWait& w, Picoseconds now) const;
 

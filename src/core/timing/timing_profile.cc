@@ -50,14 +50,18 @@ ProfilePath named_path(const profile::CriticalPath& cp, const isa::Program& prog
   std::copy_n(cp.edges.begin(), std::min(cp.edges.size(), p.edges.size()), p.edges.begin());
   const Labels labels(program);
   // cp.top holds every static instruction on the path; items of one name sum them.
-  std::map<std::tuple<bool, isa::Engine, std::string>, size_t> item_of;
+  // An NKI kernel's instructions have no names: its source line tells them apart.
+  std::map<std::tuple<bool, isa::Engine, std::string, std::string>, size_t> item_of;
   for (const profile::CriticalPath::Item& it : cp.top) {
     const auto [e, index] = labels.at(it.label);
     const isa::Instruction& ins = program.stream(e)[index];
     const bool transfer = it.lane == kDmaLane;
     std::string name = instruction_name(ins);
-    const auto [pos, added] = item_of.try_emplace({transfer, e, name}, p.top.size());
-    if (added) p.top.push_back(PathItem{std::move(name), e, transfer, index, ins.source_line});
+    std::string source = ins.origin.file >= 0 ? isa::source_of(program, ins) : std::string();
+    const auto [pos, added] = item_of.try_emplace({transfer, e, name, source}, p.top.size());
+    if (added)
+      p.top.push_back(
+          PathItem{std::move(name), e, transfer, index, ins.source_line, std::move(source)});
     PathItem& item = p.top[pos->second];
     if (index < item.index) {
       item.index = index;
@@ -149,11 +153,17 @@ CoreProfile profile_program(const arch::ChipSpec& chip, const isa::Program& prog
   t.path = &graph;
   t.max_instructions = options.limits.max_instructions;
   t.max_time = options.limits.max_time;
+  TimingResult result = run_timing(chip, program, t);
+  return profile_run(chip, program, std::move(result), graph, options.top);
+}
+
+CoreProfile profile_run(const arch::ChipSpec& chip, const isa::Program& program,
+                        TimingResult result, const profile::DependencyGraph& graph, size_t top) {
   CoreProfile p;
   p.chip = chip.meta.name;
-  p.result = run_timing(chip, program, t);
+  p.result = std::move(result);
   p.path = named_path(profile::critical_path(graph, kNumPathLanes, kNumPathEdges, SIZE_MAX),
-                      program, options.top);
+                      program, top);
   p.classes = classes_of(graph, program, chip);
   p.chip_hbm_bytes_per_s = chip.chip.hbm.bandwidth_gbps * kBytesPerGB;
 

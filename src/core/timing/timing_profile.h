@@ -24,7 +24,8 @@ struct ProfileOptions {
   RunLimits limits;
 };
 
-// The instructions of one name on one engine (an unrolled loop's many copies are one item),
+// The instructions of one name and source line on one engine (an unrolled loop's many copies
+// are one item),
 // or the transfers they triggered, and their share of the critical path.
 struct PathItem {
   std::string name;  // "multiply_moving 'mm0'": mnemonic and the instruction's name
@@ -32,6 +33,7 @@ struct PathItem {
   bool transfer = false;  // the DMA transfers they triggered, not the instructions
   size_t index = 0;       // the earliest one's place in its engine's stream
   int line = 0;           // its source line (0: none)
+  std::string source;     // "kernel.py:27" (isa::source_of; "" unknown): items differ by it
   uint64_t statics = 0;   // static instructions in the item
   uint64_t count = 0;     // executions on the path
   Picoseconds time;       // their share of the path
@@ -70,6 +72,13 @@ struct CoreProfile {
 // run_timing does; a run's faults are in result.faults.
 CoreProfile profile_program(const arch::ChipSpec& chip, const isa::Program& program,
                             const ProfileOptions& options = {});
+
+// The profile of a run already made: `program`'s `result` on one core of `chip` and the
+// dependency graph the run recorded (TimingOptions::path), with `top` items on the critical
+// path. profile_program() is run_timing() then this; a chip run profiles each core with it
+// (chip/chip_profile.h). The roofline's time is the core's own (result.total).
+CoreProfile profile_run(const arch::ChipSpec& chip, const isa::Program& program,
+                        TimingResult result, const profile::DependencyGraph& graph, size_t top);
 
 // The bytes per second HBM can give one core running alone: its stack's bandwidth, or less
 // when the core's DMA engines cannot move that much (engines x practical rate, the core caps).

@@ -154,8 +154,8 @@ std::string describe_operand(const isa::AccessPattern& ap) {
   return s + ']';
 }
 
-profile::Label instruction_label_for_trace(const isa::Instruction& ins, const InstrInfo& info,
-                                           size_t index) {
+profile::Label instruction_label_for_trace(const isa::Program& prog, const isa::Instruction& ins,
+                                           const InstrInfo& info, size_t index) {
   profile::Label l;
   const std::string_view mn = isa::mnemonic(ins.op);
   l.name = ins.name.empty() ? std::string(mn) : fmt::format("{} '{}'", mn, ins.name);
@@ -163,12 +163,15 @@ profile::Label instruction_label_for_trace(const isa::Instruction& ins, const In
   l.args.emplace_back("opcode", std::string(mn));
   l.args.emplace_back("engine", l.category);
   l.args.emplace_back("index", std::to_string(index));
-  if (ins.source_line > 0) l.args.emplace_back("line", std::to_string(ins.source_line));
+  const std::string source = isa::source_of(prog, ins);
+  if (!source.empty()) l.args.emplace_back("source", source);
   std::string ops;
   for (int i = 0; i < ins.num_operands; ++i) {
     if (i) ops += "; ";
-    ops +=
-        fmt::format("{}={}", isa::operand_role(ins.op, i).name, describe_operand(ins.operands[i]));
+    // The tile or tensor's name where the builder knew it: "dst=xt sbuf[0:128]+0x0 ...".
+    const std::string_view named = prog.symbol(ins.origin.operands[static_cast<size_t>(i)]);
+    ops += fmt::format("{}={}{}{}", isa::operand_role(ins.op, i).name, named,
+                       named.empty() ? "" : " ", describe_operand(ins.operands[i]));
   }
   if (!ops.empty()) l.args.emplace_back("operands", ops);
   std::string w, s;
@@ -199,7 +202,7 @@ TimingTrace::TimingTrace(profile::Trace& trace, const TimingProgram& prog,
     const auto& stream = prog.stream(e);
     label_base_[ei] = static_cast<uint32_t>(trace_.labels().size());
     for (size_t i = 0; i < stream.size(); ++i)
-      trace_.add_label(instruction_label_for_trace(stream[i], prog.info(e)[i], i));
+      trace_.add_label(instruction_label_for_trace(prog.program(), stream[i], prog.info(e)[i], i));
   }
 }
 

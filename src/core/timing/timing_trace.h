@@ -90,8 +90,9 @@ class TimingTrace {
 
 // "sbuf[0:128]+0x40 bf16 [4x512]": where an operand is, its dtype and free sizes.
 std::string describe_operand(const isa::AccessPattern& ap);
-// The label of one static instruction.
-profile::Label instruction_label_for_trace(const isa::Instruction& ins, const InstrInfo& info,
-                                           size_t index);
+// The label of one static instruction of `prog`: opcode, engine, stream index, its source
+// ("kernel.py:27") and operands with their tile or tensor names where known (isa::Origin).
+profile::Label instruction_label_for_trace(const isa::Program& prog, const isa::Instruction& ins,
+                                           const InstrInfo& info, size_t index);
 
 }  // namespace trnsim::core

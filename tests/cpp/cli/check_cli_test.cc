@@ -45,8 +45,9 @@ TEST(CheckCli, FindingsAreOneAndNameBothInstructions) {
   const std::string file = data("raw_missing_wait.s");
   const Result r = check({file});
   EXPECT_EQ(r.code, 1) << r.err;
-  EXPECT_TRUE(has(r.out, file + ": read-after-write: act[0] (line 7) `activation")) << r.out;
-  EXPECT_TRUE(has(r.out, "dve[0] (line 10) `tensor_copy")) << r.out;
+  EXPECT_TRUE(has(r.out, file + ": read-after-write: act[0] (raw_missing_wait.s:7) `activation"))
+      << r.out;
+  EXPECT_TRUE(has(r.out, "dve[0] (raw_missing_wait.s:10) `tensor_copy")) << r.out;
   EXPECT_TRUE(has(r.out, "sbuf partitions 0-127 bytes 0-1023")) << r.out;
 
   const Result j = check({file, "--json"});

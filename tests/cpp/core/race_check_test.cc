@@ -319,8 +319,9 @@ TEST(RaceCheck, ReportsAsTextAndJson) {
   EXPECT_EQ(text, format_race_report(check_races(p, chip("trn2"))));
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 2) << text;
   for (const char* part :
-       {"read-after-write: act[0] (line 7) `activation sbuf[0:128] [[1,256]] fp32 <- ",
-        " and dve[0] (line 10) `tensor_copy sbuf[0:128]+8192 [[1,256]] fp32 <- ",
+       {"read-after-write: act[0] (raw_missing_wait.s:7) `activation sbuf[0:128] [[1,256]] fp32 "
+        "<- ",
+        " and dve[0] (raw_missing_wait.s:10) `tensor_copy sbuf[0:128]+8192 [[1,256]] fp32 <- ",
         "are not ordered; both touch sbuf partitions 0-127 bytes 0-1023\n",
         "1 finding on trn2 (DMA write barrier: strong-order-write): 2 instructions executed"})
     EXPECT_NE(text.find(part), std::string::npos) << part << "\n" << text;
@@ -332,6 +333,7 @@ TEST(RaceCheck, ReportsAsTextAndJson) {
   EXPECT_EQ(f["kind"], "read-after-write");
   EXPECT_EQ(f["first"]["stream"], "act");
   EXPECT_EQ(f["first"]["line"], 7);
+  EXPECT_TRUE(f["first"]["source"].get<std::string>().ends_with("races/raw_missing_wait.s:7"));
   EXPECT_EQ(f["second"]["stream"], "dve");
   EXPECT_EQ(f["second"]["index"], 0);
   EXPECT_EQ(f["memory"]["space"], "sbuf");
