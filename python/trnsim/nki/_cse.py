@@ -21,9 +21,10 @@ may have written HBM) forgets everything.
 
 from __future__ import annotations
 
+import sys
 from collections import OrderedDict
 
-from trnsim.nki._source import here
+from trnsim.nki._source import FRONT_END
 
 # Results the memo keeps, least recently used dropped first: a loop-invariant value is used
 # again every iteration, so it stays; the memory stays bounded on kernels of millions of
@@ -61,23 +62,30 @@ class TrackedBuilder:
         self.writes = {}
         self.memo = OrderedDict()  # key -> (View of the result, its write count)
         self._files = {}  # source file -> its number in the builder (add_source_file)
-        self._at = (-1, 0)  # the source position last given to the builder
+        self._path, self._line = None, 0  # the source position last given to the builder
         self.fixed = None  # (file, line) that overrides the current one (a Pending's)
 
     def _locate(self):
         """Tells the builder the kernel line that makes the next instruction (traces and
         profiles show it, isa::Origin): `fixed` while a deferred result is placed, else the
-        line running now."""
-        where = self.fixed or here()
-        if where is None:
+        line running now. On every builder call, so kept lean: the frame walk inline, the
+        builder told only when the line changed."""
+        if self.fixed is not None:
+            path, line = self.fixed
+        else:
+            f = sys._getframe(2)
+            while f is not None and f.f_code.co_filename.startswith(FRONT_END):
+                f = f.f_back
+            if f is None:
+                return
+            path, line = f.f_code.co_filename, f.f_lineno
+        if line == self._line and path is self._path:
             return
-        file = self._files.get(where[0])
+        file = self._files.get(path)
         if file is None:
-            file = self._files[where[0]] = self._kb.add_source_file(where[0])
-        at = (file, where[1])
-        if at != self._at:
-            self._at = at
-            self._kb.set_source(*at)
+            file = self._files[path] = self._kb.add_source_file(path)
+        self._path, self._line = path, line
+        self._kb.set_source(file, line)
 
     def __getattr__(self, name):
         f = getattr(self._kb, name)

@@ -10,7 +10,7 @@ import os
 import re
 import sys
 
-_FRONT_END = os.path.dirname(os.path.abspath(__file__)) + os.sep
+FRONT_END = os.path.dirname(os.path.abspath(__file__)) + os.sep
 # `name = ...` or `name: type = ...` at the start of a line (not `==`).
 _ASSIGNED = re.compile(r"\s*([A-Za-z_]\w*)\s*(?::[^=]*)?=(?!=)")
 
@@ -18,7 +18,7 @@ _ASSIGNED = re.compile(r"\s*([A-Za-z_]\w*)\s*(?::[^=]*)?=(?!=)")
 def kernel_frame():
     """The innermost frame that is not the front end's (None outside any)."""
     f = sys._getframe(1)
-    while f is not None and f.f_code.co_filename.startswith(_FRONT_END):
+    while f is not None and f.f_code.co_filename.startswith(FRONT_END):
         f = f.f_back
     return f
 
