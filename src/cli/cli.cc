@@ -31,6 +31,7 @@ int run_app(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   setup_model_command(app, io);
   setup_serve_command(app, io);
   setup_train_command(app, io);
+  setup_plan_command(app, io);
 
   try {
     // CLI11 wants argv order reversed when given a vector.

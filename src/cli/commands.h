@@ -27,6 +27,7 @@ void setup_isa_command(CLI::App& app, Io& io);
 void setup_model_command(CLI::App& app, Io& io);
 void setup_serve_command(CLI::App& app, Io& io);
 void setup_train_command(CLI::App& app, Io& io);
+void setup_plan_command(CLI::App& app, Io& io);
 
 // What `trnsim` with no arguments runs: the built-in default job.
 void run_default_job(Io& io);

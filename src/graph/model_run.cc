@@ -119,8 +119,16 @@ ModelResult run_graph(Graph g, const std::string& name, const ModelRunOptions& o
   if (!o.system.empty())
     res.system = sys->name;  // the one asked for (not the one picked for
                              // a chip's all-reduces)
-  KernelCache cache(chip, tp, sys.get(), o.search_tilings, lnc, o.runtime);
-  cache.set_warm_timing(o.prefetch);
+  std::unique_ptr<KernelCache> own;
+  KernelCache* shared = nullptr;
+  if (o.kernel_caches) {
+    shared = &o.kernel_caches->get(
+        {&chip, o.overrides, sys.get(), tp, lnc, o.search_tilings, o.prefetch, o.runtime});
+  } else {
+    own = std::make_unique<KernelCache>(chip, tp, sys.get(), o.search_tilings, lnc, o.runtime);
+    own->set_warm_timing(o.prefetch);
+  }
+  KernelCache& cache = shared ? *shared : *own;
 
   for (const Value& v : g.values)
     if (v.kind == ValueKind::kWeight)

@@ -20,6 +20,7 @@
 #include "graph/fusion.h"
 #include "graph/graph.h"
 #include "graph/kernel_cache.h"
+#include "graph/kernel_cache_pool.h"
 #include "graph/model_config.h"
 
 namespace trnsim::graph {
@@ -57,6 +58,10 @@ struct ModelRunOptions {
   // compiler schedules such loads across a collective is not public; on VALIDATION.md s8 and
   // s9 it helps some figures and hurts others (docs/models.md), so it is not the default.
   bool prefetch = false;
+  // Caches of kernel timings shared with other runs (a plan search's): each distinct kernel
+  // is simulated once for all of them. Null: this run's own. With a pool, the result's
+  // kernels_simulated / simulations / cache_hits count the shared cache's whole life.
+  KernelCachePool* kernel_caches = nullptr;
 };
 
 // One row per distinct operator of the model: the layers' copies of an operator fold into

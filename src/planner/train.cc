@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "base/error.h"
 #include "fabric/concurrent.h"
@@ -68,9 +69,10 @@ void stage_memory(const graph::ModelConfig& m, const TrainOptions& o, int64_t la
   }
 }
 
-}  // namespace
-
-TrainResult train(const graph::ModelConfig& m, const TrainOptions& o) {
+// Checks the plan against the model and the system and fills `r`'s plan fields; returns the
+// system (with --servers) and the layers per stage.
+std::pair<fabric::SystemSpec, int64_t> check_plan(const graph::ModelConfig& m,
+                                                  const TrainOptions& o, TrainResult& r) {
   if (o.system.empty()) throw InputError("train", "system", "name a system (spec/systems)");
   if (o.tp < 1 || o.pp < 1 || o.dp < 1)
     throw InputError("train", o.tp < 1 ? "tp" : o.pp < 1 ? "pp" : "dp", "at least 1");
@@ -82,8 +84,10 @@ TrainResult train(const graph::ModelConfig& m, const TrainOptions& o) {
   std::vector<arch::Override> sys_over;
   if (o.servers > 0)
     sys_over.push_back(arch::parse_override(fmt::format("cluster.servers={}", o.servers)));
-  const fabric::SystemSpec sys = fabric::load_system(o.system, sys_over);
-  TrainResult r;
+  fabric::SystemSpec sys = fabric::load_system(o.system, sys_over);
+  // --set on chip keys: the stage runs see them (graph::ModelRunOptions::overrides), and so do
+  // the HBM capacity and the fabric's chip here.
+  if (!o.overrides.empty()) sys.chip = arch::load_chip(sys.chip_name, o.overrides);
   r.model = m.name;
   r.system = sys.name;
   r.tp = o.tp, r.pp = o.pp, r.dp = o.dp, r.zero = o.zero;
@@ -115,7 +119,43 @@ TrainResult train(const graph::ModelConfig& m, const TrainOptions& o) {
                      fmt::format("{} sequences are not whole micro-batches of {} on {} replicas",
                                  o.global_batch, o.micro_batch, o.dp));
   r.micro_batches = o.global_batch / (int64_t{o.dp} * o.micro_batch);
-  const int64_t layers = m.layers / o.pp;
+  return {std::move(sys), m.layers / o.pp};
+}
+
+// Memory per chip: the fullest stage's rank, times the ranks of a chip. 1F1B keeps up to pp
+// micro-batches' activations in flight on the first stage (pp - s on stage s).
+void chip_memory(const fabric::SystemSpec& sys, const TrainOptions& o, TrainResult& r) {
+  int64_t per_rank = 0;
+  for (int s = 0; s < o.pp; ++s) {
+    const auto& S = r.stages[static_cast<size_t>(s)];
+    const int64_t in_flight = std::min<int64_t>(o.pp - s, r.micro_batches);
+    per_rank = std::max(per_rank, S.weight_bytes + S.grad_bytes + S.optimizer_bytes +
+                                      in_flight * S.activation_bytes);
+  }
+  r.memory_per_chip_bytes = per_rank * (sys.chip.chip.cores / r.lnc);
+  r.hbm_per_chip_bytes = static_cast<int64_t>(sys.chip.chip.hbm.capacity_gib * 1073741824.0);
+}
+
+}  // namespace
+
+TrainResult train_memory(const graph::ModelConfig& m, const TrainOptions& o) {
+  TrainResult r;
+  const auto setup = check_plan(m, o, r);
+  const fabric::SystemSpec& sys = setup.first;
+  const int64_t layers = setup.second;
+  r.stages.assign(static_cast<size_t>(o.pp), {});
+  stage_memory(m, o, layers, r);
+  chip_memory(sys, o, r);
+  return r;
+}
+
+TrainResult train(const graph::ModelConfig& m, const TrainOptions& o) {
+  TrainResult r;
+  // Plain names, not structured bindings: lambdas below capture them (clang < 16 refuses).
+  const auto setup = check_plan(m, o, r);
+  const fabric::SystemSpec& sys = setup.first;
+  const int64_t layers = setup.second;
+  const int64_t ranks = sys.chips() * sys.chip.chip.cores / r.lnc;
 
   // One stage's step: its layers, with the embedding and the head (split off by name below).
   graph::ModelRunOptions ro;
@@ -129,6 +169,7 @@ TrainResult train(const graph::ModelConfig& m, const TrainOptions& o) {
   ro.train = true;
   ro.runtime = o.runtime;
   ro.search_tilings = o.search_tilings;
+  ro.kernel_caches = o.kernel_caches;
   const graph::ModelResult step = graph::run_model(m, ro);
   r.stages.assign(static_cast<size_t>(o.pp), {});
   std::vector<double> tp_comm(static_cast<size_t>(o.pp), 0.0);
@@ -225,17 +266,7 @@ TrainResult train(const graph::ModelConfig& m, const TrainOptions& o) {
   r.mfu = model / (r.step_time_s * peak);
   r.hfu = (model + recomputed) / (r.step_time_s * peak);
 
-  // Memory: the fullest stage's rank, times the ranks of a chip. 1F1B keeps up to pp
-  // micro-batches' activations in flight on the first stage (pp - s on stage s).
-  int64_t per_rank = 0;
-  for (int s = 0; s < o.pp; ++s) {
-    const auto& S = r.stages[static_cast<size_t>(s)];
-    const int64_t in_flight = std::min<int64_t>(o.pp - s, r.micro_batches);
-    per_rank = std::max(per_rank, S.weight_bytes + S.grad_bytes + S.optimizer_bytes +
-                                      in_flight * S.activation_bytes);
-  }
-  r.memory_per_chip_bytes = per_rank * (sys.chip.chip.cores / r.lnc);
-  r.hbm_per_chip_bytes = static_cast<int64_t>(sys.chip.chip.hbm.capacity_gib * 1073741824.0);
+  chip_memory(sys, o, r);
   return r;
 }
 

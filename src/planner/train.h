@@ -41,6 +41,8 @@ struct TrainOptions {
   bool recompute = false;  // full activation recomputation (each layer's forward again)
   std::string runtime = std::string(graph::kInGraphRuntime);
   bool search_tilings = true;
+  // Kernel timings shared with other calls (a plan search's); null: this call's own.
+  graph::KernelCachePool* kernel_caches = nullptr;
 };
 
 struct TrainResult {
@@ -70,5 +72,9 @@ struct TrainResult {
 // not divisible by pp, a global batch not divisible by dp x micro-batch, and what the model
 // runs throw. A plan that does not fit is reported (fits(), memory_per_chip_bytes).
 TrainResult train(const graph::ModelConfig& m, const TrainOptions& o);
+
+// The plan's checks and its memory alone (no kernel is simulated): every field train() gives
+// but the times, rates and breakdown (0). What a plan search prunes by before timing a plan.
+TrainResult train_memory(const graph::ModelConfig& m, const TrainOptions& o);
 
 }  // namespace trnsim::planner
