@@ -12,7 +12,7 @@
 # (default 5), TRNSIM_BENCH_JOBS (build jobs, default nproc), TRNSIM_BENCH_OUT (a folder to keep
 # the JSON reports in). Exits 1 when a figure misses its
 # target (machines are noisy: compare the ratio column across machines, not the medians). Then
-# bench/nki_tracing.py and bench/model_speed.py, when the trnsim Python package is importable.
+# bench/nki_tracing.py, bench/model_speed.py and bench/plan_search.py, when the trnsim Python package is importable.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${TRNSIM_BENCH_BUILD_DIR:-build/release-bench}
@@ -144,6 +144,8 @@ if python3 -c "import trnsim._core" 2>/dev/null; then
   python3 bench/nki_tracing.py --repetitions "$reps" || status=$?
   echo "== bench/model_speed.py"
   python3 bench/model_speed.py --repetitions 3 || status=$?
+  echo "== bench/plan_search.py"
+  python3 bench/plan_search.py --repetitions 3 || status=$?
 else
   echo "== bench/nki_tracing.py skipped: the trnsim Python package is not importable"
 fi

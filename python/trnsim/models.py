@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import builtins
 import json
+import os
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -223,6 +224,46 @@ def train(
         dp=int(dp), lnc=0 if lnc is None else int(lnc), zero=int(zero), seq=int(seq),
         global_batch=int(global_batch), micro_batch=int(micro_batch),
         recompute=recompute == "full", sets=builtins.list(set), **extra)
+    out = json.loads(j)
+    out["text"] = text
+    return out
+
+
+def plan(
+    model: str,
+    *,
+    system: str,
+    servers: int | None = None,
+    seq: int = 2048,
+    global_batch: int = 1024,
+    tp: Sequence[int] = (),
+    pp: Sequence[int] = (),
+    lnc: Sequence[int] = (),
+    micro_batch: Sequence[int] = (1, 2, 4),
+    zero: Sequence[int] = (0, 1),
+    recompute: Sequence[str] = ("none", "full"),
+    top: int = 10,
+    jobs: int | None = None,
+    runtime: str | None = None,
+    set: tuple[str, ...] | builtins.list[str] = (),  # noqa: A002 - as the CLI's --set
+) -> dict[str, Any]:
+    """The plan search, as `trnsim plan --json`: every legal TP x PP x DP plan of ``model`` on
+    ``servers`` of ``system`` with each LNC, micro-batch, ZeRO stage and recomputation given
+    (empty ``tp`` / ``pp`` / ``lnc``: every legal degree, the system's LNC), pruned by memory,
+    the rest timed and ranked: ``enumerated``, ``illegal`` (with ``illegal_reasons``),
+    ``pruned_memory``, ``timed``, ``best`` (fastest first, each with `trnsim train`'s keys and
+    ``bound``), ``least_memory`` when nothing fits; ``["text"]`` holds what the command
+    prints. ``jobs``: threads (default: the host's cores)."""
+    for r in recompute:
+        if r not in ("none", "full"):
+            raise ValueError(f"recompute {r!r}: 'none' or 'full'")
+    extra = {} if runtime is None else {"runtime": runtime}
+    j, text = _core.model_plan(
+        model, system, servers=0 if servers is None else int(servers), seq=int(seq),
+        global_batch=int(global_batch), tp=[int(v) for v in tp], pp=[int(v) for v in pp],
+        lnc=[int(v) for v in lnc], micro_batch=[int(v) for v in micro_batch],
+        zero=[int(v) for v in zero], recompute=[r == "full" for r in recompute], top=int(top),
+        jobs=int(jobs) if jobs else (os.cpu_count() or 1), sets=builtins.list(set), **extra)
     out = json.loads(j)
     out["text"] = text
     return out

@@ -24,6 +24,7 @@
 #include "graph/graph_json.h"
 #include "graph/model_config.h"
 #include "graph/model_run.h"
+#include "planner/plan_search.h"
 #include "planner/serve.h"
 #include "planner/train.h"
 
@@ -237,6 +238,39 @@ void bind_model(nb::module_& m) {
       nb::arg("recompute") = false, nb::arg("runtime") = std::string(graph::kInGraphRuntime),
       nb::arg("sets") = std::vector<std::string>{},
       "One training step under a plan (planner/train.h): (JSON as trnsim train --json, text).");
+  m.def(
+      "model_plan",
+      [](const std::string& model, const std::string& system, int64_t servers, int64_t seq,
+         int64_t global_batch, const std::vector<int>& tp, const std::vector<int>& pp,
+         const std::vector<int>& lnc, const std::vector<int64_t>& micro_batch,
+         const std::vector<int>& zero, const std::vector<bool>& recompute, size_t top, int jobs,
+         const std::string& runtime, const std::vector<std::string>& sets) {
+        planner::PlanSearchOptions o;
+        o.base.system = system;
+        o.base.servers = servers;
+        for (const auto& s : sets) o.base.overrides.push_back(arch::parse_override(s));
+        o.base.seq = seq;
+        o.base.global_batch = global_batch;
+        o.base.runtime = runtime;
+        o.tp = tp;
+        o.pp = pp;
+        o.lnc = lnc;
+        o.micro_batch = micro_batch;
+        o.zero = zero;
+        o.recompute = recompute;
+        o.top = top;
+        o.jobs = jobs;
+        const graph::ModelConfig cfg = graph::load_model_config(model);
+        const planner::PlanSearchResult r =
+            run_released([&] { return planner::search_plans(cfg, o); });
+        return std::make_pair(r.to_json().dump(), r.text());
+      },
+      nb::arg("model"), nb::arg("system"), nb::arg("servers"), nb::arg("seq"),
+      nb::arg("global_batch"), nb::arg("tp"), nb::arg("pp"), nb::arg("lnc"), nb::arg("micro_batch"),
+      nb::arg("zero"), nb::arg("recompute"), nb::arg("top"), nb::arg("jobs"),
+      nb::arg("runtime") = std::string(graph::kInGraphRuntime),
+      nb::arg("sets") = std::vector<std::string>{},
+      "The plan search (planner/plan_search.h): (JSON as trnsim plan --json, text).");
 }
 
 }  // namespace trnsim::bindings

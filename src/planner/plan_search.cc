@@ -238,7 +238,7 @@ std::string PlanSearchResult::text() const {
   for (size_t i = 0; i < best.size(); ++i) {
     const TrainResult& r = best[i].result;
     out += fmt::format(
-        "{:>4}  {:>3} {:>4} {:>4} {:>5} {:>3} {:>4} {:>9}  {:>9.3f} {:>11.0f} {:>5.1f}% {:>9.1f}  "
+        "{:>4}  {:>3} {:>4} {:>4} {:>5} {:>3} {:>4} {:>9}  {:>9.4g} {:>11.0f} {:>5.1f}% {:>9.1f}  "
         "{} "
         "({:.0f}% of the step)\n",
         i + 1, r.lnc, r.tp, r.pp, r.dp, r.micro_batch, r.zero, r.recompute ? "full" : "none",
