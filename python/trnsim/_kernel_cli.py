@@ -373,22 +373,31 @@ def _profile(o, command) -> int:
     args, kwargs, _ = inputs.arguments()
     spec = load_chip(target(chips[0]), compile_overrides(kernel.options) + o.set)
     with _KernelErrors(o.file):
-        program = _launch._trace(kernel.fn, args, kwargs, spec, (), [], kernel.dialect,
-                                 kernel.options.get("dma_policy"))[0]
-    figures, text = _core.profile_program(spec, program, o.top)
+        programs, cores, groups = _launch.trace_first_group(
+            kernel.fn, args, kwargs, spec, kernel.grid, kernel.dialect,
+            kernel.options.get("dma_policy"))
+    if cores > 1:  # its first logical core's instances, as `trnsim profile --lnc` profiles
+        figures, text = _core.profile_programs(spec, programs, cores, o.top)
+    else:
+        figures, text = _core.profile_program(spec, programs[0], o.top)
     doc = json.loads(figures)
+    several = "cores" in doc
     if o.json:
         doc["manifest"] = _manifest(o, command, name, kernel, inputs, chips, "timing")
         print(json.dumps(doc, indent=2, default=_json_default))
     else:
-        print(f"{o.file} {name} on {doc['chip']} (timing profile)")
+        chip = doc["chip"]["name"] if several else doc["chip"]
+        what = f" of {cores} cores of one logical core" if several else ""
+        note = f"; the first of {groups} groups of its grid" if groups > 1 else ""
+        print(f"{o.file} {name} on {chip} (timing profile{what}{note})")
         print(text, end="" if text.endswith("\n") else "\n")
     if o.plot:
         from trnsim.profile_plot import plot
 
         with _written("--plot", o.plot):
             plot(doc, o.plot)
-    return 1 if doc["faults"] else 0
+    faults = [f for c in doc["cores"] for f in c["faults"]] if several else doc["faults"]
+    return 1 if faults else 0
 
 
 # --- check ---

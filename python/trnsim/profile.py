@@ -241,19 +241,21 @@ def plot(profile: Profile, path) -> None:
 
 
 def _profile_nki(kernel, args, kwargs, chip, sets, top):
-    """An NKI kernel traced (one instance) into a program, then profiled."""
+    """An NKI kernel traced into programs and profiled: one instance, or with a grid the
+    instances of its first logical core (nl.nc axes: one per physical core, profiled together
+    as `trnsim profile --lnc` does). Other grid axes repeat that work on other program ids:
+    the first group stands for them."""
     from trnsim.kernel import load_chip
     from trnsim.nki import Kernel, compile_overrides, target
     from trnsim.nki import _launch
 
     k = kernel if isinstance(kernel, Kernel) else Kernel(kernel, "nki")
-    if k.grid:
-        raise ValueError("profile.run: an NKI kernel is profiled as one instance: launch it "
-                         "without a grid")
     spec = load_chip(target(chip or k.chip), compile_overrides(k.options) + sets)
-    program = _launch._trace(k.fn, args, kwargs, spec, (), [], k.dialect,
-                             k.options.get("dma_policy"))[0]
-    return _core.profile_program(spec, program, top)
+    programs, cores, _ = _launch.trace_first_group(k.fn, args, kwargs, spec, k.grid, k.dialect,
+                                                   k.options.get("dma_policy"))
+    if cores > 1:
+        return _core.profile_programs(spec, programs, cores, top)
+    return _core.profile_program(spec, programs[0], top)
 
 
 __all__ = ["Trace", "chrome_json", "write_chrome_trace", "perfetto_trace", "write_trace", "window",

@@ -91,6 +91,22 @@ void bind_profile(nb::module_& m) {
       "With `lnc` / `cores`, a copy runs on each of several cores (as a program file does with "
       "`trnsim profile --lnc / --cores`) and the JSON is {chip, cores}.");
   m.def(
+      "profile_programs",
+      [](const arch::ChipSpec& chip, const std::vector<const isa::Program*>& programs, int lnc,
+         size_t top) {
+        cli::CorePrograms c;
+        c.lnc = lnc;
+        for (const isa::Program* p : programs) {
+          if (p == nullptr) throw InputError("profile", "programs", "expected Programs, got None");
+          c.programs.push_back(*p);
+        }
+        if (c.programs.empty()) throw InputError("profile", "programs", "no program to profile");
+        return chip_profiled(chip, c, top);
+      },
+      nb::arg("chip"), nb::arg("programs"), nb::arg("lnc"), nb::arg("top") = 10,
+      "Profiles one program per physical core (an NKI kernel's instances on a logical core of "
+      "`lnc` cores): (JSON {chip, cores}, text).");
+  m.def(
       "profile_target",
       [](const std::string& target, const std::vector<std::string>& args,
          const std::string& chip_name, const std::vector<std::string>& sets, size_t top,

@@ -196,6 +196,53 @@ def test_python_api_profiles_a_logical_core_and_a_whole_chip():
         trnsim.profile.run("matmul_lnc", cores=9)
 
 
+def test_an_nki_kernel_on_a_logical_core_is_profiled_on_its_cores(tmp_path):
+    from trnsim import nki
+    import trnsim.nki.isa as nisa
+    import trnsim.nki.language as nl
+
+    def halves(x, out):
+        """Each physical core of the logical core doubles its half of the rows."""
+        r = nl.program_id(0)
+        t = nl.ndarray((128, x.shape[1]), nl.float32, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=x[r * 128:(r + 1) * 128])
+        nisa.tensor_scalar(dst=t, data=t, op0=nl.multiply, operand0=2.0)
+        nisa.dma_copy(dst=out[r * 128:(r + 1) * 128], src=t)
+
+    x = np.ones((256, 512), np.float32)
+    k = nki.jit(halves)[nl.nc(2)]
+    p = trnsim.profile.run(k, x, np.zeros_like(x), chip="trn2")
+    assert p.several and len(p.cores) == 2 and p.figures["chip"]["lnc"] == 2
+    # The profile's time is the launch's: both cores together, the slowest one's end.
+    k(x, np.zeros_like(x))
+    assert p.figures["chip"]["total_ps"] == k.last_run.execution_ps
+    for c in p.cores:  # each core's path names the kernel's lines
+        assert any(it["source"].endswith(".py:" + str(it["line"])) and it["line"] > 0
+                   for it in c.critical_path["top"])
+
+    f = tmp_path / "lnc.py"
+    f.write_text(textwrap.dedent("""
+        import nki
+        import nki.isa as nisa
+        import nki.language as nl
+
+
+        def halves(x, out):
+            r = nl.program_id(0)
+            t = nl.ndarray((128, x.shape[1]), nl.float32, buffer=nl.sbuf)
+            nisa.dma_copy(dst=t, src=x[r * 128:(r + 1) * 128])
+            nisa.dma_copy(dst=out[r * 128:(r + 1) * 128], src=t)
+
+
+        kernel = nki.jit(halves)[nl.nc(2)]
+        """))
+    r = run("profile", str(f), "256x64:float32", "256x64:float32", "--kernel", "kernel",
+            "--chip", "trn2")
+    assert r.returncode == 0, r.stderr
+    assert "(timing profile of 2 cores of one logical core)" in r.stdout, r.stdout
+    assert "== core 1 (logical core 0, rank 1, HBM stack 0) ==" in r.stdout
+
+
 def test_python_api_refuses_what_it_cannot_profile():
     with pytest.raises(TypeError, match="profile.run: target"):
         trnsim.profile.run(42)

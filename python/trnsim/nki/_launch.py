@@ -317,6 +317,16 @@ def _groups(grid, chip):
     return sizes, cores, [sorted(g) for g in groups.values()]
 
 
+def trace_first_group(fn, args, kwargs, spec, grid, dialect, policy):
+    """The programs of a launch's first group: one per physical core of its logical core (one
+    program without nl.nc axes), for a profile. Returns (programs, cores, groups)."""
+    grid = () if not grid else check_grid(grid)
+    sizes, cores, groups = _groups(grid, spec)
+    programs = [_trace(fn, args, kwargs, spec, pids, sizes, dialect, policy, cores, rank)[0]
+                for rank, pids in groups[0]]
+    return programs, cores, len(groups)
+
+
 def _check_faults(fn, figures):
     for figs in figures:
         if figs.get("faults"):
