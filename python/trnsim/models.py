@@ -240,7 +240,7 @@ def plan(
     pp: Sequence[int] = (),
     lnc: Sequence[int] = (),
     micro_batch: Sequence[int] = (1, 2, 4),
-    zero: Sequence[int] = (0, 1),
+    zero: Sequence[int] = (0, 1, 2, 3),
     recompute: Sequence[str] = ("none", "full"),
     top: int = 10,
     jobs: int | None = None,

@@ -25,7 +25,7 @@ namespace {
 struct PlanCmdOptions {
   std::string model, system, runtime = std::string(graph::kInGraphRuntime);
   std::vector<std::string> sets, recompute{"none", "full"};
-  std::vector<int> tp, pp, zero{0, 1};
+  std::vector<int> tp, pp, zero{0, 1, 2, 3};
   std::vector<int64_t> micro_batch{1, 2, 4};
   std::vector<int> lnc;
   int64_t servers = 0, seq = 2048, global_batch = 1024;
@@ -91,9 +91,9 @@ void setup_plan_command(CLI::App& app, Io& io) {
   sub->add_option("--micro-batch", o->micro_batch, "micro-batch sizes to try")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
-  sub->add_option("--zero", o->zero, "ZeRO stages to try (0, 1)")
+  sub->add_option("--zero", o->zero, "ZeRO stages to try (0-3)")
       ->capture_default_str()
-      ->check(CLI::Range(0, 1));
+      ->check(CLI::Range(0, 3));
   sub->add_option("--recompute", o->recompute, "recomputation to try: none, full")
       ->capture_default_str();
   sub->add_option("--lnc", o->lnc, "physical cores per rank to try (default: the system's)")

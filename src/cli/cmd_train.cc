@@ -80,7 +80,7 @@ void setup_train_command(CLI::App& app, Io& io) {
       ->check(CLI::Range(1, 1 << 20));
   sub->add_option("--lnc", o->lnc, "physical cores per rank (default: the system's)")
       ->check(CLI::Range(1, 8));
-  sub->add_option("--zero", o->zero, "ZeRO stage: 0 or 1")
+  sub->add_option("--zero", o->zero, "ZeRO stage: 0, 1, 2 or 3")
       ->capture_default_str()
       ->check(CLI::Range(0, 3));
   sub->add_option("--seq,-s", o->seq, "tokens per sequence")

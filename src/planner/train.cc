@@ -45,14 +45,27 @@ void stage_memory(const graph::ModelConfig& m, const TrainOptions& o, int64_t la
       if (on_stage(name, s, o.pp)) r.stages[static_cast<size_t>(s)].*field += bytes;
     }
   };
+  // ZeRO shards over the replicas: stage 1 the optimizer state (fp32 master, m and v), 2 the
+  // fp32 gradients too, 3 the weights too, of which a layer is gathered while it runs and the
+  // next one prefetched (two layers' weights whole).
+  const int64_t shard_opt = o.zero >= 1 ? o.dp : 1, shard_grad = o.zero >= 2 ? o.dp : 1,
+                shard_w = o.zero >= 3 ? o.dp : 1;
+  int64_t layer_weights = 0;
+  std::vector<int64_t> whole(static_cast<size_t>(o.pp), 0);  // each stage's weights, unsharded
   for (const graph::Value& v : g.values)
     if (v.kind == graph::ValueKind::kWeight) {
-      add(v.name, &TrainResult::Stage::weight_bytes, v.bytes());
-      add(v.name, &TrainResult::Stage::grad_bytes, v.elements() * 4);
-      // fp32 master, m and v; ZeRO-1 shards them over the replicas.
-      add(v.name, &TrainResult::Stage::optimizer_bytes,
-          v.elements() * 12 / (o.zero >= 1 ? o.dp : 1));
+      add(v.name, &TrainResult::Stage::params, v.elements());
+      add(v.name, &TrainResult::Stage::weight_bytes, v.bytes() / shard_w);
+      add(v.name, &TrainResult::Stage::grad_bytes, v.elements() * 4 / shard_grad);
+      add(v.name, &TrainResult::Stage::optimizer_bytes, v.elements() * 12 / shard_opt);
+      for (int s = 0; s < o.pp; ++s)
+        if (on_stage(v.name, s, o.pp)) whole[static_cast<size_t>(s)] += v.bytes();
+      if (v.name.starts_with("layers.0.")) layer_weights += v.bytes();
     }
+  if (o.zero >= 3)  // never more than the stage's weights whole
+    for (size_t s = 0; s < r.stages.size(); ++s)
+      r.stages[s].weight_bytes = std::min(
+          whole[s], r.stages[s].weight_bytes + std::min<int64_t>(2, layers) * layer_weights);
   int64_t layer_inputs = 0;  // what full recomputation keeps: each layer's input
   for (int v : graph::saved_activations(g)) {
     const graph::Value& x = g.values[static_cast<size_t>(v)];
@@ -76,9 +89,8 @@ std::pair<fabric::SystemSpec, int64_t> check_plan(const graph::ModelConfig& m,
   if (o.system.empty()) throw InputError("train", "system", "name a system (spec/systems)");
   if (o.tp < 1 || o.pp < 1 || o.dp < 1)
     throw InputError("train", o.tp < 1 ? "tp" : o.pp < 1 ? "pp" : "dp", "at least 1");
-  if (o.zero != 0 && o.zero != 1)
-    throw InputError("train", "zero",
-                     fmt::format("{}: ZeRO stage 0 or 1 (2 and 3 are not modelled)", o.zero));
+  if (o.zero < 0 || o.zero > 3)
+    throw InputError("train", "zero", fmt::format("{}: ZeRO stage 0, 1, 2 or 3", o.zero));
   if (o.micro_batch < 1 || o.global_batch < 1 || o.seq < 1)
     throw InputError("train", o.seq < 1 ? "seq" : "batch", "at least 1");
   std::vector<arch::Override> sys_over;
@@ -232,7 +244,7 @@ TrainResult train(const graph::ModelConfig& m, const TrainOptions& o) {
           fabric::GroupRequest g;
           g.req.op = op;
           const auto& S = r.stages[static_cast<size_t>(s)];
-          g.req.bytes = S.grad_bytes / 4 * bytes_per_elem;
+          g.req.bytes = S.params * bytes_per_elem;
           g.req.dtype = bytes_per_elem == 4 ? num::fp32() : num::bf16();
           for (int d = 0; d < o.dp; ++d) g.ranks.push_back(rank(t, d, s));
           groups.push_back(std::move(g));
@@ -241,9 +253,24 @@ TrainResult train(const graph::ModelConfig& m, const TrainOptions& o) {
       if (r.dp_algorithm.empty()) r.dp_algorithm = cr.groups.front().algorithm;
       return static_cast<double>(cr.makespan.v) * 1e-12;
     };
-    r.dp_comm_s = o.zero >= 1
-                      ? phase(fabric::Op::kReduceScatter, 4) + phase(fabric::Op::kAllGather, 2)
-                      : phase(fabric::Op::kAllReduce, 4);
+    // ZeRO 0 and 1 reduce the accumulated gradients after the last micro-batch (exposed);
+    // 2 reduce-scatters each micro-batch's gradients during its backward, and 3 also gathers
+    // the weights before each forward and backward (prefetched, as DeepSpeed and FSDP do):
+    // what the slowest stage's compute cannot hide is exposed, every micro-batch.
+    const auto& slow = r.stages[slow_stage];
+    const double mbs = static_cast<double>(r.micro_batches);
+    if (o.zero == 0) {
+      r.dp_comm_s = phase(fabric::Op::kAllReduce, 4);
+    } else if (o.zero == 1) {
+      r.dp_comm_s = phase(fabric::Op::kReduceScatter, 4) + phase(fabric::Op::kAllGather, 2);
+    } else if (o.zero == 2) {
+      const double rs = phase(fabric::Op::kReduceScatter, 4);
+      r.dp_comm_s = mbs * std::max(0.0, rs - slow.backward_s) + phase(fabric::Op::kAllGather, 2);
+    } else {
+      const double rs = phase(fabric::Op::kReduceScatter, 4), ag = phase(fabric::Op::kAllGather, 2);
+      r.dp_comm_s =
+          mbs * (std::max(0.0, ag - slow.forward_s) + std::max(0.0, ag + rs - slow.backward_s));
+    }
   }
   for (const auto& S : r.stages)
     r.optimizer_s = std::max(r.optimizer_s, S.optimizer_s / (o.zero >= 1 ? o.dp : 1));

@@ -1,5 +1,5 @@
 // A training step under a parallel plan (issue 20's `trnsim train`, first slice): tensor
-// parallelism inside a server, pipeline stages, data-parallel replicas with ZeRO-1, gradient
+// parallelism inside a server, pipeline stages, data-parallel replicas with ZeRO 0-3, gradient
 // accumulation over micro-batches and full activation recomputation, on a system of servers.
 //
 // Where each number comes from:
@@ -11,11 +11,17 @@
 //     sum over stages of (f + b) + (m - 1) x the slowest stage's (f + b), with the activations
 //     sent between adjacent stages forward and back exposed once per boundary (the rest overlap
 //     the other micro-batches' compute);
-//   - the data-parallel gradient reduction (fp32 gradients: an all-reduce, or with ZeRO-1 a
-//     reduce-scatter and an all-gather of the bf16 weights), all replicas' groups at once on the
-//     fabric (fabric/concurrent.h: they share the servers' EFA), exposed after the last
-//     micro-batch (gradients are accumulated over all of them first);
-//   - the optimizer: each rank's AdamW over its weights, over 1 / dp of them with ZeRO-1.
+//   - the data-parallel collectives, all replicas' groups at once on the fabric
+//     (fabric/concurrent.h: they share the servers' EFA): ZeRO-0 an all-reduce of the fp32
+//     gradients, ZeRO-1 a reduce-scatter of them and an all-gather of the bf16 weights, both
+//     exposed after the last micro-batch (gradients accumulate over all of them first);
+//     ZeRO-2 reduce-scatters every micro-batch's gradients during its backward and gathers
+//     the weights once; ZeRO-3 also gathers the weights before every forward and backward.
+//     Per micro-batch, what the slowest stage's forward / backward cannot hide is exposed
+//     (an assumption: the collectives are prefetched and bucketed, as DeepSpeed and FSDP do);
+//   - memory: ZeRO-1 shards the optimizer state over the replicas, 2 the gradients too, 3 the
+//     weights too (plus two layers' whole weights: the one running and the next, prefetched);
+//   - the optimizer: each rank's AdamW over its weights, over 1 / dp of them with ZeRO >= 1.
 // Rank order: TP fastest, then DP, then PP (Megatron's tp-dp-pp), so a TP group is a server's
 // consecutive cores and a DP group one rank of every TP group of its stage.
 #pragma once
@@ -36,7 +42,7 @@ struct TrainOptions {
   int64_t servers = 0;                    // 0: the system file's
   std::vector<arch::Override> overrides;  // chip keys
   int tp = 1, pp = 1, dp = 1, lnc = 0;    // lnc 0: the system's
-  int zero = 1;                           // 0 (replicated optimizer state) or 1
+  int zero = 1;  // ZeRO stage 0-3: what the replicas shard (train.cc: stage_memory, DP comm)
   int64_t seq = 2048, global_batch = 1024, micro_batch = 1;
   bool recompute = false;  // full activation recomputation (each layer's forward again)
   std::string runtime = std::string(graph::kInGraphRuntime);
@@ -58,6 +64,7 @@ struct TrainResult {
          optimizer_s = 0;
   struct Stage {
     double forward_s = 0, backward_s = 0, optimizer_s = 0;  // per micro-batch (optimizer: step)
+    int64_t params = 0;  // the stage's weights (elements, whole: what DP collectives move)
     int64_t weight_bytes = 0, grad_bytes = 0, optimizer_bytes = 0, activation_bytes = 0;
   };
   std::vector<Stage> stages;

@@ -9,7 +9,8 @@ TINY = dict(system="trn1.32xlarge", seq=256, global_batch=64)
 
 
 def test_plan_ranks_every_legal_plan_and_matches_train():
-    r = tm.plan("tiny-llama", micro_batch=[1], recompute=["none"], top=100, jobs=2, **TINY)
+    r = tm.plan("tiny-llama", micro_batch=[1], zero=[0, 1], recompute=["none"], top=100, jobs=2,
+                **TINY)
     # TP 1, 2, 4 x PP 1, 2 on 32 ranks, DP >= 4: ZeRO 0 and 1 each
     assert r["enumerated"] == 12 and r["timed"] == 12 and r["illegal"] == 0
     times = [p["step_time_s"] for p in r["best"]]
