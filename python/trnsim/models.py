@@ -209,13 +209,15 @@ def train(
     global_batch: int = 1024,
     micro_batch: int = 1,
     recompute: str = "none",
+    virtual_stages: int = 1,
     runtime: str | None = None,
     set: tuple[str, ...] | builtins.list[str] = (),  # noqa: A002 - as the CLI's --set
 ) -> dict[str, Any]:
     """One training step under a TP x PP x DP plan on ``servers`` of ``system``, as
     `trnsim train --json`: step_time_s, sequences_per_s, tokens_per_s, mfu, hfu,
     memory_per_chip_bytes, fits, the breakdown and each stage's figures; ``["text"]`` holds
-    what the command prints. recompute: "none" or "full"."""
+    what the command prints. recompute: "none" or "full"; zero: 0-3; virtual_stages: chunks
+    per pipeline stage (the interleaved schedule)."""
     if recompute not in ("none", "full"):
         raise ValueError(f"recompute {recompute!r}: 'none' or 'full'")
     extra = {} if runtime is None else {"runtime": runtime}
@@ -223,7 +225,8 @@ def train(
         model, system, servers=0 if servers is None else int(servers), tp=int(tp), pp=int(pp),
         dp=int(dp), lnc=0 if lnc is None else int(lnc), zero=int(zero), seq=int(seq),
         global_batch=int(global_batch), micro_batch=int(micro_batch),
-        recompute=recompute == "full", sets=builtins.list(set), **extra)
+        recompute=recompute == "full", sets=builtins.list(set),
+        virtual_stages=int(virtual_stages), **extra)
     out = json.loads(j)
     out["text"] = text
     return out
@@ -242,6 +245,7 @@ def plan(
     micro_batch: Sequence[int] = (1, 2, 4),
     zero: Sequence[int] = (0, 1, 2, 3),
     recompute: Sequence[str] = ("none", "full"),
+    virtual_stages: Sequence[int] = (1,),
     top: int = 10,
     jobs: int | None = None,
     runtime: str | None = None,
@@ -263,7 +267,8 @@ def plan(
         global_batch=int(global_batch), tp=[int(v) for v in tp], pp=[int(v) for v in pp],
         lnc=[int(v) for v in lnc], micro_batch=[int(v) for v in micro_batch],
         zero=[int(v) for v in zero], recompute=[r == "full" for r in recompute], top=int(top),
-        jobs=int(jobs) if jobs else (os.cpu_count() or 1), sets=builtins.list(set), **extra)
+        jobs=int(jobs) if jobs else (os.cpu_count() or 1), sets=builtins.list(set),
+        virtual_stages=[int(v) for v in virtual_stages], **extra)
     out = json.loads(j)
     out["text"] = text
     return out

@@ -213,8 +213,10 @@ void bind_model(nb::module_& m) {
       "model_train",
       [](const std::string& model, const std::string& system, int64_t servers, int tp, int pp,
          int dp, int lnc, int zero, int64_t seq, int64_t global_batch, int64_t micro_batch,
-         bool recompute, const std::string& runtime, const std::vector<std::string>& sets) {
+         bool recompute, const std::string& runtime, const std::vector<std::string>& sets,
+         int virtual_stages) {
         planner::TrainOptions o;
+        o.virtual_stages = virtual_stages;
         o.system = system;
         o.servers = servers;
         for (const auto& s : sets) o.overrides.push_back(arch::parse_override(s));
@@ -236,7 +238,7 @@ void bind_model(nb::module_& m) {
       nb::arg("pp") = 1, nb::arg("dp") = 1, nb::arg("lnc") = 0, nb::arg("zero") = 1,
       nb::arg("seq") = 2048, nb::arg("global_batch") = 1024, nb::arg("micro_batch") = 1,
       nb::arg("recompute") = false, nb::arg("runtime") = std::string(graph::kInGraphRuntime),
-      nb::arg("sets") = std::vector<std::string>{},
+      nb::arg("sets") = std::vector<std::string>{}, nb::arg("virtual_stages") = 1,
       "One training step under a plan (planner/train.h): (JSON as trnsim train --json, text).");
   m.def(
       "model_plan",
@@ -244,8 +246,10 @@ void bind_model(nb::module_& m) {
          int64_t global_batch, const std::vector<int>& tp, const std::vector<int>& pp,
          const std::vector<int>& lnc, const std::vector<int64_t>& micro_batch,
          const std::vector<int>& zero, const std::vector<bool>& recompute, size_t top, int jobs,
-         const std::string& runtime, const std::vector<std::string>& sets) {
+         const std::string& runtime, const std::vector<std::string>& sets,
+         const std::vector<int>& virtual_stages) {
         planner::PlanSearchOptions o;
+        o.virtual_stages = virtual_stages;
         o.base.system = system;
         o.base.servers = servers;
         for (const auto& s : sets) o.base.overrides.push_back(arch::parse_override(s));
@@ -269,7 +273,7 @@ void bind_model(nb::module_& m) {
       nb::arg("global_batch"), nb::arg("tp"), nb::arg("pp"), nb::arg("lnc"), nb::arg("micro_batch"),
       nb::arg("zero"), nb::arg("recompute"), nb::arg("top"), nb::arg("jobs"),
       nb::arg("runtime") = std::string(graph::kInGraphRuntime),
-      nb::arg("sets") = std::vector<std::string>{},
+      nb::arg("sets") = std::vector<std::string>{}, nb::arg("virtual_stages") = std::vector<int>{1},
       "The plan search (planner/plan_search.h): (JSON as trnsim plan --json, text).");
 }
 

@@ -25,7 +25,7 @@ namespace {
 struct PlanCmdOptions {
   std::string model, system, runtime = std::string(graph::kInGraphRuntime);
   std::vector<std::string> sets, recompute{"none", "full"};
-  std::vector<int> tp, pp, zero{0, 1, 2, 3};
+  std::vector<int> tp, pp, zero{0, 1, 2, 3}, virtual_stages{1};
   std::vector<int64_t> micro_batch{1, 2, 4};
   std::vector<int> lnc;
   int64_t servers = 0, seq = 2048, global_batch = 1024;
@@ -50,6 +50,7 @@ void run_plan(const PlanCmdOptions& o, Io& io) {
   p.pp = o.pp;
   p.micro_batch = o.micro_batch;
   p.zero = o.zero;
+  p.virtual_stages = o.virtual_stages;
   p.recompute.clear();
   for (const std::string& r : o.recompute) {
     if (r != "none" && r != "full")
@@ -91,6 +92,10 @@ void setup_plan_command(CLI::App& app, Io& io) {
   sub->add_option("--micro-batch", o->micro_batch, "micro-batch sizes to try")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  sub->add_option("--virtual-stages", o->virtual_stages,
+                  "interleaved chunks per pipeline stage to try (1: plain 1F1B)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
   sub->add_option("--zero", o->zero, "ZeRO stages to try (0-3)")
       ->capture_default_str()
       ->check(CLI::Range(0, 3));

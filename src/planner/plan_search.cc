@@ -77,13 +77,14 @@ PlanSearchResult search_plans(const graph::ModelConfig& m, const PlanSearchOptio
   res.system = sys.name;
   res.servers = sys.servers;
   res.chips = sys.chips();
-  for (const auto* list : {&o.tp, &o.pp, &o.lnc})
+  for (const auto* list : {&o.tp, &o.pp, &o.lnc, &o.virtual_stages})
     for (int v : *list)
       if (v < 1)
         throw InputError("plan",
-                         list == &o.tp   ? "tp"
-                         : list == &o.pp ? "pp"
-                                         : "lnc",
+                         list == &o.tp    ? "tp"
+                         : list == &o.pp  ? "pp"
+                         : list == &o.lnc ? "lnc"
+                                          : "virtual-stages",
                          "degrees are at least 1");
   const std::vector<int> lncs =
       o.lnc.empty() ? std::vector<int>{o.base.lnc > 0 ? o.base.lnc : sys.lnc} : o.lnc;
@@ -105,12 +106,14 @@ PlanSearchResult search_plans(const graph::ModelConfig& m, const PlanSearchOptio
         for (int64_t mb : o.micro_batch)
           for (int zero : o.zero) {
             if (dp == 1 && zero != o.zero.front()) continue;  // ZeRO shards nothing on one replica
-            for (bool rc : o.recompute) {
-              TrainOptions t = o.base;
-              t.tp = tp, t.pp = pp, t.dp = dp, t.lnc = lnc;
-              t.micro_batch = mb, t.zero = zero, t.recompute = rc;
-              plans.push_back(std::move(t));
-            }
+            for (bool rc : o.recompute)
+              for (int v : o.virtual_stages) {
+                if (v > 1 && pp == 1) continue;  // nothing to interleave
+                TrainOptions t = o.base;
+                t.tp = tp, t.pp = pp, t.dp = dp, t.lnc = lnc;
+                t.micro_batch = mb, t.zero = zero, t.recompute = rc, t.virtual_stages = v;
+                plans.push_back(std::move(t));
+              }
           }
       }
   }
@@ -241,9 +244,10 @@ std::string PlanSearchResult::text() const {
         "{:>4}  {:>3} {:>4} {:>4} {:>5} {:>3} {:>4} {:>9}  {:>9.4g} {:>11.0f} {:>5.1f}% {:>9.1f}  "
         "{} "
         "({:.0f}% of the step)\n",
-        i + 1, r.lnc, r.tp, r.pp, r.dp, r.micro_batch, r.zero, r.recompute ? "full" : "none",
-        r.step_time_s, r.tokens_per_s, 100 * r.mfu, gib(r.memory_per_chip_bytes),
-        plan_bound_name(best[i].bound),
+        i + 1, r.lnc, r.tp,
+        r.virtual_stages > 1 ? fmt::format("{}x{}", r.pp, r.virtual_stages) : std::to_string(r.pp),
+        r.dp, r.micro_batch, r.zero, r.recompute ? "full" : "none", r.step_time_s, r.tokens_per_s,
+        100 * r.mfu, gib(r.memory_per_chip_bytes), plan_bound_name(best[i].bound),
         r.step_time_s > 0 ? 100 * step_parts(r)[static_cast<size_t>(best[i].bound)] / r.step_time_s
                           : 0.0);
   }

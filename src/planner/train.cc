@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 #include "base/error.h"
@@ -126,23 +127,41 @@ std::pair<fabric::SystemSpec, int64_t> check_plan(const graph::ModelConfig& m,
   if (m.layers % o.pp != 0)
     throw InputError("train", "pp",
                      fmt::format("{} stages do not divide {}'s {} layers", o.pp, m.name, m.layers));
+  if (o.virtual_stages < 1) throw InputError("train", "virtual-stages", "at least 1");
+  if (o.virtual_stages > 1 && (o.pp < 2 || m.layers % (int64_t{o.pp} * o.virtual_stages) != 0))
+    throw InputError(
+        "train", "virtual-stages",
+        fmt::format("{} chunks per stage need at least 2 stages whose chunks divide {}'s {} layers "
+                    "({} stages x {} chunks)",
+                    o.virtual_stages, m.name, m.layers, o.pp, o.virtual_stages));
   if (o.global_batch % (int64_t{o.dp} * o.micro_batch) != 0)
     throw InputError("train", "global-batch",
                      fmt::format("{} sequences are not whole micro-batches of {} on {} replicas",
                                  o.global_batch, o.micro_batch, o.dp));
   r.micro_batches = o.global_batch / (int64_t{o.dp} * o.micro_batch);
+  if (o.virtual_stages > 1 && r.micro_batches % o.pp != 0)  // Megatron's interleaved schedule
+    throw InputError("train", "virtual-stages",
+                     fmt::format("the interleaved schedule runs micro-batches in rounds of the {} "
+                                 "stages; {} per replica are not whole rounds",
+                                 o.pp, r.micro_batches));
+  r.virtual_stages = o.virtual_stages;
   return {std::move(sys), m.layers / o.pp};
 }
 
 // Memory per chip: the fullest stage's rank, times the ranks of a chip. 1F1B keeps up to pp
-// micro-batches' activations in flight on the first stage (pp - s on stage s).
+// micro-batches' activations in flight on the first stage (pp - s on stage s); the interleaved
+// schedule 1 + (pp - 1) / (pp v) times that (Narayanan et al., SC'21, section 2.2.2).
 void chip_memory(const fabric::SystemSpec& sys, const TrainOptions& o, TrainResult& r) {
   int64_t per_rank = 0;
+  const double v = o.virtual_stages;
+  const double more = o.virtual_stages > 1 ? 1.0 + (o.pp - 1) / (o.pp * v) : 1.0;
   for (int s = 0; s < o.pp; ++s) {
     const auto& S = r.stages[static_cast<size_t>(s)];
-    const int64_t in_flight = std::min<int64_t>(o.pp - s, r.micro_batches);
-    per_rank = std::max(per_rank, S.weight_bytes + S.grad_bytes + S.optimizer_bytes +
-                                      in_flight * S.activation_bytes);
+    const double in_flight = static_cast<double>(std::min<int64_t>(o.pp - s, r.micro_batches));
+    per_rank = std::max(
+        per_rank, S.weight_bytes + S.grad_bytes + S.optimizer_bytes +
+                      static_cast<int64_t>(
+                          std::ceil(in_flight * more * static_cast<double>(S.activation_bytes))));
   }
   r.memory_per_chip_bytes = per_rank * (sys.chip.chip.cores / r.lnc);
   r.hbm_per_chip_bytes = static_cast<int64_t>(sys.chip.chip.hbm.capacity_gib * 1073741824.0);
@@ -212,7 +231,9 @@ TrainResult train(const graph::ModelConfig& m, const TrainOptions& o) {
   }
   const auto mb = static_cast<double>(r.micro_batches);
   r.compute_s = mb * slowest;
-  r.pp_bubble_s = sum - slowest;
+  // Interleaved (v chunks per stage): the warm-up and cool-down fill the pipeline in chunks
+  // of 1 / v of a stage, so the bubble is 1 / v of 1F1B's (Narayanan et al., SC'21).
+  r.pp_bubble_s = (sum - slowest) / o.virtual_stages;
   // TP all-reduces of the slowest stage's micro-batches (inside compute_s).
   r.tp_comm_s = mb * tp_comm[slow_stage];
 
@@ -233,7 +254,9 @@ TrainResult train(const graph::ModelConfig& m, const TrainOptions& o) {
     g.ranks = {rank(0, 0, 0), rank(0, 0, 1)};
     g.req.perm = {1, 0};
     const auto pr = fabric::simulate_concurrent(fab, {g});
-    r.pp_comm_s = 2.0 * (o.pp - 1) * static_cast<double>(pr.makespan.v) * 1e-12;
+    // Exposed once per boundary a micro-batch crosses, each way: pp v - 1 of them interleaved.
+    r.pp_comm_s =
+        2.0 * (int64_t{o.pp} * o.virtual_stages - 1) * static_cast<double>(pr.makespan.v) * 1e-12;
   }
   if (o.dp > 1) {
     // Every (stage, TP rank)'s replicas reduce their gradients at once.
@@ -320,6 +343,7 @@ nlohmann::json TrainResult::to_json() const {
           {"global_batch", global_batch},
           {"micro_batch", micro_batch},
           {"micro_batches", micro_batches},
+          {"virtual_stages", virtual_stages},
           {"recompute", recompute ? "full" : "none"},
           {"step_time_s", step_time_s},
           {"sequences_per_s", sequences_per_s},
@@ -343,10 +367,12 @@ nlohmann::json TrainResult::to_json() const {
 std::string TrainResult::text() const {
   auto gib = [](int64_t b) { return static_cast<double>(b) / 1073741824.0; };
   std::string out = fmt::format(
-      "{} on {} x {} ({} chips): TP {} x PP {} x DP {}{}, ZeRO-{}, recompute {}\n"
+      "{} on {} x {} ({} chips): TP {} x PP {}{} x DP {}{}, ZeRO-{}, recompute {}\n"
       "seq {}, global batch {} = {} micro-batches of {} per replica\n",
-      model, servers, system, chips, tp, pp, dp, lnc > 1 ? fmt::format(" (LNC={})", lnc) : "", zero,
-      recompute ? "full" : "none", seq, global_batch, micro_batches, micro_batch);
+      model, servers, system, chips, tp, pp,
+      virtual_stages > 1 ? fmt::format(" (interleaved, {} chunks)", virtual_stages) : "", dp,
+      lnc > 1 ? fmt::format(" (LNC={})", lnc) : "", zero, recompute ? "full" : "none", seq,
+      global_batch, micro_batches, micro_batch);
   out += fmt::format("step {:.3f} s: {:.2f} sequences/s, {:.0f} tokens/s, MFU {:.1f}%{}\n",
                      step_time_s, sequences_per_s, tokens_per_s, 100 * mfu,
                      recompute ? fmt::format(" (HFU {:.1f}%)", 100 * hfu) : "");

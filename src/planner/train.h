@@ -10,7 +10,8 @@
 //   - the pipeline: 1F1B (or GPipe: the same bubble) over m micro-batches, its time
 //     sum over stages of (f + b) + (m - 1) x the slowest stage's (f + b), with the activations
 //     sent between adjacent stages forward and back exposed once per boundary (the rest overlap
-//     the other micro-batches' compute);
+//     the other micro-batches' compute); interleaved with v chunks per stage, the bubble is
+//     1 / v of that and pp v - 1 boundaries are crossed;
 //   - the data-parallel collectives, all replicas' groups at once on the fabric
 //     (fabric/concurrent.h: they share the servers' EFA): ZeRO-0 an all-reduce of the fp32
 //     gradients, ZeRO-1 a reduce-scatter of them and an all-gather of the bf16 weights, both
@@ -45,6 +46,9 @@ struct TrainOptions {
   int zero = 1;  // ZeRO stage 0-3: what the replicas shard (train.cc: stage_memory, DP comm)
   int64_t seq = 2048, global_batch = 1024, micro_batch = 1;
   bool recompute = false;  // full activation recomputation (each layer's forward again)
+  // Interleaved 1F1B: each stage's layers in this many chunks (model chunks of Megatron's
+  // interleaved schedule); 1: plain 1F1B.
+  int virtual_stages = 1;
   std::string runtime = std::string(graph::kInGraphRuntime);
   bool search_tilings = true;
   // Kernel timings shared with other calls (a plan search's); null: this call's own.
@@ -55,6 +59,7 @@ struct TrainResult {
   std::string model, system;
   int tp = 1, pp = 1, dp = 1, lnc = 1, zero = 1;
   int64_t servers = 1, chips = 1, seq = 0, global_batch = 0, micro_batch = 1, micro_batches = 1;
+  int virtual_stages = 1;
   bool recompute = false;
   double step_time_s = 0, sequences_per_s = 0, tokens_per_s = 0;
   double mfu = 0, hfu = 0;  // model FLOPs (and with recomputation) / (step x the chips' peak)

@@ -101,6 +101,23 @@ TEST(PlanSearch, PrunesByMemoryBeforeTimingAndNamesTheClosestPlan) {
     }
 }
 
+TEST(PlanSearch, InterleavingIsTriedOnPipelinesOnly) {
+  PlanSearchOptions o = options();
+  o.micro_batch = {1};
+  o.zero = {1};
+  o.recompute = {false};
+  o.virtual_stages = {1, 2};
+  const PlanSearchResult r = search_plans(model(), o);
+  // TP 1, 2, 4 x (PP 1 once, PP 2 with 1 and 2 chunks); tiny-llama's 2 layers are not 2 x 2
+  // chunks: those 3 plans are illegal.
+  EXPECT_EQ(r.enumerated, 3u * 3);
+  EXPECT_EQ(r.illegal, 3u);
+  ASSERT_EQ(r.illegal_reasons.size(), 1u);
+  EXPECT_NE(r.illegal_reasons[0].find("chunks"), std::string::npos) << r.illegal_reasons[0];
+  o.virtual_stages = {0};
+  EXPECT_THROW(search_plans(model(), o), InputError);
+}
+
 TEST(PlanSearch, CountsIllegalPlansWithTheirReasons) {
   PlanSearchOptions o = options();
   o.recompute = {false};

@@ -127,6 +127,33 @@ TEST(Train, ZeroTwoAndThreeShardGradientsAndWeights) {
   EXPECT_LE(z2.dp_comm_s, z1.dp_comm_s * static_cast<double>(z1.micro_batches) + 1e-12);
 }
 
+// The interleaved schedule: v chunks per stage divide the bubble by v, cross pp v - 1
+// boundaries instead of pp - 1, and keep 1 + (pp - 1) / (pp v) times the activations in
+// flight; the compute is the same.
+TEST(Train, InterleavingDividesTheBubbleAndCostsSendsAndMemory) {
+  graph::ModelConfig m = model();
+  m.layers = 8;  // tiny-llama's layers, four times
+  TrainOptions o = plan(2, 2, 8);
+  const TrainResult one = train(m, o);
+  o.virtual_stages = 2;
+  const TrainResult two = train(m, o);
+  EXPECT_EQ(two.virtual_stages, 2);
+  EXPECT_EQ(two.compute_s, one.compute_s);
+  EXPECT_NEAR(two.pp_bubble_s, one.pp_bubble_s / 2, 1e-15);
+  EXPECT_NEAR(two.pp_comm_s, one.pp_comm_s * (2 * 2 - 1) / (2 - 1), 1e-12);
+  EXPECT_GT(two.memory_per_chip_bytes, one.memory_per_chip_bytes);
+  EXPECT_EQ(train_memory(m, o).memory_per_chip_bytes, two.memory_per_chip_bytes);
+  o.virtual_stages = 3;  // 2 stages x 3 chunks do not divide 8 layers
+  EXPECT_THROW(train(m, o), InputError);
+  o = plan(2, 1, 16);
+  o.virtual_stages = 2;  // nothing to interleave on one stage
+  EXPECT_THROW(train(m, o), InputError);
+  o = plan(2, 2, 8);
+  o.global_batch = 8 * 3;  // 3 micro-batches per replica are not whole rounds of 2 stages
+  o.virtual_stages = 2;
+  EXPECT_THROW(train(m, o), InputError);
+}
+
 TEST(Train, FullRecomputationTradesTimeForMemory) {
   TrainOptions o = plan(2, 1, 16);  // both layers on one stage: recomputation keeps their inputs
   const TrainResult keep = train(model(), o);
