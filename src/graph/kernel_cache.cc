@@ -20,11 +20,12 @@ KernelCache::KernelCache(const arch::ChipSpec& chip, int tp, const fabric::Syste
     : chip_(chip), search_(search) {
   const int stacks = chip::hbm_stacks(chip);
   copies_ = std::max(1, std::min(tp * lnc, chip.chip.cores / std::max(1, stacks)));
-  if (tp > 1 && system != nullptr) {
+  if (tp * lnc > 1 && system != nullptr) {
     fabric::Placement pl;
     pl.unit = fabric::RankUnit::kCore;
-    pl.ranks = tp;
-    pl.lnc = lnc;
+    // Ranks of lnc cores each; one rank of several cores reduces among its physical cores.
+    pl.ranks = tp > 1 ? tp : lnc;
+    pl.lnc = tp > 1 ? lnc : 1;
     fabric_ = std::make_unique<fabric::Fabric>(*system, fabric::load_runtime(runtime), pl);
   }
 }

@@ -111,8 +111,8 @@ ModelResult run_graph(Graph g, const std::string& name, const ModelRunOptions& o
   }
   res.graph_text = g.dump();
   res.lnc = lnc;
-  if (tp > 1 && !sys) sys = system_for(chip);
-  if (tp > 1 && !sys)
+  if (tp * lnc > 1 && !sys) sys = system_for(chip);
+  if (tp * lnc > 1 && !sys)
     throw InputError(
         "model", "chip",
         fmt::format("no system in spec/systems has {} chips for the all-reduces", res.chip));

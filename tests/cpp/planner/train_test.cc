@@ -154,6 +154,18 @@ TEST(Train, InterleavingDividesTheBubbleAndCostsSendsAndMemory) {
   EXPECT_THROW(train(m, o), InputError);
 }
 
+// A rank of two physical cores (trn2, LNC=2) without tensor parallelism still splits its
+// kernels over its cores, whose partial sums are all-reduced among them (this threw an
+// internal error before).
+TEST(Train, OneRankOfTwoCoresReducesAmongItsCores) {
+  TrainOptions o = plan(1, 1, 64);
+  o.system = "trn2.48xlarge";  // 16 chips x 8 cores / LNC 2
+  const TrainResult r = train(model(), o);
+  EXPECT_EQ(r.lnc, 2);
+  EXPECT_GT(r.tp_comm_s, 0);
+  EXPECT_GT(r.step_time_s, r.tp_comm_s);
+}
+
 TEST(Train, FullRecomputationTradesTimeForMemory) {
   TrainOptions o = plan(2, 1, 16);  // both layers on one stage: recomputation keeps their inputs
   const TrainResult keep = train(model(), o);
