@@ -243,7 +243,7 @@ def plan(
     pp: Sequence[int] = (),
     lnc: Sequence[int] = (),
     micro_batch: Sequence[int] = (1, 2, 4),
-    zero: Sequence[int] = (0, 1, 2, 3),
+    zero: Sequence[int] = (0, 1),
     recompute: Sequence[str] = ("none", "full"),
     virtual_stages: Sequence[int] = (1,),
     top: int = 10,

@@ -25,7 +25,7 @@ namespace {
 struct PlanCmdOptions {
   std::string model, system, runtime = std::string(graph::kInGraphRuntime);
   std::vector<std::string> sets, recompute{"none", "full"};
-  std::vector<int> tp, pp, zero{0, 1, 2, 3}, virtual_stages{1};
+  std::vector<int> tp, pp, zero{0, 1}, virtual_stages{1};
   std::vector<int64_t> micro_batch{1, 2, 4};
   std::vector<int> lnc;
   int64_t servers = 0, seq = 2048, global_batch = 1024;
@@ -96,7 +96,8 @@ void setup_plan_command(CLI::App& app, Io& io) {
                   "interleaved chunks per pipeline stage to try (1: plain 1F1B)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1024));
-  sub->add_option("--zero", o->zero, "ZeRO stages to try (0-3)")
+  sub->add_option("--zero", o->zero,
+                  "ZeRO stages to try (0-3; default 0 and 1, what Neuron Distributed runs)")
       ->capture_default_str()
       ->check(CLI::Range(0, 3));
   sub->add_option("--recompute", o->recompute, "recomputation to try: none, full")

@@ -27,7 +27,6 @@ PlanSearchOptions options() {
   o.base.global_batch = 64;
   o.base.search_tilings = false;
   o.micro_batch = {1, 2};
-  o.zero = {0, 1};  // (the default tries 0-3)
   o.top = 1000;
   return o;
 }
