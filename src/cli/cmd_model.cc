@@ -96,6 +96,16 @@ nlohmann::json result_manifest(const Io& io, const std::vector<std::string>& ove
           {"spec_dir", arch::spec_dir().string()}};
 }
 
+void print_planner_result(Io& io, bool json, nlohmann::json result, const std::string& text,
+                          const std::vector<std::string>& overrides) {
+  if (!json) {
+    io.out << text;
+    return;
+  }
+  result["manifest"] = result_manifest(io, overrides);
+  io.out << json_text(result) << "\n";
+}
+
 void setup_model_command(CLI::App& app, Io& io) {
   auto o = std::make_shared<ModelOptions>();
   auto* sub = app.add_subcommand(

@@ -62,13 +62,7 @@ void run_plan(const PlanCmdOptions& o, Io& io) {
   p.jobs =
       o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const planner::PlanSearchResult r = planner::search_plans(graph::load_model_config(o.model), p);
-  if (o.json) {
-    nlohmann::json j = r.to_json();
-    j["manifest"] = result_manifest(io, o.sets);
-    io.out << json_text(j) << "\n";
-    return;
-  }
-  io.out << r.text();
+  print_planner_result(io, o.json, r.to_json(), r.text(), o.sets);
 }
 
 }  // namespace

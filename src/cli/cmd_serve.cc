@@ -42,13 +42,7 @@ void run_serve(const ServeCmdOptions& o, Io& io) {
   so.runtime = o.runtime;
   so.search_tilings = !o.no_search;
   const planner::ServeResult r = planner::serve(graph::load_model_config(o.model), so);
-  if (o.json) {
-    nlohmann::json j = r.to_json();
-    j["manifest"] = result_manifest(io, o.sets);
-    io.out << json_text(j) << "\n";
-    return;
-  }
-  io.out << r.text();
+  print_planner_result(io, o.json, r.to_json(), r.text(), o.sets);
 }
 
 }  // namespace

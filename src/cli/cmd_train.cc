@@ -50,13 +50,7 @@ void run_train(const TrainCmdOptions& o, Io& io) {
   t.runtime = o.runtime;
   t.search_tilings = !o.no_search;
   const planner::TrainResult r = planner::train(graph::load_model_config(o.model), t);
-  if (o.json) {
-    nlohmann::json j = r.to_json();
-    j["manifest"] = result_manifest(io, o.sets);
-    io.out << json_text(j) << "\n";
-    return;
-  }
-  io.out << r.text();
+  print_planner_result(io, o.json, r.to_json(), r.text(), o.sets);
 }
 
 }  // namespace

@@ -35,6 +35,10 @@ void run_default_job(Io& io);
 // The manifest a model-level result carries (`model`, `serve`): version, commit, the command
 // line, the --set overrides and the spec folder. (cmd_model.cc)
 nlohmann::json result_manifest(const Io& io, const std::vector<std::string>& overrides);
+// Prints a planner result (`train`, `serve`, `plan`): with --json its JSON and the manifest,
+// else its text. (cmd_model.cc)
+void print_planner_result(Io& io, bool json, nlohmann::json result, const std::string& text,
+                          const std::vector<std::string>& overrides);
 
 // JSON as the commands print it (2-space indent). Bytes that are not UTF-8 (a file name or
 // argument echoed in a manifest) become U+FFFD instead of failing the whole output.
