@@ -114,7 +114,9 @@ void setup_model_command(CLI::App& app, Io& io) {
       "table and totals");
   sub->add_option("model", o->model, "built-in model (spec/models; --list) or a config.json path");
   sub->add_option("--chip", o->chip, "chip name or .toml path")->capture_default_str();
-  sub->add_option("--set", o->sets, "override a chip key: --set core.tensor.clock_ghz=3.0");
+  sub->add_option("--set", o->sets,
+                  "override a chip key (--set core.tensor.clock_ghz=3.0), or with --system a "
+                  "system key (server., cluster., collective.)");
   sub->add_option("--system", o->system, "a system (spec/systems): ranks across its chips");
   sub->add_option("--lnc", o->lnc, "physical cores per rank")
       ->capture_default_str()

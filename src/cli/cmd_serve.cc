@@ -54,7 +54,8 @@ void setup_serve_command(CLI::App& app, Io& io) {
   sub->add_option("--model,-m", o->model, "built-in model (trnsim model --list) or config.json");
   sub->add_option("--system", o->system, "system (spec/systems); default: one chip of --chip");
   sub->add_option("--chip", o->chip, "chip, when no --system")->capture_default_str();
-  sub->add_option("--set", o->sets, "override a chip key");
+  sub->add_option("--set", o->sets,
+                  "override a chip key, or a system key (server., cluster., collective.)");
   sub->add_option("--tp", o->tp,
                   "tensor-parallel ranks (default: every core the model splits over)")
       ->check(CLI::Range(1, 65536));

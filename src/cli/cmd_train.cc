@@ -63,7 +63,8 @@ void setup_train_command(CLI::App& app, Io& io) {
   sub->add_option("--system", o->system, "system (spec/systems)");
   sub->add_option("--servers", o->servers, "servers of the system (default: the system file's)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 16));
-  sub->add_option("--set", o->sets, "override a chip key");
+  sub->add_option("--set", o->sets,
+                  "override a chip key, or a system key (server., cluster., collective.)");
   sub->add_option("--tp", o->tp, "tensor-parallel ranks (inside a server)")
       ->capture_default_str()
       ->check(CLI::Range(1, 65536));

@@ -62,6 +62,16 @@ std::vector<std::string> list_systems();
 SystemSpec load_system(std::string_view name_or_path,
                        const std::vector<arch::Override>& overrides = {});
 
+// Whether an override names a system key ("server.link_gbps", "cluster.efa_gbps",
+// "collective.step_latency_ns"), not a chip key. What-ifs given together (`--set` of `trnsim
+// train` / `serve` / `model --system`) split by it: system keys to load_system, the rest to the
+// chip (arch::load_chip).
+bool is_system_key(std::string_view key);
+struct SplitOverrides {
+  std::vector<arch::Override> chip, system;
+};
+SplitOverrides split_overrides(const std::vector<arch::Override>& all);
+
 // Every system key with unit and meaning, as `trnsim spec --keys` lists chip keys.
 std::string format_system_keys();
 

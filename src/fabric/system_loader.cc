@@ -214,3 +214,19 @@ SystemSpec load_system(std::string_view name_or_path,
 std::string format_system_keys() { return format_rows(rows()); }
 
 }  // namespace trnsim::fabric
+
+namespace trnsim::fabric {
+
+bool is_system_key(std::string_view key) {
+  for (std::string_view section : {"server.", "cluster.", "collective."})
+    if (key.starts_with(section)) return true;
+  return false;
+}
+
+SplitOverrides split_overrides(const std::vector<arch::Override>& all) {
+  SplitOverrides out;
+  for (const arch::Override& o : all) (is_system_key(o.key) ? out.system : out.chip).push_back(o);
+  return out;
+}
+
+}  // namespace trnsim::fabric

@@ -66,11 +66,18 @@ int64_t peak_activation_bytes(const Graph& g) {
 
 ModelResult run_graph(Graph g, const std::string& name, const ModelRunOptions& o,
                       const TensorMap* weights, const TensorMap* inputs) {
+  // --set keys of the system (server., cluster., collective.) go to the system, the rest to
+  // the chip.
+  const fabric::SplitOverrides over = fabric::split_overrides(o.overrides);
+  if (o.system.empty() && !over.system.empty())
+    throw InputError("model", "--set " + over.system.front().key,
+                     "a system key needs a system (--system)");
   std::unique_ptr<fabric::SystemSpec> sys;
-  if (!o.system.empty()) sys = std::make_unique<fabric::SystemSpec>(fabric::load_system(o.system));
+  if (!o.system.empty())
+    sys = std::make_unique<fabric::SystemSpec>(fabric::load_system(o.system, over.system));
   const arch::ChipSpec chip =
-      sys ? (o.overrides.empty() ? sys->chip : arch::load_chip(sys->chip_name, o.overrides))
-          : arch::load_chip(o.chip, o.overrides);
+      sys ? (over.chip.empty() ? sys->chip : arch::load_chip(sys->chip_name, over.chip))
+          : arch::load_chip(o.chip, over.chip);
   const int shards = g.tp;  // physical cores the graph's shapes are split over
   const int lnc = std::max(1, o.lnc);
   if (shards % lnc != 0)

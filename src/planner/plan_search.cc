@@ -67,11 +67,12 @@ PlanBound plan_bound(const TrainResult& r) {
 
 PlanSearchResult search_plans(const graph::ModelConfig& m, const PlanSearchOptions& o) {
   if (o.base.system.empty()) throw InputError("plan", "system", "name a system (spec/systems)");
-  std::vector<arch::Override> sys_over;
+  const fabric::SplitOverrides over = fabric::split_overrides(o.base.overrides);
+  std::vector<arch::Override> sys_over = over.system;
   if (o.base.servers > 0)
     sys_over.push_back(arch::parse_override(fmt::format("cluster.servers={}", o.base.servers)));
   fabric::SystemSpec sys = fabric::load_system(o.base.system, sys_over);
-  if (!o.base.overrides.empty()) sys.chip = arch::load_chip(sys.chip_name, o.base.overrides);
+  if (!over.chip.empty()) sys.chip = arch::load_chip(sys.chip_name, over.chip);
   PlanSearchResult res;
   res.model = m.name;
   res.system = sys.name;

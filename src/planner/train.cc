@@ -94,13 +94,15 @@ std::pair<fabric::SystemSpec, int64_t> check_plan(const graph::ModelConfig& m,
     throw InputError("train", "zero", fmt::format("{}: ZeRO stage 0, 1, 2 or 3", o.zero));
   if (o.micro_batch < 1 || o.global_batch < 1 || o.seq < 1)
     throw InputError("train", o.seq < 1 ? "seq" : "batch", "at least 1");
-  std::vector<arch::Override> sys_over;
+  // --set: system keys (server., cluster., collective.) to the system, the rest to its chip;
+  // the stage runs see both (graph::ModelRunOptions::overrides), and so do the HBM capacity
+  // and the DP and PP collectives here.
+  const fabric::SplitOverrides over = fabric::split_overrides(o.overrides);
+  std::vector<arch::Override> sys_over = over.system;
   if (o.servers > 0)
     sys_over.push_back(arch::parse_override(fmt::format("cluster.servers={}", o.servers)));
   fabric::SystemSpec sys = fabric::load_system(o.system, sys_over);
-  // --set on chip keys: the stage runs see them (graph::ModelRunOptions::overrides), and so do
-  // the HBM capacity and the fabric's chip here.
-  if (!o.overrides.empty()) sys.chip = arch::load_chip(sys.chip_name, o.overrides);
+  if (!over.chip.empty()) sys.chip = arch::load_chip(sys.chip_name, over.chip);
   r.model = m.name;
   r.system = sys.name;
   r.tp = o.tp, r.pp = o.pp, r.dp = o.dp, r.zero = o.zero;

@@ -166,6 +166,26 @@ TEST(Train, OneRankOfTwoCoresReducesAmongItsCores) {
   EXPECT_GT(r.step_time_s, r.tp_comm_s);
 }
 
+// --set takes system keys too, beside chip keys: a slower collective step (system) slows the
+// TP all-reduces inside the stage runs and the DP reduction across servers, a slower TensorE
+// (chip) the compute. (tiny-llama's collectives are latency-bound: bandwidth what-ifs barely
+// move them.)
+TEST(Train, SystemAndChipWhatIfsTogether) {
+  TrainOptions o = plan(4, 1, 16);
+  o.servers = 2;
+  o.dp = 16;  // 64 cores of two servers: TP 4 (two chips) x DP 16
+  const TrainResult base = train(model(), o);
+  o.overrides = {arch::parse_override("collective.step_latency_ns=15000"),
+                 arch::parse_override("core.tensor.clock_ghz=x0.5")};
+  const TrainResult slow = train(model(), o);
+  EXPECT_GT(slow.tp_comm_s, base.tp_comm_s);
+  EXPECT_GT(slow.dp_comm_s, base.dp_comm_s);
+  EXPECT_GT(slow.compute_s - slow.tp_comm_s, base.compute_s - base.tp_comm_s);
+  TrainOptions bad = plan(2, 2, 8);
+  bad.overrides = {arch::parse_override("server.no_such_key=1")};
+  EXPECT_THROW(train(model(), bad), InputError);
+}
+
 TEST(Train, FullRecomputationTradesTimeForMemory) {
   TrainOptions o = plan(2, 1, 16);  // both layers on one stage: recomputation keeps their inputs
   const TrainResult keep = train(model(), o);
