@@ -48,7 +48,7 @@ constexpr int64_t kTrigBudget = 32 * 1024;
 // odd blocks).
 struct Lane {
   int64_t q0 = 0, p = 0;
-  size_t buf = 0, sb = 0;
+  size_t buf = 0;  // its q, accumulator and statistics buffers
   kernel::Tile qT, o_acc, cols;
   kernel::Tile col(int64_t c) const { return cols(kernel::all, {c, c + 1}); }
 };
