@@ -45,13 +45,23 @@ struct AccessPattern {
 
   bool operator==(const AccessPattern&) const = default;
 
-  // Elements per partition (product of free sizes; 1 when ndim == 0).
+  static constexpr int64_t kElementCap = int64_t{1} << 62;
+  static constexpr int64_t saturating_product(int64_t a, int64_t b) {
+    int64_t r = 0;
+    if (__builtin_mul_overflow(a, b, &r) || r > kElementCap || r < -kElementCap)
+      return (a < 0) != (b < 0) ? -kElementCap : kElementCap;
+    return r;
+  }
+
+  // Elements per partition (product of free sizes; 1 when ndim == 0). Saturating at 2^62: four
+  // in-range sizes (65535 each) already overflow int64 in product, and validation reads this
+  // before it knows the pattern fits anywhere.
   int64_t free_elements() const {
     int64_t n = 1;
-    for (int i = 0; i < ndim; ++i) n *= dims[i].size;
+    for (int i = 0; i < ndim; ++i) n = saturating_product(n, dims[i].size);
     return n;
   }
-  int64_t elements() const { return free_elements() * num_partitions; }
+  int64_t elements() const { return saturating_product(free_elements(), num_partitions); }
   // Whether the innermost dim is unit-stride (or there is at most one element per partition).
   bool contiguous_inner() const { return ndim == 0 || dims[ndim - 1].stride == 1; }
 };
