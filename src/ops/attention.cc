@@ -42,6 +42,9 @@ constexpr float kNegBig = -3.0e38f;
 constexpr int64_t kLanes = 3;  // query tiles whose softmax chains interleave
 // Bytes per partition the RoPE angles of all positions may take to stay in SBUF.
 constexpr int64_t kTrigBudget = 32 * 1024;
+// 128-position tiles of cached keys (and of values) loaded by one DMA: one key block of 512
+// (three buffers; bf16 d = 128: 1 KiB a partition each).
+constexpr int64_t kCacheChunk = 4;
 
 // One query tile in flight: its rows, buffers and running statistics (columns of `cols`:
 // 0 m, 1 -m', 2 m', 3 block max, 4 row sum, 5 alpha of even blocks, 6 l, 7 1/l, 8 alpha of
@@ -50,6 +53,7 @@ struct Lane {
   int64_t q0 = 0, p = 0;
   size_t buf = 0;  // its q, accumulator and statistics buffers
   kernel::Tile qT, o_acc, cols;
+  kernel::View q_rows, out_rows;  // its rows of q and out in HBM
   kernel::Tile col(int64_t c) const { return cols(kernel::all, {c, c + 1}); }
 };
 }  // namespace
@@ -116,6 +120,16 @@ isa::Program attention(const arch::ChipSpec& chip, const AttentionSpec& s) {
   const auto tmp_bufs =
       kb.sbuf_buffers("rot_tmp", num::fp32(), {parts, std::max<int64_t>(half, 1)}, 2);
   const auto xb_bufs = kb.sbuf_buffers("prepped", dt, {parts, d}, 2);
+  const auto kc_bufs = kb.sbuf_buffers("k_cached", dt, {parts, kCacheChunk, d}, 3);
+  int64_t kchunk_no = 0;
+  // One decode token per sequence (and a cache): a kv head's q heads are stacked as the rows
+  // of one query tile, as decode kernels do (GQA), instead of one 1-row tile per head. Every
+  // row is at position off, which sees every key, so no mask is needed.
+  const bool stacked = s.kv_cache && S == 1 && group > 1 && group <= parts;
+  // Cached keys, already prepared, need only their transpose: from NC-v3 on the DMA makes it
+  // on the way in (2- and 4-byte elements, HBM to SBUF at 90 % of a copy's rate, HARDWARE.md
+  // s4) instead of a TensorE transpose and a PSUM copy per 128 positions.
+  const bool dma_t = chip.core.dma.transpose && (dt.storage_bytes == 2 || dt.storage_bytes == 4);
   std::vector<NormScratch> scratch;
   if (s.qk_norm)
     for (int i = 0; i < 2; ++i)
@@ -135,8 +149,8 @@ isa::Program attention(const arch::ChipSpec& chip, const AttentionSpec& s) {
   const auto col_bufs = kb.sbuf_buffers("row_stats", num::fp32(), {parts, 9}, 2 * kLanes);
 
   int64_t prep_no = 0, tp_no = 0;
-  // Loads rows [row0, row0 + p) of head `col0 / d` of `src` (positions pos0..), prepares them
-  // and writes their transpose to dstT [d, p].
+  // Loads `src` ([p, d] rows of one head: positions pos0.., or all at pos0 when `one_pos`),
+  // prepares them and writes their transpose to dstT [d, p].
   // `store`, when valid, receives the prepared rows (the new keys into the cache); `ready`
   // rows (a cache's) are only loaded and transposed.
   // Without a cache offset every tile of positions starts at a multiple of 128, so the RoPE
@@ -153,61 +167,81 @@ isa::Program attention(const arch::ChipSpec& chip, const AttentionSpec& s) {
       kb.dma_copy(trig_all({0, r1 - r0}, t, 1, all), sin({r0, r1}));
     }
   }
+  // One decode token per sequence: every sequence's new key and queries are at position off
+  // (a static batch), so that position's angles are loaded once, into as many rows as a
+  // stacked query tile has.
+  Tile trig_tok;
+  if (s.rope && S == 1 && !resident_trig) {
+    const int64_t rows = stacked ? group : 1;
+    trig_tok = kb.sbuf("trig_tok", num::fp32(), {rows, 2, d});
+    kb.dma_copy(trig_tok(all, 0), cos(off, all).broadcast(0, rows));
+    kb.dma_copy(trig_tok(all, 1), sin(off, all).broadcast(0, rows));
+  }
   // `ew`: the engine of the elementwise steps (RoPE, the cast); `evac`: of the copy out of
   // PSUM. The q tiles are prepared while a group's softmax runs on VectorE: their steps go to
   // GpSimd and ScalarE instead.
-  auto prepare_T =
-      [&](const Tile& dstT, const kernel::Tensor& src, int64_t row0, int64_t pos0, int64_t col0,
-          int64_t p, const NormParams& np, const kernel::View& store = {}, bool ready = false,
-          isa::Engine ew = isa::Engine::kVector, isa::Engine evac = isa::Engine::kVector) {
-        auto evacuate = [&](const Tile& dst, const Tile& src_psum) {
-          if (evac == isa::Engine::kScalar)
-            kb.activation(dst, src_psum, ActFunc::kCopy);
-          else
-            kb.tensor_copy(dst, src_psum, evac);
-        };
-        const size_t b = static_cast<size_t>(prep_no++ % 2);
-        const Tile ld = ld_bufs[b]({0, p});
-        kb.dma_copy(ld, src({row0, row0 + p}, {col0, col0 + d}));
-        Tile cur = ld;
-        if (ready) {
-          const Tile& tp = tp_bufs[static_cast<size_t>(tp_no++ % 2)];
-          kb.transpose(tp({0, d}, {0, p}), cur);
-          evacuate(dstT, tp({0, d}, {0, p}));
-          return;
-        }
-        if (s.qk_norm) {
-          cur = nf_bufs[b]({0, p});
-          normalize_rows(kb, Norm::kRms, s.eps, cur, ld, np, scratch[b], p);
-        }
-        if (s.rope) {
-          Tile trig;
-          if (resident_trig) {
-            trig = trig_all({0, p}, pos0 / parts, all, all);
-          } else {
-            trig = tr_bufs[b]({0, p});
-            kb.dma_copy(trig(all, 0), cos({pos0, pos0 + p}));
-            kb.dma_copy(trig(all, 1), sin({pos0, pos0 + p}));
-          }
-          const Tile rf = rf_bufs[b]({0, p}), tmp = tmp_bufs[b]({0, p});
-          const Tile c = trig(all, 0), sn = trig(all, 1);
-          kb.tensor_tensor(rf, cur, c, AluOp::kMult, ew);
-          kb.tensor_tensor(tmp, cur(all, {half, d}), sn(all, {0, half}), AluOp::kMult, ew);
-          kb.tensor_tensor(rf(all, {0, half}), rf(all, {0, half}), tmp, AluOp::kSubtract, ew);
-          kb.tensor_tensor(tmp, cur(all, {0, half}), sn(all, {half, d}), AluOp::kMult, ew);
-          kb.tensor_tensor(rf(all, {half, d}), rf(all, {half, d}), tmp, AluOp::kAdd, ew);
-          cur = rf;
-        }
-        if (cur.dtype() != dt) {  // rounded once, to what TensorE multiplies
-          const Tile xb = xb_bufs[b]({0, p});
-          kb.tensor_copy(xb, cur, ew);
-          cur = xb;
-        }
-        if (store.valid()) kb.dma_copy(store, cur);
-        const Tile& tp = tp_bufs[static_cast<size_t>(tp_no++ % 2)];
-        kb.transpose(tp({0, d}, {0, p}), cur);
-        evacuate(dstT, tp({0, d}, {0, p}));
-      };
+  auto prepare_T = [&](const Tile& dstT, const kernel::View& src, int64_t pos0, int64_t p,
+                       const NormParams& np, const kernel::View& store = {}, bool ready = false,
+                       isa::Engine ew = isa::Engine::kVector,
+                       isa::Engine evac = isa::Engine::kVector, bool one_pos = false) {
+    auto evacuate = [&](const Tile& dst, const Tile& src_psum) {
+      if (evac == isa::Engine::kScalar)
+        kb.activation(dst, src_psum, ActFunc::kCopy);
+      else
+        kb.tensor_copy(dst, src_psum, evac);
+    };
+    if (ready && dma_t) {  // a cache's keys: transposed on their way in
+      kb.dma_transpose(dstT, src);
+      return;
+    }
+    const size_t b = static_cast<size_t>(prep_no++ % 2);
+    const Tile ld = ld_bufs[b]({0, p});
+    kb.dma_copy(ld, src);
+    Tile cur = ld;
+    if (ready) {
+      const Tile& tp = tp_bufs[static_cast<size_t>(tp_no++ % 2)];
+      kb.transpose(tp({0, d}, {0, p}), cur);
+      evacuate(dstT, tp({0, d}, {0, p}));
+      return;
+    }
+    if (s.qk_norm) {
+      cur = nf_bufs[b]({0, p});
+      normalize_rows(kb, Norm::kRms, s.eps, cur, ld, np, scratch[b], p);
+    }
+    if (s.rope) {
+      Tile trig;
+      if (resident_trig && !one_pos) {
+        trig = trig_all({0, p}, pos0 / parts, all, all);
+      } else if (trig_tok.valid() && pos0 == off && p <= trig_tok.partitions()) {
+        trig = trig_tok({0, p});
+      } else if (one_pos) {  // one position's angles read into every row
+        trig = tr_bufs[b]({0, p});
+        kb.dma_copy(trig(all, 0), cos(pos0, all).broadcast(0, p));
+        kb.dma_copy(trig(all, 1), sin(pos0, all).broadcast(0, p));
+      } else {
+        trig = tr_bufs[b]({0, p});
+        kb.dma_copy(trig(all, 0), cos({pos0, pos0 + p}));
+        kb.dma_copy(trig(all, 1), sin({pos0, pos0 + p}));
+      }
+      const Tile rf = rf_bufs[b]({0, p}), tmp = tmp_bufs[b]({0, p});
+      const Tile c = trig(all, 0), sn = trig(all, 1);
+      kb.tensor_tensor(rf, cur, c, AluOp::kMult, ew);
+      kb.tensor_tensor(tmp, cur(all, {half, d}), sn(all, {0, half}), AluOp::kMult, ew);
+      kb.tensor_tensor(rf(all, {0, half}), rf(all, {0, half}), tmp, AluOp::kSubtract, ew);
+      kb.tensor_tensor(tmp, cur(all, {0, half}), sn(all, {half, d}), AluOp::kMult, ew);
+      kb.tensor_tensor(rf(all, {half, d}), rf(all, {half, d}), tmp, AluOp::kAdd, ew);
+      cur = rf;
+    }
+    if (cur.dtype() != dt) {  // rounded once, to what TensorE multiplies
+      const Tile xb = xb_bufs[b]({0, p});
+      kb.tensor_copy(xb, cur, ew);
+      cur = xb;
+    }
+    if (store.valid()) kb.dma_copy(store, cur);
+    const Tile& tp = tp_bufs[static_cast<size_t>(tp_no++ % 2)];
+    kb.transpose(tp({0, d}, {0, p}), cur);
+    evacuate(dstT, tp({0, d}, {0, p}));
+  };
 
   int64_t head_no = 0, qtile_no = 0, step = 0, sub = 0;
   for (int64_t bi = 0; bi < s.batch; ++bi) {
@@ -216,22 +250,52 @@ isa::Program attention(const arch::ChipSpec& chip, const AttentionSpec& s) {
       const Tile& kT = kT_bufs[static_cast<size_t>(head_no % 2)];
       const Tile& vs = v_bufs[static_cast<size_t>(head_no % 2)];
       const kernel::Idx cols{g * d, g * d + d};
-      // Keys and values in pieces of at most 128 positions: the cache's earlier ones as they
-      // are; the new ones prepared (and, with a cache, written into it). A piece stays inside
-      // one 128-position tile of v (position r at tile r / 128, partition r % 128, where the
-      // PV matmuls read it) and on one side of `off`.
-      for (int64_t r0 = 0; r0 < L;) {
+      // The cache's whole 128-position tiles in chunks (one key block of 512): k in one DMA,
+      // transposed by it (dma_t) or a tile at a time on TensorE, and v in one DMA (position r at
+      // tile r / 128, partition r % 128, where the PV matmuls read it). A decode step's cost is
+      // then the cache's bytes, not one DMA trigger (~600 ns from NC-v3 on) per 128 positions of k
+      // and of v.
+      const int64_t cached_tiles = off / parts, row = s.kv_heads * d;
+      if (cached_tiles > 0) {
+        for (int64_t c0 = 0; c0 < cached_tiles; c0 += kCacheChunk) {
+          const int64_t n = std::min(kCacheChunk, cached_tiles - c0);
+          if (dma_t) {
+            kb.dma_transpose(kT(all, {c0 * parts, (c0 + n) * parts}),
+                             k_cache({cbase + c0 * parts, cbase + (c0 + n) * parts}, cols));
+          } else {
+            const Tile kc =
+                kc_bufs[static_cast<size_t>(kchunk_no++ % kc_bufs.size())](all, {0, n}, all);
+            kb.dma_copy(kc, k_cache.pattern(((cbase + c0 * parts) * s.kv_heads + g) * d,
+                                            {{parts, row}, {n, parts * row}, {d, 1}}));
+            for (int64_t t = 0; t < n; ++t) {
+              const Tile& tp = tp_bufs[static_cast<size_t>(tp_no++ % 2)];
+              const int64_t r0 = (c0 + t) * parts;
+              kb.transpose(tp({0, d}, {0, parts}), kc(all, t, all));
+              kb.tensor_copy(kT(all, {r0, r0 + parts}), tp({0, d}, {0, parts}));
+            }
+          }
+          // The chunk's v after its k: the scores need k first, and a queue moves its
+          // transfers in order.
+          kb.dma_copy(vs(all, {c0, c0 + n}, all),
+                      v_cache.pattern(((cbase + c0 * parts) * s.kv_heads + g) * d,
+                                      {{parts, row}, {n, parts * row}, {d, 1}}));
+        }
+      }
+      // The rest in pieces of at most 128 positions: the cache's last partial tile as it is;
+      // the new positions prepared (and, with a cache, written into it). A piece stays inside
+      // one 128-position tile of v and on one side of `off`.
+      for (int64_t r0 = cached_tiles * parts; r0 < L;) {
         const int64_t r1 = std::min({L, (r0 / parts + 1) * parts, r0 < off ? off : L});
         const int64_t p = r1 - r0, t = r0 / parts, a = r0 % parts;
         const Tile kdst = kT(all, {r0, r1});
         const Tile vdst = vs({a, a + p}, t, all);
         if (r0 < off) {
-          prepare_T(kdst, k_cache, cbase + r0, r0, g * d, p, kn, {}, true);
+          prepare_T(kdst, k_cache({cbase + r0, cbase + r1}, cols), r0, p, kn, {}, true);
           kb.dma_copy(vdst, v_cache({cbase + r0, cbase + r1}, cols));
         } else {
           const kernel::View kstore =
               s.kv_cache ? k_cache({cbase + r0, cbase + r1}, cols) : kernel::View{};
-          prepare_T(kdst, k, base + r0 - off, r0, g * d, p, kn, kstore);
+          prepare_T(kdst, k({base + r0 - off, base + r1 - off}, cols), r0, p, kn, kstore);
           kb.dma_copy(vdst, v({base + r0 - off, base + r1 - off}, cols));
           if (s.kv_cache) kb.dma_copy(v_cache({cbase + r0, cbase + r1}, cols), vdst);
         }
@@ -239,20 +303,29 @@ isa::Program attention(const arch::ChipSpec& chip, const AttentionSpec& s) {
       }
       // Groups of up to kLanes query tiles of one q head, their steps emitted phase by phase,
       // so that each engine's stream alternates between independent online-softmax chains.
+      // Stacked (one decode token): the group's q heads are the rows of one query tile.
       std::vector<std::pair<int64_t, int64_t>> groups;  // (q head, first query)
-      for (int64_t hq = g * group; hq < (g + 1) * group; ++hq)
-        for (int64_t g0 = 0; g0 < S; g0 += parts * kLanes) groups.emplace_back(hq, g0);
+      if (stacked)
+        groups.emplace_back(g * group, 0);
+      else
+        for (int64_t hq = g * group; hq < (g + 1) * group; ++hq)
+          for (int64_t g0 = 0; g0 < S; g0 += parts * kLanes) groups.emplace_back(hq, g0);
       // A group's query tiles loaded, prepared and transposed, its statistics reset.
       auto open_group = [&](int64_t hq, int64_t g0) {
         std::vector<Lane> lanes;
         for (int64_t q0 = g0; q0 < std::min(S, g0 + parts * kLanes); q0 += parts, ++qtile_no) {
           Lane ln;
           ln.q0 = q0;
-          ln.p = std::min(parts, S - q0);
+          ln.p = stacked ? group : std::min(parts, S - q0);
           ln.buf = static_cast<size_t>(qtile_no % (2 * kLanes));
           ln.qT = q_bufs[ln.buf](all, {0, ln.p});
-          prepare_T(ln.qT, q, base + q0, off + q0, hq * d, ln.p, qn, {}, false,
-                    isa::Engine::kGpSimd, isa::Engine::kScalar);
+          // Stacked: row r is q head hq + r of the one token (columns d apart in q and out).
+          ln.q_rows = stacked ? q.pattern((base * s.q_heads + hq) * d, {{group, d}, {d, 1}})
+                              : q({base + q0, base + q0 + ln.p}, {hq * d, hq * d + d});
+          ln.out_rows = stacked ? out.pattern((base * s.q_heads + hq) * d, {{group, d}, {d, 1}})
+                                : out({base + q0, base + q0 + ln.p}, {hq * d, hq * d + d});
+          prepare_T(ln.qT, ln.q_rows, off + q0, ln.p, qn, {}, false, isa::Engine::kGpSimd,
+                    isa::Engine::kScalar, stacked);
           ln.o_acc = o_bufs[ln.buf]({0, ln.p});
           ln.cols = col_bufs[ln.buf]({0, ln.p});
           kb.memset(ln.col(0), kNegBig, isa::Engine::kGpSimd);
@@ -393,7 +466,7 @@ isa::Program attention(const arch::ChipSpec& chip, const AttentionSpec& s) {
             kb.reciprocal(ln.col(7), ln.col(6));
             const Tile ob = ob_bufs[ln.buf]({0, ln.p});
             kb.tensor_scalar(ob, ln.o_acc, {AluOp::kMult, ln.col(7)});
-            kb.dma_copy(out({base + ln.q0, base + ln.q0 + ln.p}, {hq * d, hq * d + d}), ob);
+            kb.dma_copy(ln.out_rows, ob);
             if (s.save_lse) {  // m + ln(l), in columns 3 and 4, dead once the keys are done
               kb.activation(ln.col(3), ln.col(6), ActFunc::kLog);
               kb.tensor_tensor(ln.col(4), ln.col(3), ln.col(0), AluOp::kAdd);

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <utility>
 
 #include "base/error.h"
 #include "core/cost/cost_constants.h"
@@ -15,16 +17,26 @@ int64_t operand_bytes(const isa::AccessPattern& ap) {
   return ap.elements() * static_cast<int64_t>(ap.dtype.storage_bytes);
 }
 
-// One contiguous block of device memory: each dim (innermost first, then the rows) steps
-// exactly over the elements inside it. Dims of size 1 go any way.
+// One contiguous block of device memory: the innermost dim of more than one element is the
+// unit-stride run each descriptor moves, and the other dims (the rows too), in whatever order
+// the pattern walks them, step exactly over the elements inside the smaller ones. A block
+// read in a permuted order (k-cache tiles: partition p takes rows p, 128 + p, ...) has the
+// DRAM locality of a block; rows with gaps between them are gathered.
 bool dense(const isa::AccessPattern& ap) {
-  int64_t expected = 1;
-  for (int i = ap.ndim - 1; i >= 0; --i) {
-    if (ap.dims[i].size == 1) continue;
-    if (ap.dims[i].stride != expected) return false;
-    expected *= ap.dims[i].size;
+  std::array<std::pair<int64_t, int64_t>, isa::kMaxFreeDims + 1> dims{};  // (stride, size)
+  size_t n = 0;
+  if (ap.num_partitions > 1) dims[n++] = {ap.partition_stride, ap.num_partitions};
+  for (int i = 0; i < ap.ndim; ++i)
+    if (ap.dims[i].size > 1) dims[n++] = {ap.dims[i].stride, ap.dims[i].size};
+  if (n == 0) return true;
+  if (dims[n - 1].first != 1) return false;  // the innermost run
+  std::sort(dims.begin(), dims.begin() + static_cast<std::ptrdiff_t>(n - 1));
+  int64_t expected = dims[n - 1].second;
+  for (size_t i = 0; i + 1 < n; ++i) {
+    if (dims[i].first != expected || __builtin_mul_overflow(expected, dims[i].second, &expected))
+      return false;
   }
-  return ap.num_partitions <= 1 || ap.partition_stride == expected;
+  return true;
 }
 
 // Operand slots of dma_copy / dma_transpose / dma_gather / dma_scatter in the op table: dst,

@@ -122,7 +122,7 @@ TEST(TimingDma, GatheredRowsAndContiguousBlocksHaveTheirOwnCaps) {
 }
 
 // Which HBM access patterns count as one contiguous block (DmaShape::hbm_gathered).
-TEST(TimingDma, AContiguousBlockIsRowsThatFollowOneAnother) {
+TEST(TimingDma, AContiguousBlockIsRowsThatCoverOneRange) {
   const auto gathered = [](const isa::AccessPattern& h) {
     return dma_shape(dma_copy(sbuf(h.num_partitions, h.free_elements(), h.dtype), h)).hbm_gathered;
   };
@@ -151,6 +151,21 @@ TEST(TimingDma, AContiguousBlockIsRowsThatFollowOneAnother) {
   EXPECT_FALSE(gathered(column));  // one element per row, rows back to back: a [128] vector
   column.partition_stride = 512;
   EXPECT_TRUE(gathered(column));  // a column of the [128, 512] matrix
+  // Rows p, 128 + p, 256 + p, 384 + p of a [512, 64] block into partition p (cached k or v
+  // tiles): the whole block in another order, still a block; with every other tile skipped,
+  // rows with gaps.
+  isa::AccessPattern tiles = hbm(128, 64, num::fp32());
+  tiles.ndim = 2;
+  tiles.dims[0] = {128 * 64, 4};
+  tiles.dims[1] = {1, 64};
+  EXPECT_FALSE(gathered(tiles));
+  tiles.dims[0].stride = 2 * 128 * 64;
+  EXPECT_TRUE(gathered(tiles));
+  // A transposed read (unit stride across rows, not along them) is gathered elements.
+  isa::AccessPattern across = hbm(128, 64, num::fp32());
+  across.partition_stride = 1;
+  across.dims[0] = {128, 64};
+  EXPECT_TRUE(gathered(across));
   // SBUF-to-SBUF: no HBM side.
   EXPECT_FALSE(dma_shape(dma_copy(sbuf(128, 64), sbuf(128, 64, num::bf16(), 4096))).hbm_gathered);
 }
