@@ -178,18 +178,42 @@ def serve(
     input_tokens: int = 128,
     output_tokens: int = 128,
     bucket: int | None = None,
+    compiled_batch: int | None = None,
+    ctx_batch: int | None = None,
+    max_seq: int | None = None,
+    kv_buckets: str = "pow2",
+    concurrency: int | None = None,
+    requests: int | None = None,
+    rate: float | None = None,
+    input_spread: int = 0,
+    output_spread: int = 0,
+    seed: int = 1,
     runtime: str | None = None,
     set: tuple[str, ...] | builtins.list[str] = (),  # noqa: A002 - as the CLI's --set
 ) -> dict[str, Any]:
-    """One batch of requests, as `trnsim serve --json`: ttft_ms, tpot_ms, e2e_ms,
-    output_tokens_per_s, the decode samples and the prefill's and last decode step's figures;
-    `["text"]` holds what the command prints. runtime: of the all-reduces (default: the
-    compiled graphs' one, graph::kInGraphRuntime)."""
+    """Requests served, as `trnsim serve --json`: ttft_ms, tpot_ms, e2e_ms,
+    output_tokens_per_s and the compiled graphs' shapes; `["text"]` holds what the command
+    prints. One batch by default (the decode samples and the prefill's and last decode step's
+    figures); with ``concurrency``, ``rate`` (requests per second) or ``requests``, a request
+    load under continuous batching (percentiles and one record per request; lengths
+    ``input_tokens +- input_spread`` and ``output_tokens +- output_spread``, drawn from
+    ``seed``). compiled_batch: sequences every decode step runs; ctx_batch: prompts per
+    prefill; max_seq: the compiled sequence length; kv_buckets: "pow2", "max" or "exact".
+    runtime: of the all-reduces (default: the compiled graphs' one, graph::kInGraphRuntime)."""
+    if kv_buckets not in ("pow2", "max", "exact"):
+        raise ValueError(f"kv_buckets {kv_buckets!r}: 'pow2', 'max' or 'exact'")
     extra = {} if runtime is None else {"runtime": runtime}
     j, text = _core.model_serve(
         model, system=system or "", chip=chip, tp=0 if tp is None else int(tp), lnc=int(lnc),
         batch=int(batch), input_tokens=int(input_tokens), output_tokens=int(output_tokens),
-        bucket=0 if bucket is None else int(bucket), sets=builtins.list(set), **extra)
+        bucket=0 if bucket is None else int(bucket), sets=builtins.list(set),
+        compiled_batch=0 if compiled_batch is None else int(compiled_batch),
+        ctx_batch=0 if ctx_batch is None else int(ctx_batch),
+        max_seq=0 if max_seq is None else int(max_seq), kv_buckets=kv_buckets,
+        concurrency=0 if concurrency is None else int(concurrency),
+        requests=0 if requests is None else int(requests),
+        rate=0.0 if rate is None else float(rate), input_spread=int(input_spread),
+        output_spread=int(output_spread), seed=int(seed), **extra)
     out = json.loads(j)
     out["text"] = text
     return out

@@ -26,6 +26,7 @@
 #include "graph/model_run.h"
 #include "planner/plan_search.h"
 #include "planner/serve.h"
+#include "planner/serve_load.h"
 #include "planner/train.h"
 
 namespace trnsim::bindings {
@@ -187,7 +188,10 @@ void bind_model(nb::module_& m) {
       "model_serve",
       [](const std::string& model, const std::string& system, const std::string& chip, int tp,
          int lnc, int64_t batch, int64_t input_tokens, int64_t output_tokens, int64_t bucket,
-         const std::string& runtime, const std::vector<std::string>& sets) {
+         const std::string& runtime, const std::vector<std::string>& sets,
+         int64_t compiled_batch, int64_t ctx_batch, int64_t max_seq,
+         const std::string& kv_buckets, int64_t concurrency, int64_t requests, double rate,
+         int64_t input_spread, int64_t output_spread, uint64_t seed) {
         planner::ServeOptions o;
         o.system = system;
         o.chip = chip;
@@ -199,7 +203,25 @@ void bind_model(nb::module_& m) {
         o.output_tokens = output_tokens;
         o.bucket = bucket;
         o.runtime = runtime;
+        o.compiled_batch = compiled_batch;
+        o.ctx_batch = ctx_batch;
+        o.max_seq = max_seq;
+        const auto kv = planner::parse_kv_buckets(kv_buckets);
+        if (!kv) throw InputError("serve", "kv_buckets", "pow2, max or exact");
+        o.kv_buckets = *kv;
         const graph::ModelConfig cfg = graph::load_model_config(model);
+        if (concurrency > 0 || requests > 0 || rate > 0) {
+          planner::LoadOptions l;
+          l.concurrency = concurrency > 0 ? concurrency : 1;
+          l.requests = requests;
+          l.rate = rate;
+          l.input_spread = input_spread;
+          l.output_spread = output_spread;
+          l.seed = seed;
+          const planner::LoadResult r =
+              run_released([&] { return planner::serve_load(cfg, o, l); });
+          return std::make_pair(r.to_json().dump(), r.text());
+        }
         const planner::ServeResult r = run_released([&] { return planner::serve(cfg, o); });
         return std::make_pair(r.to_json().dump(), r.text());
       },
@@ -207,8 +229,12 @@ void bind_model(nb::module_& m) {
       nb::arg("lnc") = 1, nb::arg("batch") = 1, nb::arg("input_tokens") = 128,
       nb::arg("output_tokens") = 128, nb::arg("bucket") = 0,
       nb::arg("runtime") = std::string(graph::kInGraphRuntime),
-      nb::arg("sets") = std::vector<std::string>{},
-      "One batch of requests served (planner/serve.h): (JSON as trnsim serve --json, text).");
+      nb::arg("sets") = std::vector<std::string>{}, nb::arg("compiled_batch") = 0,
+      nb::arg("ctx_batch") = 0, nb::arg("max_seq") = 0, nb::arg("kv_buckets") = "pow2",
+      nb::arg("concurrency") = 0, nb::arg("requests") = 0, nb::arg("rate") = 0.0,
+      nb::arg("input_spread") = 0, nb::arg("output_spread") = 0, nb::arg("seed") = 1,
+      "Requests served (planner/serve.h; under a load, planner/serve_load.h): (JSON as trnsim "
+      "serve --json, text).");
   m.def(
       "model_train",
       [](const std::string& model, const std::string& system, int64_t servers, int tp, int pp,

@@ -1,6 +1,7 @@
 // `trnsim serve`: time to first token and time per output token of one batch of requests
-// (planner/serve.h), with the prefill's and the last decode step's per-op tables, or --json
-// (keys ttft_ms, tpot_ms, output_tokens_per_s as scripts rely on).
+// (planner/serve.h), with the prefill's and the last decode step's per-op tables, or under a
+// request load (--concurrency, --rate, --requests: planner/serve_load.h) with percentiles;
+// --json has the keys ttft_ms, tpot_ms, output_tokens_per_s that scripts rely on either way.
 #include <memory>
 #include <ostream>
 #include <string>
@@ -13,6 +14,7 @@
 #include "graph/kernel_cache.h"
 #include "graph/model_config.h"
 #include "planner/serve.h"
+#include "planner/serve_load.h"
 
 namespace trnsim::cli {
 
@@ -23,7 +25,11 @@ struct ServeCmdOptions {
   std::vector<std::string> sets;
   int tp = 0, lnc = 1, samples = 3;
   int64_t batch = 1, input = 128, output = 128, bucket = 0;
+  int64_t compiled_batch = 0, ctx_batch = 0, max_seq = 0;
+  std::string kv_buckets = "pow2";
   bool json = false, no_search = false;
+  planner::LoadOptions load;
+  bool under_load = false;  // --concurrency, --rate or --requests given
 };
 
 void run_serve(const ServeCmdOptions& o, Io& io) {
@@ -38,10 +44,22 @@ void run_serve(const ServeCmdOptions& o, Io& io) {
   so.input_tokens = o.input;
   so.output_tokens = o.output;
   so.bucket = o.bucket;
+  so.compiled_batch = o.compiled_batch;
+  so.ctx_batch = o.ctx_batch;
+  so.max_seq = o.max_seq;
+  const auto kv = planner::parse_kv_buckets(o.kv_buckets);
+  if (!kv) throw InputError("serve", "--kv-buckets", "pow2, max or exact");
+  so.kv_buckets = *kv;
   so.decode_samples = o.samples;
   so.runtime = o.runtime;
   so.search_tilings = !o.no_search;
-  const planner::ServeResult r = planner::serve(graph::load_model_config(o.model), so);
+  const graph::ModelConfig m = graph::load_model_config(o.model);
+  if (o.under_load) {
+    const planner::LoadResult r = planner::serve_load(m, so, o.load);
+    print_planner_result(io, o.json, r.to_json(), r.text(), o.sets);
+    return;
+  }
+  const planner::ServeResult r = planner::serve(m, so);
   print_planner_result(io, o.json, r.to_json(), r.text(), o.sets);
 }
 
@@ -73,14 +91,49 @@ void setup_serve_command(CLI::App& app, Io& io) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 22));
   sub->add_option("--bucket", o->bucket, "prefill positions (default: power of two >= the prompt)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 22));
-  sub->add_option("--decode-samples", o->samples, "KV lengths at which decode steps are timed")
+  sub->add_option("--compiled-batch", o->compiled_batch,
+                  "sequences every decode step runs, live or not (default: --batch)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 16));
+  sub->add_option("--ctx-batch", o->ctx_batch,
+                  "prompts per prefill (1: continuous batching; default: --batch)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 16));
+  sub->add_option("--max-seq", o->max_seq,
+                  "compiled sequence length: KV cache positions (default: power of two >= "
+                  "input + output tokens)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 22));
+  sub->add_option("--kv-buckets", o->kv_buckets,
+                  "KV positions a decode step reads: pow2 (NxD Inference's buckets), max "
+                  "(--max-seq always) or exact (what-if)")
+      ->capture_default_str();
+  sub->add_option("--decode-samples", o->samples,
+                  "KV lengths at which decode steps are timed (--kv-buckets exact)")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));
+  auto* conc = sub->add_option("--concurrency", o->load.concurrency,
+                               "under load: requests in flight (closed loop)")
+                   ->check(CLI::Range(int64_t{1}, int64_t{1} << 16));
+  auto* rate = sub->add_option("--rate", o->load.rate,
+                               "under load: Poisson arrivals, requests per second (open loop)")
+                   ->check(CLI::Range(0.0, 1e9));
+  auto* reqs = sub->add_option("--requests", o->load.requests,
+                               "under load: requests served (default: 4 x --concurrency, or 64)")
+                   ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  sub->add_option("--input-spread", o->load.input_spread,
+                  "under load: prompt lengths uniform in input-tokens +- this")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 22));
+  sub->add_option("--output-spread", o->load.output_spread,
+                  "under load: output lengths uniform in output-tokens +- this")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 22));
+  sub->add_option("--seed", o->load.seed, "under load: the lengths' and arrivals' seed")
+      ->capture_default_str();
   sub->add_option("--runtime", o->runtime, "collective runtime of the all-reduces (spec/runtime)")
       ->capture_default_str();
   sub->add_flag("--no-search", o->no_search, "take each linear's first legal tiling");
   sub->add_flag("--json", o->json, "the figures as JSON, with a manifest");
-  sub->callback([o, &io] { run_serve(*o, io); });
+  sub->callback([o, conc, rate, reqs, &io] {
+    o->under_load = conc->count() > 0 || rate->count() > 0 || reqs->count() > 0;
+    run_serve(*o, io);
+  });
 }
 
 }  // namespace trnsim::cli

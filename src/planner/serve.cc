@@ -3,88 +3,133 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 
 #include "base/error.h"
 
 namespace trnsim::planner {
 
-namespace {
-
-graph::ModelRunOptions run_options(const ServeOptions& o) {
+graph::ModelRunOptions step_options(const ServeOptions& o) {
   graph::ModelRunOptions r;
   r.system = o.system;
   r.chip = o.chip;
   r.overrides = o.overrides;
   r.tp = o.tp;
   r.lnc = o.lnc;
-  r.batch = o.batch;
   r.search_tilings = o.search_tilings;
   r.kv_cache = true;
   r.runtime = o.runtime;
   return r;
 }
 
-}  // namespace
-
-ServeResult serve(const graph::ModelConfig& m, const ServeOptions& o) {
+ServeOptions resolve(const ServeOptions& o) {
   if (o.batch < 1) throw InputError("serve", "batch", "at least 1");
   if (o.input_tokens < 1 || o.output_tokens < 1)
     throw InputError("serve", o.input_tokens < 1 ? "input-tokens" : "output-tokens", "at least 1");
   if (o.decode_samples < 1) throw InputError("serve", "decode-samples", "at least 1");
-  int64_t bucket = o.bucket;
-  if (bucket == 0) {
-    bucket = 128;
-    while (bucket < o.input_tokens) bucket *= 2;
-  }
-  if (bucket < o.input_tokens)
+  ServeOptions r = o;
+  if (r.compiled_batch == 0) r.compiled_batch = r.batch;
+  if (r.compiled_batch < r.batch)
+    throw InputError(
+        "serve", "compiled-batch",
+        fmt::format("{} sequences cannot decode a batch of {}", r.compiled_batch, r.batch));
+  if (r.ctx_batch == 0) r.ctx_batch = r.batch;
+  if (r.ctx_batch < 1 || r.ctx_batch > r.compiled_batch)
+    throw InputError(
+        "serve", "ctx-batch",
+        fmt::format("{}: 1 to the compiled batch ({})", r.ctx_batch, r.compiled_batch));
+  const int64_t positions = o.input_tokens + o.output_tokens;
+  if (r.max_seq == 0) r.max_seq = pow2_bucket(positions, int64_t{1} << 40);
+  if (r.max_seq < positions)
+    throw InputError("serve", "max-seq",
+                     fmt::format("{} positions cannot hold {} input and {} output tokens",
+                                 r.max_seq, o.input_tokens, o.output_tokens));
+  if (r.bucket == 0) r.bucket = pow2_bucket(o.input_tokens, r.max_seq);
+  if (r.bucket < o.input_tokens)
     throw InputError(
         "serve", "bucket",
-        fmt::format("{} positions cannot hold a {}-token prompt", bucket, o.input_tokens));
+        fmt::format("{} positions cannot hold a {}-token prompt", r.bucket, o.input_tokens));
+  return r;
+}
+
+ServeResult serve(const graph::ModelConfig& m, const ServeOptions& opts) {
+  const ServeOptions o = resolve(opts);
   ServeResult res;
   res.model = m.name;
   res.batch = o.batch;
   res.input_tokens = o.input_tokens;
   res.output_tokens = o.output_tokens;
-  res.bucket = bucket;
+  res.bucket = o.bucket;
+  res.compiled_batch = o.compiled_batch;
+  res.ctx_batch = o.ctx_batch;
+  res.max_seq = o.max_seq;
+  res.kv_buckets = o.kv_buckets;
 
-  graph::ModelRunOptions pre = run_options(o);
-  pre.seq = bucket;
-  res.prefill = graph::run_model(m, pre);
-  res.ttft_ms = res.prefill.latency_us / 1e3;
-  res.tp = res.prefill.tp;
-  res.lnc = res.prefill.lnc;
-  res.where = res.prefill.system.empty() ? res.prefill.chip : res.prefill.system;
+  StepCosts steps(m, step_options(o));
+  // The batch's prompts in prefills of ctx_batch each (the last one padded), one after another;
+  // a request's first token comes with its prefill.
+  const int64_t prefills = (o.batch + o.ctx_batch - 1) / o.ctx_batch;
+  const double prefill = steps.prefill_ms(o.ctx_batch, o.bucket);
+  res.prefill = steps.last_prefill();
+  double first_tokens = 0;
+  for (int64_t i = 0; i < prefills; ++i)
+    first_tokens += prefill * static_cast<double>(i + 1) *
+                    static_cast<double>(std::min(o.ctx_batch, o.batch - i * o.ctx_batch));
+  res.ttft_ms = first_tokens / static_cast<double>(o.batch);
+  res.tp = steps.tp();
+  res.lnc = steps.lnc();
+  res.where = steps.where();
 
-  // Decode steps at KV lengths from the first generated token's to the last's.
+  // Decode steps read KV lengths from the first generated token's to the last's.
   const int64_t first = o.input_tokens + 1, last = o.input_tokens + o.output_tokens - 1;
-  const int n = last > first ? o.decode_samples : 1;
-  graph::ModelRunOptions dec = run_options(o);
-  dec.tp = res.tp;
-  dec.seq = 1;
-  for (int i = 0; i < n; ++i) {
-    const int64_t kv = n == 1 ? first : first + (last - first) * i / (n - 1);
-    dec.past = kv - 1;
-    res.decode = graph::run_model(m, dec);
-    res.decode_ms.emplace_back(kv, res.decode.latency_us / 1e3);
-  }
-  // Mean over every step: trapezoids between the samples (linear in the KV length).
-  if (res.decode_ms.size() == 1) {
-    res.tpot_ms = res.decode_ms[0].second;
+  if (o.kv_buckets == KvBuckets::kExact) {
+    const int n = last > first ? o.decode_samples : 1;
+    for (int i = 0; i < n; ++i) {
+      const int64_t kv = n == 1 ? first : first + (last - first) * i / (n - 1);
+      res.decode_ms.emplace_back(kv, steps.decode_ms(o.compiled_batch, kv));
+    }
+    // Mean over every step: trapezoids between the samples (linear in the KV length).
+    if (res.decode_ms.size() == 1) {
+      res.tpot_ms = res.decode_ms[0].second;
+    } else {
+      double area = 0;
+      for (size_t i = 1; i < res.decode_ms.size(); ++i)
+        area += 0.5 * (res.decode_ms[i].second + res.decode_ms[i - 1].second) *
+                static_cast<double>(res.decode_ms[i].first - res.decode_ms[i - 1].first);
+      res.tpot_ms = area / static_cast<double>(last - first);
+    }
   } else {
-    double area = 0;
-    for (size_t i = 1; i < res.decode_ms.size(); ++i)
-      area += 0.5 * (res.decode_ms[i].second + res.decode_ms[i - 1].second) *
-              static_cast<double>(res.decode_ms[i].first - res.decode_ms[i - 1].first);
-    res.tpot_ms = area / static_cast<double>(last - first);
+    // Each step at its bucket: the distinct buckets timed once, weighted by their steps (one
+    // step, the first, when there is a single output token).
+    std::map<int64_t, int64_t> count;
+    for (int64_t kv = first; kv <= std::max(first, last); ++kv)
+      ++count[o.kv_buckets == KvBuckets::kMax ? o.max_seq : pow2_bucket(kv, o.max_seq)];
+    double total = 0;
+    int64_t n = 0;
+    for (const auto& [kv, c] : count) {
+      const double ms = steps.decode_ms(o.compiled_batch, kv);
+      res.decode_ms.emplace_back(kv, ms);
+      res.decode_steps.push_back(c);
+      total += ms * static_cast<double>(c);
+      n += c;
+    }
+    res.tpot_ms = total / static_cast<double>(n);
   }
-  res.e2e_ms = res.ttft_ms + static_cast<double>(o.output_tokens - 1) * res.tpot_ms;
+  res.decode = steps.last_decode();
+  // The last request's first token, then its output - 1 decode steps.
+  res.e2e_ms = prefill * static_cast<double>(prefills) +
+               static_cast<double>(o.output_tokens - 1) * res.tpot_ms;
   res.output_tokens_per_s = static_cast<double>(o.batch * o.output_tokens) / (res.e2e_ms / 1e3);
   return res;
 }
 
 nlohmann::json ServeResult::to_json() const {
   nlohmann::json samples = nlohmann::json::array();
-  for (const auto& [kv, ms] : decode_ms) samples.push_back({{"kv_tokens", kv}, {"step_ms", ms}});
+  for (size_t i = 0; i < decode_ms.size(); ++i) {
+    nlohmann::json j = {{"kv_tokens", decode_ms[i].first}, {"step_ms", decode_ms[i].second}};
+    if (i < decode_steps.size()) j["steps"] = decode_steps[i];
+    samples.push_back(std::move(j));
+  }
   return {
       {"model", model},
       {"where", where},
@@ -94,6 +139,10 @@ nlohmann::json ServeResult::to_json() const {
       {"input_tokens", input_tokens},
       {"output_tokens", output_tokens},
       {"prefill_bucket", bucket},
+      {"compiled_batch", compiled_batch},
+      {"ctx_batch", ctx_batch},
+      {"max_seq", max_seq},
+      {"kv_buckets", kv_buckets_name(kv_buckets)},
       {"ttft_ms", ttft_ms},
       {"tpot_ms", tpot_ms},
       {"e2e_ms", e2e_ms},
@@ -110,11 +159,15 @@ std::string ServeResult::text() const {
       fmt::format("{} on {} (tp {}{}), batch {}, {} input / {} output tokens (prefill bucket {})\n",
                   model, where, tp, lnc > 1 ? fmt::format(", LNC={}", lnc) : "", batch,
                   input_tokens, output_tokens, bucket);
+  out += fmt::format("compiled: decode batch {}, prefill batch {}, {} positions, KV buckets {}\n",
+                     compiled_batch, ctx_batch, max_seq, kv_buckets_name(kv_buckets));
   out +=
       fmt::format("TTFT {:.2f} ms, TPOT {:.2f} ms, end to end {:.1f} ms, {:.1f} output tokens/s\n",
                   ttft_ms, tpot_ms, e2e_ms, output_tokens_per_s);
-  out += "decode step by KV length:";
-  for (const auto& [kv, ms] : decode_ms) out += fmt::format(" {}: {:.2f} ms;", kv, ms);
+  out += "decode step by KV positions read:";
+  for (size_t i = 0; i < decode_ms.size(); ++i)
+    out += fmt::format(" {}: {:.2f} ms{};", decode_ms[i].first, decode_ms[i].second,
+                       i < decode_steps.size() ? fmt::format(" x {}", decode_steps[i]) : "");
   out += "\n\nprefill:\n" + prefill.table() + "\nlast decode step:\n" + decode.table();
   return out;
 }

@@ -1,13 +1,16 @@
-// Serving one batch of requests (issue 20's `trnsim serve`, first slice): the model's
-// prefill over the prompt (its context-encoding bucket) gives the time to first token, and
-// decode steps (one token per sequence, attention over the KV cache) give the time per output
-// token, both from the model compiler's per-kernel simulation (graph/model_run.h) on a system
-// of chips with tensor-parallel ranks.
+// Serving one batch of requests (`trnsim serve`) as a Neuron serving stack runs it: the
+// prefill (context encoding) at the prompt's bucket gives the time to first token, decode steps
+// (token generation, one token per sequence) through a KV cache give the time per output
+// token, each step the cost of its compiled graph (serve_steps.h): batch `compiled_batch`
+// however many sequences are live, attention over the KV bucket's positions. Every kernel is
+// simulated by the model compiler (graph/model_run.h) on a system of chips with
+// tensor-parallel ranks. Under a request load, serve_load.h.
 //
 // Buckets, as NxD Inference compiles them: the prefill runs at the smallest power of two
-// >= the prompt (at least 128, at most the compiled sequence); decode steps are timed at a
-// few KV lengths across the output and averaged over every step (their cost is linear in the
-// KV length, so the trapezoid over the samples is the mean).
+// >= the prompt (at least 128, at most the compiled sequence length `max_seq`); decode steps
+// at their KV bucket (`kv_buckets`), each distinct bucket timed once and weighted by its
+// steps. With kv_buckets exact (a what-if) decode steps are timed at a few KV lengths and
+// averaged over every step (linear in the KV length: the trapezoid over the samples).
 #pragma once
 
 #include <cstdint>
@@ -18,6 +21,7 @@
 #include "arch/arch.h"
 #include "graph/model_config.h"
 #include "graph/model_run.h"
+#include "planner/serve_steps.h"
 
 namespace trnsim::planner {
 
@@ -28,7 +32,12 @@ struct ServeOptions {
   int tp = 0, lnc = 1;
   int64_t batch = 1, input_tokens = 128, output_tokens = 128;
   int64_t bucket = 0;  // prefill positions; 0: the power of two as above
-  int decode_samples = 3;
+  // The compiled graphs (NxDI's batch_size / tkg_batch_size, ctx_batch_size, seq_len).
+  int64_t compiled_batch = 0;  // sequences every decode step runs; 0: batch
+  int64_t ctx_batch = 0;       // prompts per prefill (1: continuous batching); 0: batch
+  int64_t max_seq = 0;         // KV cache positions; 0: power of two >= input + output tokens
+  KvBuckets kv_buckets = KvBuckets::kPow2;
+  int decode_samples = 3;                                     // kv_buckets exact: KV lengths timed
   std::string runtime = std::string(graph::kInGraphRuntime);  // of the all-reduces
   bool search_tilings = true;
 };
@@ -37,18 +46,29 @@ struct ServeResult {
   std::string model, where;  // where: the system or chip
   int tp = 1, lnc = 1;
   int64_t batch = 1, input_tokens = 0, output_tokens = 0, bucket = 0;
-  double ttft_ms = 0;                                 // prefill latency
+  int64_t compiled_batch = 1, ctx_batch = 1, max_seq = 0;
+  KvBuckets kv_buckets = KvBuckets::kPow2;
+  double ttft_ms = 0;                                 // mean over the batch's requests
   double tpot_ms = 0;                                 // mean decode step
   double e2e_ms = 0;                                  // ttft + (output - 1) x tpot
   double output_tokens_per_s = 0;                     // batch x output / e2e
-  std::vector<std::pair<int64_t, double>> decode_ms;  // (KV length, step ms) sampled
+  std::vector<std::pair<int64_t, double>> decode_ms;  // (KV positions read, step ms)
+  std::vector<int64_t> decode_steps;                  // steps at each of them (not exact)
   graph::ModelResult prefill, decode;                 // the prefill and the last decode sample
   nlohmann::json to_json() const;
   std::string text() const;
 };
 
-// Throws InputError for bad options (tokens < 1, a bucket shorter than the prompt) and what
-// the model runs throw; a model that does not fit is reported (fits in the results).
+// Throws InputError for bad options (tokens < 1, a bucket shorter than the prompt, a request
+// longer than max_seq, a compiled batch below the batch) and what the model runs throw; a
+// model that does not fit is reported (fits in the results).
 ServeResult serve(const graph::ModelConfig& m, const ServeOptions& o);
+
+// The options with their defaults resolved (compiled_batch, ctx_batch, max_seq; bucket for
+// `input` tokens), checked as serve() checks them.
+ServeOptions resolve(const ServeOptions& o);
+
+// The model-run options every step of `o` shares (system, chip, TP, LNC, --set, runtime).
+graph::ModelRunOptions step_options(const ServeOptions& o);
 
 }  // namespace trnsim::planner

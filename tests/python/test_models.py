@@ -167,3 +167,23 @@ def test_serve_from_python():
     assert "TTFT" in r["text"]
     with pytest.raises(Exception, match="bucket"):
         tm.serve("tiny-llama", tp=2, input_tokens=300, bucket=256)
+
+
+def test_serve_compiled_shapes_and_load_from_python():
+    one = tm.serve("tiny-llama", tp=2, input_tokens=100, output_tokens=20)
+    padded = tm.serve("tiny-llama", tp=2, input_tokens=100, output_tokens=20, compiled_batch=4,
+                      max_seq=512, kv_buckets="max")
+    assert (padded["compiled_batch"], padded["max_seq"], padded["kv_buckets"]) == (4, 512, "max")
+    assert padded["decode_samples"] == [
+        {"kv_tokens": 512, "step_ms": padded["tpot_ms"], "steps": 19}]
+    assert padded["tpot_ms"] > one["tpot_ms"]  # four sequences over 512 positions every step
+    load = tm.serve("tiny-llama", tp=2, input_tokens=100, output_tokens=20, concurrency=2,
+                    requests=6, input_spread=10, output_spread=4, seed=3)
+    assert load["requests"] == 6 and len(load["per_request"]) == 6
+    assert load["compiled_batch"] == 2 and load["ctx_batch"] == 1
+    p = load["percentiles"]["ttft_ms"]
+    assert p["p50"] <= p["p90"] <= p["p99"]
+    assert all(90 <= r["input_tokens"] <= 110 for r in load["per_request"])
+    assert "TTFT" in load["text"] and "closed loop" in load["text"]
+    with pytest.raises(ValueError, match="kv_buckets"):
+        tm.serve("tiny-llama", kv_buckets="linear")

@@ -99,5 +99,30 @@ TEST(ServeCli, JsonHasTheKeysScriptsUse) {
   EXPECT_TRUE(has(bad.err, "tp")) << bad.err;
 }
 
+// Under a load the same keys are the requests' means, beside their percentiles.
+TEST(ServeCli, UnderALoad) {
+  const CliResult r =
+      run_cli({"serve", "--model", "tiny-llama", "--tp", "2", "--input-tokens", "100",
+               "--output-tokens", "20", "--concurrency", "2", "--requests", "4", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  for (const char* key : {"ttft_ms", "tpot_ms", "output_tokens_per_s", "percentiles", "per_request",
+                          "compiled_batch", "manifest"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  EXPECT_EQ(j["per_request"].size(), 4u);
+  const CliResult t = run_cli({"serve", "--model", "tiny-llama", "--tp", "2", "--rate", "100",
+                               "--requests", "5", "--compiled-batch", "4"});
+  ASSERT_EQ(t.code, 0) << t.err;
+  EXPECT_TRUE(has(t.out, "Poisson")) << t.out;
+  EXPECT_TRUE(has(t.out, "p99")) << t.out;
+  const CliResult bad = run_cli({"serve", "--model", "tiny-llama", "--kv-buckets", "linear"});
+  EXPECT_NE(bad.code, 0);
+  EXPECT_TRUE(has(bad.err, "kv-buckets")) << bad.err;
+  const CliResult spread = run_cli({"serve", "--model", "tiny-llama", "--input-tokens", "10",
+                                    "--input-spread", "10", "--concurrency", "1"});
+  EXPECT_NE(spread.code, 0);
+  EXPECT_TRUE(has(spread.err, "input-spread")) << spread.err;
+}
+
 }  // namespace
 }  // namespace trnsim::cli

@@ -1,0 +1,64 @@
+// The compiled graphs a Neuron serving stack runs, and what one step of each costs. NxD
+// Inference (and Transformers NeuronX on Trn1) compile static shapes: a context-encoding
+// (prefill) graph per prompt bucket and a token-generation (decode) graph per KV bucket, each
+// for a fixed batch. A step costs what its graph costs, whatever part of it is padding: the
+// decode graph runs `compiled_batch` sequences however many are live, and its attention reads
+// the bucket's positions, not the sequences' own (NxD Inference's automatic bucketing: powers
+// of two from 128 to the compiled sequence length; without bucketing, and in vLLM Neuron's
+// decode graphs, every step reads all of them).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string_view>
+#include <utility>
+
+#include "graph/kernel_cache_pool.h"
+#include "graph/model_config.h"
+#include "graph/model_run.h"
+
+namespace trnsim::planner {
+
+// How decode steps choose the KV positions their attention reads.
+enum class KvBuckets {
+  kPow2,   // the smallest power of two >= the KV length, 128 .. max_seq (NxDI enable_bucketing)
+  kMax,    // max_seq always (one token-generation graph)
+  kExact,  // the KV length itself (dynamic shapes: a what-if, not how Neuron runs)
+};
+std::optional<KvBuckets> parse_kv_buckets(std::string_view s);  // "pow2", "max", "exact"
+std::string_view kv_buckets_name(KvBuckets k);
+
+// The smallest power of two >= n and >= 128, at most `cap` (n <= cap).
+int64_t pow2_bucket(int64_t n, int64_t cap);
+
+// Step costs of one model compiled for one system (the options' system, chip, TP, LNC, --set),
+// each distinct (batch, positions) run once through the model compiler (graph/model_run.h) and
+// remembered; the runs share one kernel cache pool, so a kernel met in several is simulated
+// once. Not thread-safe.
+class StepCosts {
+ public:
+  StepCosts(const graph::ModelConfig& m, graph::ModelRunOptions base);
+  // A prefill of `batch` prompts padded to `bucket` positions, ms.
+  double prefill_ms(int64_t batch, int64_t bucket);
+  // A decode step of `batch` sequences whose attention reads `kv` positions, ms.
+  double decode_ms(int64_t batch, int64_t kv);
+  const graph::ModelResult& last_prefill() const { return prefill_; }
+  const graph::ModelResult& last_decode() const { return decode_; }
+  int tp() const { return base_.tp; }
+  int lnc() const { return base_.lnc; }
+  std::string where() const;  // the system, or the chip
+  int runs() const { return runs_; }
+
+ private:
+  const graph::ModelResult& run(graph::ModelRunOptions o);
+
+  const graph::ModelConfig& m_;
+  graph::ModelRunOptions base_;
+  graph::KernelCachePool pool_;
+  std::map<std::pair<int64_t, int64_t>, double> prefill_ms_, decode_ms_;
+  graph::ModelResult prefill_, decode_, last_;
+  int runs_ = 0;
+};
+
+}  // namespace trnsim::planner
