@@ -41,6 +41,15 @@ struct LinkSpec {
   std::optional<bool> nvlink_fusion;
 };
 
+// Power (planner/energy.h): none of it is published as such; each value says where it comes
+// from. Absent: the chip has no power model (energy figures are left out).
+struct PowerSpec {
+  std::optional<double> tdp_w;             // the chip at full load
+  std::optional<double> static_w;          // the chip powered, idle
+  std::optional<double> hbm_pj_per_byte;   // HBM read or write, device side
+  std::optional<double> link_pj_per_byte;  // chip-to-chip link (NeuronLink), per byte sent
+};
+
 // Logical NeuronCores (HARDWARE.md s6): how many physical cores may form one logical core.
 struct LncSpec {
   std::vector<int> degrees{1};  // allowed LNC degrees (1; 1 and 2 on Trn2/Trn3)
@@ -63,6 +72,7 @@ struct ChipLevel {
   LinkSpec link;
   std::optional<int> memory_pool_chips;
   std::optional<std::vector<std::string>> sbuf_layouts;
+  PowerSpec power;
 };
 
 // The per-generation numeric policy (numerics/policy.h) plus what the TensorE accepts.

@@ -77,6 +77,14 @@ void add_chip_keys(Schema& schema) {
   chip.add(TRNSIM_KEY(memory_pool_chips), "", "chips that can pool their memory").range(1, 1 << 20);
   chip.add(TRNSIM_KEY(sbuf_layouts), "", "SBUF memory layouts")
       .one_of({"row-major", "col-major-2B", "col-major-4B"});
+  auto power = chip.scope(TRNSIM_KEY(power));
+  power.add(TRNSIM_KEY(tdp_w), "W", "chip power at full load (planner/energy.h)").range(1, 1e5);
+  power.add(TRNSIM_KEY(static_w), "W", "chip power when powered and idle").range(0, 1e5);
+  power.add(TRNSIM_KEY(hbm_pj_per_byte), "pJ/B", "energy of one byte read from or written to HBM")
+      .range(0, 1e4);
+  power.add(TRNSIM_KEY(link_pj_per_byte), "pJ/B",
+            "energy of one byte sent over a chip-to-chip link")
+      .range(0, 1e4);
 
   auto nm = root.scope(TRNSIM_KEY(numerics));
   nm.add(TRNSIM_KEY(overflow), "",

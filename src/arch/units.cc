@@ -35,6 +35,10 @@ constexpr std::array kUnits = {
     UnitRow{"PFLOPS", "flops", 1e15},
     UnitRow{"ns", "time", 1e-9},
     UnitRow{"us", "time", 1e-6},
+    UnitRow{"W", "power", 1},
+    UnitRow{"kW", "power", 1e3},
+    UnitRow{"pJ/B", "energy per byte", 1e-12},
+    UnitRow{"pJ/bit", "energy per byte", 8e-12},
 };
 
 const UnitRow* find(std::string_view name) {

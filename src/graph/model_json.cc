@@ -33,6 +33,7 @@ nlohmann::json ModelResult::to_json() const {
                       {"flops", flops},
                       {"mfu", mfu},
                       {"hbm_bytes", hbm_bytes},
+                      {"collective_bytes", collective_bytes},
                       {"weight_bytes_per_rank", weight_bytes},
                       {"activation_bytes_per_rank", activation_bytes},
                       {"hbm_capacity_bytes_per_rank", hbm_capacity_bytes},

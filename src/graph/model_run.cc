@@ -233,6 +233,9 @@ ModelResult run_graph(Graph g, const std::string& name, const ModelRunOptions& o
       r.count += st.repeat;
       res.flops += k.flops() * static_cast<double>(shards * st.repeat);
       res.hbm_bytes += t.hbm_bytes * shards * st.repeat;
+      // A ring all-reduce: each of the tp ranks sends 2 (tp - 1) / tp of the tensor.
+      if (k.kind == KernelKind::kAllReduce)
+        res.collective_bytes += 2 * int64_t{tp - 1} * k.collective_bytes * st.repeat;
     }
   };
   for (int64_t p = 0; p < passes; ++p)

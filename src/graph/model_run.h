@@ -87,6 +87,7 @@ struct ModelResult {
   double flops = 0;                // the model's useful FLOPs (all ranks)
   double mfu = 0;                  // flops / (latency x chip bf16 peak of the ranks used)
   int64_t hbm_bytes = 0;           // all ranks
+  int64_t collective_bytes = 0;    // all ranks: what the all-reduces send (ring: 2 (tp - 1) S)
   int64_t weight_bytes = 0;        // per rank
   int64_t activation_bytes = 0;    // per rank: the largest live set of activations (upper bound)
   int64_t cache_bytes = 0;         // per physical core: KV caches

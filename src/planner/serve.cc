@@ -69,7 +69,9 @@ ServeResult serve(const graph::ModelConfig& m, const ServeOptions& opts) {
   // The batch's prompts in prefills of ctx_batch each (the last one padded), one after another;
   // a request's first token comes with its prefill.
   const int64_t prefills = (o.batch + o.ctx_batch - 1) / o.ctx_batch;
-  const double prefill = steps.prefill_ms(o.ctx_batch, o.bucket);
+  const StepCost& prefill_cost = steps.prefill(o.ctx_batch, o.bucket);
+  const double prefill = prefill_cost.ms;
+  res.energy = steps.energy(prefill_cost, prefills);
   res.prefill = steps.last_prefill();
   double first_tokens = 0;
   for (int64_t i = 0; i < prefills; ++i)
@@ -87,6 +89,14 @@ ServeResult serve(const graph::ModelConfig& m, const ServeOptions& opts) {
     for (int i = 0; i < n; ++i) {
       const int64_t kv = n == 1 ? first : first + (last - first) * i / (n - 1);
       res.decode_ms.emplace_back(kv, steps.decode_ms(o.compiled_batch, kv));
+    }
+    // Energy: every step as the samples' mean (a what-if mode; its time is interpolated).
+    if (res.energy && o.output_tokens > 1) {
+      Energy sum;
+      for (const auto& [kv, ms] : res.decode_ms)
+        sum += *steps.energy(steps.decode(o.compiled_batch, kv));
+      *res.energy += scaled(sum, static_cast<double>(o.output_tokens - 1) /
+                                     static_cast<double>(res.decode_ms.size()));
     }
     // Mean over every step: trapezoids between the samples (linear in the KV length).
     if (res.decode_ms.size() == 1) {
@@ -110,6 +120,8 @@ ServeResult serve(const graph::ModelConfig& m, const ServeOptions& opts) {
       const double ms = steps.decode_ms(o.compiled_batch, kv);
       res.decode_ms.emplace_back(kv, ms);
       res.decode_steps.push_back(c);
+      if (res.energy && o.output_tokens > 1)
+        *res.energy += *steps.energy(steps.decode(o.compiled_batch, kv), c);
       total += ms * static_cast<double>(c);
       n += c;
     }
@@ -120,6 +132,12 @@ ServeResult serve(const graph::ModelConfig& m, const ServeOptions& opts) {
   res.e2e_ms = prefill * static_cast<double>(prefills) +
                static_cast<double>(o.output_tokens - 1) * res.tpot_ms;
   res.output_tokens_per_s = static_cast<double>(o.batch * o.output_tokens) / (res.e2e_ms / 1e3);
+  res.power = steps.power();
+  if (res.energy) {
+    res.joules_per_output_token =
+        res.energy->joules() / static_cast<double>(o.batch * o.output_tokens);
+    res.output_tokens_per_s_per_mw = res.output_tokens_per_s / (res.energy->mean_power_w() / 1e6);
+  }
   return res;
 }
 
@@ -130,7 +148,7 @@ nlohmann::json ServeResult::to_json() const {
     if (i < decode_steps.size()) j["steps"] = decode_steps[i];
     samples.push_back(std::move(j));
   }
-  return {
+  nlohmann::json out = {
       {"model", model},
       {"where", where},
       {"tp", tp},
@@ -152,6 +170,8 @@ nlohmann::json ServeResult::to_json() const {
       {"memory_per_core_bytes", decode.weight_bytes + decode.activation_bytes + decode.cache_bytes},
       {"prefill", prefill.to_json()},
       {"decode", decode.to_json()}};
+  add_energy_json(out, energy, power, joules_per_output_token, output_tokens_per_s_per_mw);
+  return out;
 }
 
 std::string ServeResult::text() const {
@@ -164,6 +184,14 @@ std::string ServeResult::text() const {
   out +=
       fmt::format("TTFT {:.2f} ms, TPOT {:.2f} ms, end to end {:.1f} ms, {:.1f} output tokens/s\n",
                   ttft_ms, tpot_ms, e2e_ms, output_tokens_per_s);
+  if (energy)
+    out += fmt::format(
+        "energy {:.3g} J on {} chip{} ({:.0f} W mean: static {:.0f} %, TensorE {:.0f} %, HBM "
+        "{:.0f} %, links {:.0f} %), {:.3g} J per output token, {:.3g} output tokens/s per MW\n",
+        energy->joules(), energy->chips, energy->chips > 1 ? "s" : "", energy->mean_power_w(),
+        100 * energy->static_j / energy->joules(), 100 * energy->tensor_j / energy->joules(),
+        100 * energy->hbm_j / energy->joules(), 100 * energy->link_j / energy->joules(),
+        joules_per_output_token, output_tokens_per_s_per_mw);
   out += "decode step by KV positions read:";
   for (size_t i = 0; i < decode_ms.size(); ++i)
     out += fmt::format(" {}: {:.2f} ms{};", decode_ms[i].first, decode_ms[i].second,

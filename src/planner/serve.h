@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,11 @@ struct ServeResult {
   std::vector<std::pair<int64_t, double>> decode_ms;  // (KV positions read, step ms)
   std::vector<int64_t> decode_steps;                  // steps at each of them (not exact)
   graph::ModelResult prefill, decode;                 // the prefill and the last decode sample
+  // Energy of the batch's prefills and decode steps (energy.h); absent when the chip has no
+  // power model. Per output token, and output tokens/s per MW of the chips' mean power.
+  std::optional<Energy> energy;
+  std::optional<PowerModel> power;
+  double joules_per_output_token = 0, output_tokens_per_s_per_mw = 0;
   nlohmann::json to_json() const;
   std::string text() const;
 };

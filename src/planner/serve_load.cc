@@ -110,6 +110,11 @@ LoadResult serve_load(const graph::ModelConfig& m, const ServeOptions& opts, con
   std::vector<Live> live;
   size_t done = 0;
   double t = 0, live_sum = 0;
+  auto add_energy = [&](const std::optional<Energy>& e) {
+    if (!e) return;
+    if (!res.energy) res.energy = Energy{};
+    *res.energy += *e;
+  };
   auto finish = [&](size_t req) {
     res.requests[req].done_ms = t;
     ++done;
@@ -129,7 +134,9 @@ LoadResult serve_load(const graph::ModelConfig& m, const ServeOptions& opts, con
         waiting.pop_front();
       }
       const int64_t bucket = o.bucket > 0 ? o.bucket : pow2_bucket(longest, o.max_seq);
-      t += steps.prefill_ms(o.ctx_batch, bucket);
+      const StepCost& c = steps.prefill(o.ctx_batch, bucket);
+      t += c.ms;
+      add_energy(steps.energy(c));
       ++res.prefills;
       for (size_t r : batch) {
         res.requests[r].first_token_ms = t;
@@ -149,7 +156,9 @@ LoadResult serve_load(const graph::ModelConfig& m, const ServeOptions& opts, con
                                // exact: to 128 positions, so
                                // that steps share their runs
                                : std::min(o.max_seq, (kv + 127) / 128 * 128);
-      t += steps.decode_ms(o.compiled_batch, read);
+      const StepCost& c = steps.decode(o.compiled_batch, read);
+      t += c.ms;
+      add_energy(steps.energy(c));
       ++res.decode_steps;
       live_sum += static_cast<double>(live.size());
       std::vector<Live> still;
@@ -164,6 +173,8 @@ LoadResult serve_load(const graph::ModelConfig& m, const ServeOptions& opts, con
     }
     if (next_arrival >= issued)  // cannot happen: a finished request issues the next
       throw InternalError("serve_load: idle with no request to come");
+    // Idle between requests, at static power (not before the first: the makespan starts there).
+    if (res.prefills > 0) add_energy(steps.idle_energy(res.requests[next_arrival].arrival_ms - t));
     t = res.requests[next_arrival].arrival_ms;  // idle until the next request
   }
 
@@ -188,6 +199,11 @@ LoadResult serve_load(const graph::ModelConfig& m, const ServeOptions& opts, con
   res.makespan_ms = t - first;
   res.output_tokens_per_s =
       res.makespan_ms > 0 ? static_cast<double>(tokens) / (res.makespan_ms / 1e3) : 0.0;
+  res.power = steps.power();
+  if (res.energy && tokens > 0) {
+    res.joules_per_output_token = res.energy->joules() / static_cast<double>(tokens);
+    res.output_tokens_per_s_per_mw = res.output_tokens_per_s / (res.energy->mean_power_w() / 1e6);
+  }
   res.mean_live = res.decode_steps > 0 ? live_sum / static_cast<double>(res.decode_steps) : 0.0;
   return res;
 }
@@ -209,7 +225,7 @@ nlohmann::json LoadResult::to_json() const {
                     {"ttft_ms", r.ttft_ms()},
                     {"tpot_ms", r.tpot_ms()},
                     {"e2e_ms", r.e2e_ms()}});
-  return {
+  nlohmann::json out = {
       {"model", model},
       {"where", where},
       {"tp", tp},
@@ -237,6 +253,8 @@ nlohmann::json LoadResult::to_json() const {
       {"decode_steps", decode_steps},
       {"graphs_timed", step_runs},
       {"per_request", reqs}};
+  add_energy_json(out, energy, power, joules_per_output_token, output_tokens_per_s_per_mw);
+  return out;
 }
 
 std::string LoadResult::text() const {
@@ -260,6 +278,12 @@ std::string LoadResult::text() const {
       "{:.1f} output tokens/s over {:.1f} ms; {} prefills, {} decode steps with {:.1f} live "
       "sequences on average\n",
       output_tokens_per_s, makespan_ms, prefills, decode_steps, mean_live);
+  if (energy)
+    out += fmt::format(
+        "energy {:.3g} J on {} chip{} ({:.0f} W mean), {:.3g} J per output token, {:.3g} output "
+        "tokens/s per MW\n",
+        energy->joules(), energy->chips, energy->chips > 1 ? "s" : "", energy->mean_power_w(),
+        joules_per_output_token, output_tokens_per_s_per_mw);
   return out;
 }
 

@@ -16,10 +16,12 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "graph/model_config.h"
+#include "planner/energy.h"
 #include "planner/serve.h"
 
 namespace trnsim::planner {
@@ -57,6 +59,11 @@ struct LoadResult {
   double mean_live = 0;            // live sequences per decode step
   int64_t prefills = 0, decode_steps = 0;
   int step_runs = 0;  // model compiler runs (distinct graphs timed)
+  // Energy over the makespan, idle time at static power (energy.h); absent when the chip has
+  // no power model.
+  std::optional<Energy> energy;
+  std::optional<PowerModel> power;
+  double joules_per_output_token = 0, output_tokens_per_s_per_mw = 0;
   nlohmann::json to_json() const;
   std::string text() const;
 };

@@ -2,7 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
+#include "arch/arch.h"
 #include "base/error.h"
+#include "fabric/system.h"
 
 namespace trnsim::planner {
 
@@ -39,34 +43,64 @@ StepCosts::StepCosts(const graph::ModelConfig& m, graph::ModelRunOptions base)
 
 const graph::ModelResult& StepCosts::run(graph::ModelRunOptions o) {
   last_ = graph::run_model(m_, o);
-  ++runs_;
-  // The first run settles what the options left open (TP: every core the model splits over).
+  if (runs_++ == 0) {
+    // The first run settles what the options left open (TP: every core the model splits
+    // over), the chips the ranks take and the chip's power model.
+    const arch::ChipSpec chip =
+        arch::load_chip(last_.chip, fabric::split_overrides(base_.overrides).chip);
+    const int64_t cores = int64_t{last_.tp} * last_.lnc;
+    chips_ = std::max<int64_t>(1, (cores + chip.chip.cores - 1) / chip.chip.cores);
+    const arch::PowerSpec& ps = chip.chip.power;
+    if (ps.tdp_w && ps.static_w && ps.hbm_pj_per_byte && ps.link_pj_per_byte)
+      power_ = power_model(chip);
+  }
   base_.tp = last_.tp;
   base_.lnc = last_.lnc;
   return last_;
 }
 
-double StepCosts::prefill_ms(int64_t batch, int64_t bucket) {
+StepCost StepCosts::cost_of(const graph::ModelResult& r) const {
+  StepCost c;
+  c.ms = r.latency_us / 1e3;
+  c.flops = r.flops;
+  c.hbm_bytes = static_cast<double>(r.hbm_bytes);
+  // All-reduces among ranks of one chip stay on it (their HBM traffic is counted already).
+  c.link_bytes = chips_ > 1 ? static_cast<double>(r.collective_bytes) : 0.0;
+  return c;
+}
+
+const StepCost& StepCosts::prefill(int64_t batch, int64_t bucket) {
   const auto key = std::make_pair(batch, bucket);
-  if (const auto it = prefill_ms_.find(key); it != prefill_ms_.end()) return it->second;
+  if (const auto it = prefill_cost_.find(key); it != prefill_cost_.end()) return it->second;
   graph::ModelRunOptions o = base_;
   o.batch = batch;
   o.seq = bucket;
   o.past = 0;
   prefill_ = run(o);
-  return prefill_ms_[key] = prefill_.latency_us / 1e3;
+  return prefill_cost_[key] = cost_of(prefill_);
 }
 
-double StepCosts::decode_ms(int64_t batch, int64_t kv) {
+const StepCost& StepCosts::decode(int64_t batch, int64_t kv) {
   if (kv < 1) throw InputError("serve", "kv", fmt::format("{} positions: at least 1", kv));
   const auto key = std::make_pair(batch, kv);
-  if (const auto it = decode_ms_.find(key); it != decode_ms_.end()) return it->second;
+  if (const auto it = decode_cost_.find(key); it != decode_cost_.end()) return it->second;
   graph::ModelRunOptions o = base_;
   o.batch = batch;
   o.seq = 1;
   o.past = kv - 1;
   decode_ = run(o);
-  return decode_ms_[key] = decode_.latency_us / 1e3;
+  return decode_cost_[key] = cost_of(decode_);
+}
+
+std::optional<Energy> StepCosts::energy(const StepCost& c, int64_t steps) const {
+  if (!power_) return std::nullopt;
+  const auto n = static_cast<double>(steps);
+  return energy_of(*power_, n * c.ms / 1e3, chips_, n * c.flops, n * c.hbm_bytes, n * c.link_bytes);
+}
+
+std::optional<Energy> StepCosts::idle_energy(double ms) const {
+  if (!power_) return std::nullopt;
+  return energy_of(*power_, ms / 1e3, chips_, 0, 0, 0);
 }
 
 std::string StepCosts::where() const {

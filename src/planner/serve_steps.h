@@ -17,6 +17,7 @@
 #include "graph/kernel_cache_pool.h"
 #include "graph/model_config.h"
 #include "graph/model_run.h"
+#include "planner/energy.h"
 
 namespace trnsim::planner {
 
@@ -32,6 +33,13 @@ std::string_view kv_buckets_name(KvBuckets k);
 // The smallest power of two >= n and >= 128, at most `cap` (n <= cap).
 int64_t pow2_bucket(int64_t n, int64_t cap);
 
+// What one step of a graph costs: its time, and what energy.h counts of it.
+struct StepCost {
+  double ms = 0;
+  double flops = 0, hbm_bytes = 0;  // all ranks
+  double link_bytes = 0;            // the all-reduces' bytes when the ranks span chips
+};
+
 // Step costs of one model compiled for one system (the options' system, chip, TP, LNC, --set),
 // each distinct (batch, positions) run once through the model compiler (graph/model_run.h) and
 // remembered; the runs share one kernel cache pool, so a kernel met in several is simulated
@@ -39,10 +47,19 @@ int64_t pow2_bucket(int64_t n, int64_t cap);
 class StepCosts {
  public:
   StepCosts(const graph::ModelConfig& m, graph::ModelRunOptions base);
-  // A prefill of `batch` prompts padded to `bucket` positions, ms.
-  double prefill_ms(int64_t batch, int64_t bucket);
-  // A decode step of `batch` sequences whose attention reads `kv` positions, ms.
-  double decode_ms(int64_t batch, int64_t kv);
+  // A prefill of `batch` prompts padded to `bucket` positions.
+  const StepCost& prefill(int64_t batch, int64_t bucket);
+  double prefill_ms(int64_t batch, int64_t bucket) { return prefill(batch, bucket).ms; }
+  // A decode step of `batch` sequences whose attention reads `kv` positions.
+  const StepCost& decode(int64_t batch, int64_t kv);
+  double decode_ms(int64_t batch, int64_t kv) { return decode(batch, kv).ms; }
+  // The chips the ranks occupy (tp x lnc cores), and their power model: absent when the chip
+  // has none (known after the first step).
+  int64_t chips() const { return chips_; }
+  const std::optional<PowerModel>& power() const { return power_; }
+  // Energy of `steps` runs of a step, and of `ms` of the chips idle (static power only).
+  std::optional<Energy> energy(const StepCost& c, int64_t steps = 1) const;
+  std::optional<Energy> idle_energy(double ms) const;
   const graph::ModelResult& last_prefill() const { return prefill_; }
   const graph::ModelResult& last_decode() const { return decode_; }
   int tp() const { return base_.tp; }
@@ -52,11 +69,14 @@ class StepCosts {
 
  private:
   const graph::ModelResult& run(graph::ModelRunOptions o);
+  StepCost cost_of(const graph::ModelResult& r) const;
 
   const graph::ModelConfig& m_;
   graph::ModelRunOptions base_;
   graph::KernelCachePool pool_;
-  std::map<std::pair<int64_t, int64_t>, double> prefill_ms_, decode_ms_;
+  std::map<std::pair<int64_t, int64_t>, StepCost> prefill_cost_, decode_cost_;
+  int64_t chips_ = 1;
+  std::optional<PowerModel> power_;
   graph::ModelResult prefill_, decode_, last_;
   int runs_ = 0;
 };

@@ -319,6 +319,25 @@ TrainResult train(const graph::ModelConfig& m, const TrainOptions& o) {
   r.hfu = (model + recomputed) / (r.step_time_s * peak);
 
   chip_memory(sys, o, r);
+
+  // Energy (energy.h), when the chip has a power model: the FLOPs executed, HBM bytes scaled
+  // from the stage run as the FLOPs are (rows are one physical core's), the TP all-reduces'
+  // bytes and the DP reduction's (a ring's 2 (dp - 1) / dp of each rank's gradients) on links.
+  const arch::PowerSpec& ps = sys.chip.chip.power;
+  if (ps.tdp_w && ps.static_w && ps.hbm_pj_per_byte && ps.link_pj_per_byte) {
+    double layer_hbm = 0, other_hbm = 0;
+    for (const auto& row : step.rows)
+      (layer_part(row.name) ? layer_hbm : other_hbm) +=
+          static_cast<double>(row.hbm_bytes) * static_cast<double>(row.count);
+    const double cores = static_cast<double>(o.tp) * r.lnc;
+    const double hbm = (layer_hbm * o.pp + other_hbm) * cores * mb * o.dp;
+    double grads = 0;
+    for (const auto& S : r.stages) grads += static_cast<double>(S.grad_bytes);
+    const double link =
+        static_cast<double>(step.collective_bytes) * mb * o.dp + 2.0 * (o.dp - 1) * grads * o.tp;
+    r.power = power_model(sys.chip);
+    r.energy = energy_of(*r.power, r.step_time_s, sys.chips(), model + recomputed, hbm, link);
+  }
   return r;
 }
 
@@ -332,38 +351,45 @@ nlohmann::json TrainResult::to_json() const {
                   {"grad_bytes", s.grad_bytes},
                   {"optimizer_bytes", s.optimizer_bytes},
                   {"activation_bytes_per_micro_batch", s.activation_bytes}});
-  return {{"model", model},
-          {"system", system},
-          {"servers", servers},
-          {"chips", chips},
-          {"tp", tp},
-          {"pp", pp},
-          {"dp", dp},
-          {"lnc", lnc},
-          {"zero", zero},
-          {"seq", seq},
-          {"global_batch", global_batch},
-          {"micro_batch", micro_batch},
-          {"micro_batches", micro_batches},
-          {"virtual_stages", virtual_stages},
-          {"recompute", recompute ? "full" : "none"},
-          {"step_time_s", step_time_s},
-          {"sequences_per_s", sequences_per_s},
-          {"tokens_per_s", tokens_per_s},
-          {"mfu", mfu},
-          {"hfu", hfu},
-          {"breakdown",
-           {{"compute_s", compute_s},
-            {"tp_comm_s", tp_comm_s},
-            {"pp_bubble_s", pp_bubble_s},
-            {"pp_comm_s", pp_comm_s},
-            {"dp_comm_s", dp_comm_s},
-            {"optimizer_s", optimizer_s}}},
-          {"dp_algorithm", dp_algorithm},
-          {"memory_per_chip_bytes", memory_per_chip_bytes},
-          {"hbm_per_chip_bytes", hbm_per_chip_bytes},
-          {"fits", fits()},
-          {"stages", st}};
+  return {
+      {"model", model},
+      {"system", system},
+      {"servers", servers},
+      {"chips", chips},
+      {"tp", tp},
+      {"pp", pp},
+      {"dp", dp},
+      {"lnc", lnc},
+      {"zero", zero},
+      {"seq", seq},
+      {"global_batch", global_batch},
+      {"micro_batch", micro_batch},
+      {"micro_batches", micro_batches},
+      {"virtual_stages", virtual_stages},
+      {"recompute", recompute ? "full" : "none"},
+      {"step_time_s", step_time_s},
+      {"sequences_per_s", sequences_per_s},
+      {"tokens_per_s", tokens_per_s},
+      {"mfu", mfu},
+      {"hfu", hfu},
+      {"energy", energy ? energy->to_json() : nlohmann::json(nullptr)},
+      {"power_model", power ? power->to_json() : nlohmann::json(nullptr)},
+      {"joules_per_token", energy ? nlohmann::json(energy->joules() / (tokens_per_s * step_time_s))
+                                  : nlohmann::json(nullptr)},
+      {"tokens_per_s_per_w",
+       energy ? nlohmann::json(tokens_per_s / energy->mean_power_w()) : nlohmann::json(nullptr)},
+      {"breakdown",
+       {{"compute_s", compute_s},
+        {"tp_comm_s", tp_comm_s},
+        {"pp_bubble_s", pp_bubble_s},
+        {"pp_comm_s", pp_comm_s},
+        {"dp_comm_s", dp_comm_s},
+        {"optimizer_s", optimizer_s}}},
+      {"dp_algorithm", dp_algorithm},
+      {"memory_per_chip_bytes", memory_per_chip_bytes},
+      {"hbm_per_chip_bytes", hbm_per_chip_bytes},
+      {"fits", fits()},
+      {"stages", st}};
 }
 
 std::string TrainResult::text() const {
@@ -384,6 +410,14 @@ std::string TrainResult::text() const {
       "({:.0f}%), stage sends {:.3f} s, DP gradients {:.3f} s ({:.0f}%{}), optimizer {:.3f} s\n",
       compute_s, share(compute_s), tp_comm_s, pp_bubble_s, share(pp_bubble_s), pp_comm_s, dp_comm_s,
       share(dp_comm_s), dp_algorithm.empty() ? "" : ", " + dp_algorithm, optimizer_s);
+  if (energy)
+    out += fmt::format(
+        "  energy {:.3g} J a step ({:.3g} kW mean over {} chips: static {:.0f} %, TensorE {:.0f} "
+        "%, HBM {:.0f} %, links {:.0f} %), {:.3g} J per token, {:.3g} tokens/s per W\n",
+        energy->joules(), energy->mean_power_w() / 1e3, energy->chips,
+        100 * energy->static_j / energy->joules(), 100 * energy->tensor_j / energy->joules(),
+        100 * energy->hbm_j / energy->joules(), 100 * energy->link_j / energy->joules(),
+        energy->joules() / (tokens_per_s * step_time_s), tokens_per_s / energy->mean_power_w());
   for (size_t s = 0; s < stages.size(); ++s) {
     const auto& S = stages[s];
     out += fmt::format(

@@ -29,12 +29,14 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "arch/arch.h"
 #include "graph/model_config.h"
 #include "graph/model_run.h"
+#include "planner/energy.h"
 
 namespace trnsim::planner {
 
@@ -76,6 +78,9 @@ struct TrainResult {
   int64_t memory_per_chip_bytes = 0, hbm_per_chip_bytes = 0;
   bool fits() const { return memory_per_chip_bytes <= hbm_per_chip_bytes; }
   std::string dp_algorithm;
+  // One step's energy on all the chips (energy.h); absent when the chip has no power model.
+  std::optional<Energy> energy;
+  std::optional<PowerModel> power;
   nlohmann::json to_json() const;
   std::string text() const;
 };

@@ -187,3 +187,15 @@ def test_serve_compiled_shapes_and_load_from_python():
     assert "TTFT" in load["text"] and "closed loop" in load["text"]
     with pytest.raises(ValueError, match="kv_buckets"):
         tm.serve("tiny-llama", kv_buckets="linear")
+
+
+def test_energy_from_python():
+    r = tm.serve("tiny-llama", tp=2, input_tokens=100, output_tokens=20)
+    e = r["energy"]
+    assert e["joules"] == pytest.approx(e["static_j"] + e["tensor_j"] + e["hbm_j"] + e["link_j"])
+    assert r["joules_per_output_token"] == pytest.approx(e["joules"] / 20)
+    assert r["power_model"]["chip"] == "trn2" and r["power_model"]["tdp_w"] == 500
+    # A what-if power: the static share scales with it.
+    hot = tm.serve("tiny-llama", tp=2, input_tokens=100, output_tokens=20,
+                   set=["chip.power.static_w=300"])
+    assert hot["energy"]["static_j"] == pytest.approx(2 * e["static_j"])
