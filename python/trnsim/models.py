@@ -188,6 +188,9 @@ def serve(
     input_spread: int = 0,
     output_spread: int = 0,
     seed: int = 1,
+    draft_model: str | None = None,
+    speculation_length: int = 0,
+    acceptance: float = 0.7,
     runtime: str | None = None,
     set: tuple[str, ...] | builtins.list[str] = (),  # noqa: A002 - as the CLI's --set
 ) -> dict[str, Any]:
@@ -199,6 +202,7 @@ def serve(
     ``input_tokens +- input_spread`` and ``output_tokens +- output_spread``, drawn from
     ``seed``). compiled_batch: sequences every decode step runs; ctx_batch: prompts per
     prefill; max_seq: the compiled sequence length; kv_buckets: "pow2", "max" or "exact".
+    draft_model, speculation_length, acceptance: speculative decoding (one batch only).
     runtime: of the all-reduces (default: the compiled graphs' one, graph::kInGraphRuntime)."""
     if kv_buckets not in ("pow2", "max", "exact"):
         raise ValueError(f"kv_buckets {kv_buckets!r}: 'pow2', 'max' or 'exact'")
@@ -213,7 +217,8 @@ def serve(
         concurrency=0 if concurrency is None else int(concurrency),
         requests=0 if requests is None else int(requests),
         rate=0.0 if rate is None else float(rate), input_spread=int(input_spread),
-        output_spread=int(output_spread), seed=int(seed), **extra)
+        output_spread=int(output_spread), seed=int(seed), draft_model=draft_model or "",
+        speculation_length=int(speculation_length), acceptance=float(acceptance), **extra)
     out = json.loads(j)
     out["text"] = text
     return out

@@ -188,10 +188,10 @@ void bind_model(nb::module_& m) {
       "model_serve",
       [](const std::string& model, const std::string& system, const std::string& chip, int tp,
          int lnc, int64_t batch, int64_t input_tokens, int64_t output_tokens, int64_t bucket,
-         const std::string& runtime, const std::vector<std::string>& sets,
-         int64_t compiled_batch, int64_t ctx_batch, int64_t max_seq,
-         const std::string& kv_buckets, int64_t concurrency, int64_t requests, double rate,
-         int64_t input_spread, int64_t output_spread, uint64_t seed) {
+         const std::string& runtime, const std::vector<std::string>& sets, int64_t compiled_batch,
+         int64_t ctx_batch, int64_t max_seq, const std::string& kv_buckets, int64_t concurrency,
+         int64_t requests, double rate, int64_t input_spread, int64_t output_spread, uint64_t seed,
+         const std::string& draft_model, int64_t speculation_length, double acceptance) {
         planner::ServeOptions o;
         o.system = system;
         o.chip = chip;
@@ -210,6 +210,11 @@ void bind_model(nb::module_& m) {
         if (!kv) throw InputError("serve", "kv_buckets", "pow2, max or exact");
         o.kv_buckets = *kv;
         const graph::ModelConfig cfg = graph::load_model_config(model);
+        std::optional<graph::ModelConfig> draft;
+        if (!draft_model.empty()) draft = graph::load_model_config(draft_model);
+        o.draft = draft ? &*draft : nullptr;
+        o.speculation_length = speculation_length;
+        o.acceptance = acceptance;
         if (concurrency > 0 || requests > 0 || rate > 0) {
           planner::LoadOptions l;
           l.concurrency = concurrency > 0 ? concurrency : 1;
@@ -233,6 +238,7 @@ void bind_model(nb::module_& m) {
       nb::arg("ctx_batch") = 0, nb::arg("max_seq") = 0, nb::arg("kv_buckets") = "pow2",
       nb::arg("concurrency") = 0, nb::arg("requests") = 0, nb::arg("rate") = 0.0,
       nb::arg("input_spread") = 0, nb::arg("output_spread") = 0, nb::arg("seed") = 1,
+      nb::arg("draft_model") = "", nb::arg("speculation_length") = 0, nb::arg("acceptance") = 0.7,
       "Requests served (planner/serve.h; under a load, planner/serve_load.h): (JSON as trnsim "
       "serve --json, text).");
   m.def(

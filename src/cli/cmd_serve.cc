@@ -3,6 +3,7 @@
 // request load (--concurrency, --rate, --requests: planner/serve_load.h) with percentiles;
 // --json has the keys ttft_ms, tpot_ms, output_tokens_per_s that scripts rely on either way.
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -26,7 +27,9 @@ struct ServeCmdOptions {
   int tp = 0, lnc = 1, samples = 3;
   int64_t batch = 1, input = 128, output = 128, bucket = 0;
   int64_t compiled_batch = 0, ctx_batch = 0, max_seq = 0;
-  std::string kv_buckets = "pow2";
+  std::string kv_buckets = "pow2", draft_model;
+  int64_t speculation = 0;
+  double acceptance = 0.7;
   bool json = false, no_search = false;
   planner::LoadOptions load;
   bool under_load = false;  // --concurrency, --rate or --requests given
@@ -54,6 +57,11 @@ void run_serve(const ServeCmdOptions& o, Io& io) {
   so.runtime = o.runtime;
   so.search_tilings = !o.no_search;
   const graph::ModelConfig m = graph::load_model_config(o.model);
+  std::optional<graph::ModelConfig> draft;
+  if (!o.draft_model.empty()) draft = graph::load_model_config(o.draft_model);
+  so.draft = draft ? &*draft : nullptr;
+  so.speculation_length = o.speculation;
+  so.acceptance = o.acceptance;
   if (o.under_load) {
     const planner::LoadResult r = planner::serve_load(m, so, o.load);
     print_planner_result(io, o.json, r.to_json(), r.text(), o.sets);
@@ -109,6 +117,15 @@ void setup_serve_command(CLI::App& app, Io& io) {
                   "KV lengths at which decode steps are timed (--kv-buckets exact)")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));
+  sub->add_option("--draft-model", o->draft_model,
+                  "speculative decoding: the draft model (built-in name or config.json)");
+  sub->add_option("--speculation-length", o->speculation,
+                  "speculative decoding: tokens the draft proposes per iteration")
+      ->check(CLI::Range(int64_t{0}, int64_t{64}));
+  sub->add_option("--acceptance", o->acceptance,
+                  "speculative decoding: probability that the target accepts a drafted token")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
   auto* conc = sub->add_option("--concurrency", o->load.concurrency,
                                "under load: requests in flight (closed loop)")
                    ->check(CLI::Range(int64_t{1}, int64_t{1} << 16));

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "base/error.h"
@@ -23,6 +24,15 @@ graph::ModelRunOptions step_options(const ServeOptions& o) {
 }
 
 ServeOptions resolve(const ServeOptions& o) {
+  if (o.speculation_length < 0 || o.speculation_length > 64)
+    throw InputError("serve", "speculation-length", "0 (none) to 64 drafted tokens");
+  if (o.speculation_length > 0) {
+    if (!o.draft) throw InputError("serve", "draft-model", "speculation needs a draft model");
+    if (o.kv_buckets == KvBuckets::kExact)
+      throw InputError("serve", "kv-buckets", "speculation runs on compiled buckets: pow2 or max");
+  }
+  if (!(o.acceptance >= 0 && o.acceptance <= 1))
+    throw InputError("serve", "acceptance", "a probability, 0 to 1");
   if (o.batch < 1) throw InputError("serve", "batch", "at least 1");
   if (o.input_tokens < 1 || o.output_tokens < 1)
     throw InputError("serve", o.input_tokens < 1 ? "input-tokens" : "output-tokens", "at least 1");
@@ -64,6 +74,9 @@ ServeResult serve(const graph::ModelConfig& m, const ServeOptions& opts) {
   res.ctx_batch = o.ctx_batch;
   res.max_seq = o.max_seq;
   res.kv_buckets = o.kv_buckets;
+  res.speculation_length = o.speculation_length;
+  res.acceptance = o.acceptance;
+  if (o.draft) res.draft_model = o.draft->name;
 
   StepCosts steps(m, step_options(o));
   // The batch's prompts in prefills of ctx_batch each (the last one padded), one after another;
@@ -114,14 +127,45 @@ ServeResult serve(const graph::ModelConfig& m, const ServeOptions& opts) {
     std::map<int64_t, int64_t> count;
     for (int64_t kv = first; kv <= std::max(first, last); ++kv)
       ++count[o.kv_buckets == KvBuckets::kMax ? o.max_seq : pow2_bucket(kv, o.max_seq)];
+    // Speculative decoding: per iteration the draft model decodes k tokens and the target
+    // verifies them with one more in a single step of k + 1 positions; with each drafted token
+    // accepted with probability a (independently, until the first rejection) an iteration
+    // yields (1 - a^(k+1)) / (1 - a) tokens (Leviathan et al.). A token's cost is then the
+    // iteration's over that, at the bucket the iteration reads.
+    std::optional<StepCosts> draft;
+    const int64_t k = o.speculation_length;
+    double per_iteration = 1;
+    if (k > 0) {
+      // The draft on the same system and cores, split as far as its heads allow.
+      graph::ModelRunOptions d = step_options(o);
+      d.tp = 0;
+      draft.emplace(*o.draft, d);
+      const double a = o.acceptance;
+      per_iteration = a < 1 ? (1 - std::pow(a, static_cast<double>(k + 1))) / (1 - a)
+                            : static_cast<double>(k + 1);
+      res.tokens_per_iteration = per_iteration;
+    }
     double total = 0;
     int64_t n = 0;
     for (const auto& [kv, c] : count) {
-      const double ms = steps.decode_ms(o.compiled_batch, kv);
+      double ms = 0;
+      std::optional<Energy> e;
+      if (k > 0) {
+        const StepCost& d = draft->decode(o.compiled_batch, kv);
+        const StepCost& v = steps.verify(o.compiled_batch, kv, std::min(k + 1, kv));
+        const double per_token = 1 / per_iteration;
+        ms = (static_cast<double>(k) * d.ms + v.ms) * per_token;
+        if (res.energy) {
+          e = scaled(*draft->energy(d), static_cast<double>(k * c) * per_token);
+          *e += scaled(*steps.energy(v), static_cast<double>(c) * per_token);
+        }
+      } else {
+        ms = steps.decode_ms(o.compiled_batch, kv);
+        e = steps.energy(steps.decode(o.compiled_batch, kv), c);
+      }
       res.decode_ms.emplace_back(kv, ms);
       res.decode_steps.push_back(c);
-      if (res.energy && o.output_tokens > 1)
-        *res.energy += *steps.energy(steps.decode(o.compiled_batch, kv), c);
+      if (res.energy && o.output_tokens > 1) *res.energy += *e;
       total += ms * static_cast<double>(c);
       n += c;
     }
@@ -161,6 +205,12 @@ nlohmann::json ServeResult::to_json() const {
       {"ctx_batch", ctx_batch},
       {"max_seq", max_seq},
       {"kv_buckets", kv_buckets_name(kv_buckets)},
+      {"speculation", speculation_length > 0
+                          ? nlohmann::json{{"draft_model", draft_model},
+                                           {"length", speculation_length},
+                                           {"acceptance", acceptance},
+                                           {"tokens_per_iteration", tokens_per_iteration}}
+                          : nlohmann::json(nullptr)},
       {"ttft_ms", ttft_ms},
       {"tpot_ms", tpot_ms},
       {"e2e_ms", e2e_ms},
@@ -181,6 +231,11 @@ std::string ServeResult::text() const {
                   input_tokens, output_tokens, bucket);
   out += fmt::format("compiled: decode batch {}, prefill batch {}, {} positions, KV buckets {}\n",
                      compiled_batch, ctx_batch, max_seq, kv_buckets_name(kv_buckets));
+  if (speculation_length > 0)
+    out += fmt::format(
+        "speculative decoding: {} drafts {} tokens an iteration, each accepted with p = {}: {:.2f} "
+        "tokens per iteration\n",
+        draft_model, speculation_length, acceptance, tokens_per_iteration);
   out +=
       fmt::format("TTFT {:.2f} ms, TPOT {:.2f} ms, end to end {:.1f} ms, {:.1f} output tokens/s\n",
                   ttft_ms, tpot_ms, e2e_ms, output_tokens_per_s);

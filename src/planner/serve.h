@@ -38,6 +38,12 @@ struct ServeOptions {
   int64_t ctx_batch = 0;       // prompts per prefill (1: continuous batching); 0: batch
   int64_t max_seq = 0;         // KV cache positions; 0: power of two >= input + output tokens
   KvBuckets kv_buckets = KvBuckets::kPow2;
+  // Speculative decoding (NxDI's vanilla speculation): `draft` drafts speculation_length
+  // tokens per iteration, each accepted with probability `acceptance`; the target verifies
+  // them in one step. Not under a load (serve_load refuses it).
+  const graph::ModelConfig* draft = nullptr;
+  int64_t speculation_length = 0;
+  double acceptance = 0.7;
   int decode_samples = 3;                                     // kv_buckets exact: KV lengths timed
   std::string runtime = std::string(graph::kInGraphRuntime);  // of the all-reduces
   bool search_tilings = true;
@@ -49,6 +55,9 @@ struct ServeResult {
   int64_t batch = 1, input_tokens = 0, output_tokens = 0, bucket = 0;
   int64_t compiled_batch = 1, ctx_batch = 1, max_seq = 0;
   KvBuckets kv_buckets = KvBuckets::kPow2;
+  std::string draft_model;
+  int64_t speculation_length = 0;
+  double acceptance = 0, tokens_per_iteration = 1;
   double ttft_ms = 0;                                 // mean over the batch's requests
   double tpot_ms = 0;                                 // mean decode step
   double e2e_ms = 0;                                  // ttft + (output - 1) x tpot

@@ -51,6 +51,9 @@ Percentiles percentiles(std::vector<double> v) {
 
 LoadResult serve_load(const graph::ModelConfig& m, const ServeOptions& opts, const LoadOptions& l) {
   if (l.concurrency < 1) throw InputError("serve", "concurrency", "at least 1");
+  if (opts.speculation_length > 0)
+    throw InputError("serve", "speculation-length",
+                     "speculative decoding is modelled for one batch, not under a load");
   if (l.rate < 0 || !std::isfinite(l.rate))
     throw InputError("serve", "rate", "requests per second, >= 0 (0: closed loop)");
   if (l.requests < 0) throw InputError("serve", "requests", "at least 1 (0: the default)");

@@ -92,6 +92,20 @@ const StepCost& StepCosts::decode(int64_t batch, int64_t kv) {
   return decode_cost_[key] = cost_of(decode_);
 }
 
+const StepCost& StepCosts::verify(int64_t batch, int64_t kv, int64_t tokens) {
+  if (tokens < 1 || kv < tokens)
+    throw InputError("serve", "speculation",
+                     fmt::format("{} tokens verified against {} positions", tokens, kv));
+  const auto key = std::make_tuple(batch, kv, tokens);
+  if (const auto it = verify_cost_.find(key); it != verify_cost_.end()) return it->second;
+  graph::ModelRunOptions o = base_;
+  o.batch = batch;
+  o.seq = tokens;
+  o.past = kv - tokens;
+  decode_ = run(o);
+  return verify_cost_[key] = cost_of(decode_);
+}
+
 std::optional<Energy> StepCosts::energy(const StepCost& c, int64_t steps) const {
   if (!power_) return std::nullopt;
   const auto n = static_cast<double>(steps);

@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <string_view>
+#include <tuple>
 #include <utility>
 
 #include "graph/kernel_cache_pool.h"
@@ -52,6 +53,9 @@ class StepCosts {
   double prefill_ms(int64_t batch, int64_t bucket) { return prefill(batch, bucket).ms; }
   // A decode step of `batch` sequences whose attention reads `kv` positions.
   const StepCost& decode(int64_t batch, int64_t kv);
+  // Speculative decoding's verification: `tokens` new positions per sequence (the drafted ones
+  // and one more) through the cache, the last of them reading `kv` positions.
+  const StepCost& verify(int64_t batch, int64_t kv, int64_t tokens);
   double decode_ms(int64_t batch, int64_t kv) { return decode(batch, kv).ms; }
   // The chips the ranks occupy (tp x lnc cores), and their power model: absent when the chip
   // has none (known after the first step).
@@ -75,6 +79,7 @@ class StepCosts {
   graph::ModelRunOptions base_;
   graph::KernelCachePool pool_;
   std::map<std::pair<int64_t, int64_t>, StepCost> prefill_cost_, decode_cost_;
+  std::map<std::tuple<int64_t, int64_t, int64_t>, StepCost> verify_cost_;
   int64_t chips_ = 1;
   std::optional<PowerModel> power_;
   graph::ModelResult prefill_, decode_, last_;

@@ -189,6 +189,17 @@ def test_serve_compiled_shapes_and_load_from_python():
         tm.serve("tiny-llama", kv_buckets="linear")
 
 
+def test_speculative_decoding_from_python():
+    plain = tm.serve("tiny-llama", tp=2, input_tokens=100, output_tokens=20)
+    spec = tm.serve("tiny-llama", tp=2, input_tokens=100, output_tokens=20,
+                    draft_model="tiny-llama", speculation_length=2, acceptance=1.0)
+    assert spec["speculation"]["tokens_per_iteration"] == 3
+    assert spec["speculation"]["draft_model"] == "tiny-llama"
+    assert plain["speculation"] is None
+    with pytest.raises(Exception, match="draft"):
+        tm.serve("tiny-llama", speculation_length=2)
+
+
 def test_energy_from_python():
     r = tm.serve("tiny-llama", tp=2, input_tokens=100, output_tokens=20)
     e = r["energy"]

@@ -111,6 +111,36 @@ TEST(Serve, PromptsPrefilledOneByOne) {
   EXPECT_NEAR(r.e2e_ms, 4 * p + 7 * r.tpot_ms, 1e-9 * r.e2e_ms);
 }
 
+// Speculative decoding: per iteration k draft steps and one verification of k + 1 positions,
+// which yield (1 - a^(k+1)) / (1 - a) tokens; with every draft accepted, k + 1.
+TEST(Serve, SpeculativeDecodingDividesAnIterationByItsTokens) {
+  ServeOptions o = tiny(1, 100, 30);
+  o.draft = &model();  // the model drafting for itself: only the arithmetic is at stake
+  o.speculation_length = 3;
+  o.acceptance = 0.5;
+  const ServeResult r = serve(model(), o);
+  EXPECT_NEAR(r.tokens_per_iteration, (1 - 0.0625) / 0.5, 1e-12);
+  ASSERT_EQ(r.decode_ms.size(), 2u);  // KV 101 .. 129 reads 128 and 256 positions
+  o.acceptance = 1;
+  EXPECT_DOUBLE_EQ(serve(model(), o).tokens_per_iteration, 4);
+  // A draft that is all rejected costs more than plain decoding; all accepted, less.
+  const double plain = serve(model(), tiny(1, 100, 30)).tpot_ms;
+  o.acceptance = 0;
+  EXPECT_GT(serve(model(), o).tpot_ms, plain);
+  o.acceptance = 1;
+  o.draft = nullptr;
+  EXPECT_THROW(serve(model(), o), InputError);  // no draft model
+  o.draft = &model();
+  o.acceptance = 1.5;
+  EXPECT_THROW(serve(model(), o), InputError);
+  o.acceptance = 0.7;
+  o.kv_buckets = KvBuckets::kExact;
+  EXPECT_THROW(serve(model(), o), InputError);
+  LoadOptions l;
+  o.kv_buckets = KvBuckets::kPow2;
+  EXPECT_THROW(serve_load(model(), o, l), InputError);  // one batch only
+}
+
 TEST(Serve, BatchCostsPrefillTime) {
   const ServeResult one = serve(model(), tiny(1, 256, 8));
   const ServeResult four = serve(model(), tiny(4, 256, 8));
