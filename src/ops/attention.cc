@@ -120,16 +120,19 @@ isa::Program attention(const arch::ChipSpec& chip, const AttentionSpec& s) {
   const auto tmp_bufs =
       kb.sbuf_buffers("rot_tmp", num::fp32(), {parts, std::max<int64_t>(half, 1)}, 2);
   const auto xb_bufs = kb.sbuf_buffers("prepped", dt, {parts, d}, 2);
-  const auto kc_bufs = kb.sbuf_buffers("k_cached", dt, {parts, kCacheChunk, d}, 3);
+  // Cached keys, already prepared, need only their transpose: from NC-v3 on the DMA makes it
+  // on the way in (2- and 4-byte elements, HBM to SBUF at 90 % of a copy's rate, HARDWARE.md
+  // s4) instead of a TensorE transpose and a PSUM copy per 128 positions. The staging buffers
+  // of the TensorE way only where it is taken.
+  const bool dma_t = chip.core.dma.transpose && (dt.storage_bytes == 2 || dt.storage_bytes == 4);
+  const auto kc_bufs = s.kv_cache && !dma_t
+                           ? kb.sbuf_buffers("k_cached", dt, {parts, kCacheChunk, d}, 3)
+                           : std::vector<Tile>{};
   int64_t kchunk_no = 0;
   // One decode token per sequence (and a cache): a kv head's q heads are stacked as the rows
   // of one query tile, as decode kernels do (GQA), instead of one 1-row tile per head. Every
   // row is at position off, which sees every key, so no mask is needed.
   const bool stacked = s.kv_cache && S == 1 && group > 1 && group <= parts;
-  // Cached keys, already prepared, need only their transpose: from NC-v3 on the DMA makes it
-  // on the way in (2- and 4-byte elements, HBM to SBUF at 90 % of a copy's rate, HARDWARE.md
-  // s4) instead of a TensorE transpose and a PSUM copy per 128 positions.
-  const bool dma_t = chip.core.dma.transpose && (dt.storage_bytes == 2 || dt.storage_bytes == 4);
   std::vector<NormScratch> scratch;
   if (s.qk_norm)
     for (int i = 0; i < 2; ++i)
