@@ -59,6 +59,10 @@ ServeOptions resolve(const ServeOptions& o) {
     throw InputError(
         "serve", "bucket",
         fmt::format("{} positions cannot hold a {}-token prompt", r.bucket, o.input_tokens));
+  if (r.bucket > r.max_seq)
+    throw InputError(
+        "serve", "bucket",
+        fmt::format("{} positions, more than the compiled sequence ({})", r.bucket, r.max_seq));
   return r;
 }
 

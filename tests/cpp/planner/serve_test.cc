@@ -166,6 +166,10 @@ TEST(Serve, BadOptions) {
   ServeOptions ctx = tiny(2, 8, 8);
   ctx.ctx_batch = 3;  // more prompts per prefill than the decode graph holds
   EXPECT_THROW(serve(model(), ctx), InputError);
+  ServeOptions long_bucket = tiny(1, 100, 20);
+  long_bucket.max_seq = 256;
+  long_bucket.bucket = 512;  // a prefill longer than the compiled sequence
+  EXPECT_THROW(serve(model(), long_bucket), InputError);
   ServeOptions short_seq = tiny(1, 200, 100);
   short_seq.max_seq = 256;  // 300 positions do not fit
   EXPECT_THROW(serve(model(), short_seq), InputError);
