@@ -32,6 +32,12 @@ PowerModel power_model(const arch::ChipSpec& chip) {
   return p;
 }
 
+std::optional<PowerModel> power_model_if_any(const arch::ChipSpec& chip) {
+  const arch::PowerSpec& s = chip.chip.power;
+  if (!s.tdp_w && !s.static_w && !s.hbm_pj_per_byte && !s.link_pj_per_byte) return std::nullopt;
+  return power_model(chip);
+}
+
 nlohmann::json PowerModel::to_json() const {
   return {{"chip", chip},
           {"tdp_w", tdp_w},

@@ -33,6 +33,9 @@ struct PowerModel {
 // Throws InputError naming the chip and key when chip.power is incomplete, or when static,
 // HBM and link power at their peaks leave nothing (or less) for TensorE under tdp_w.
 PowerModel power_model(const arch::ChipSpec& chip);
+// The same, or nothing when the chip has no chip.power key at all (energy figures left out);
+// some keys without the others are refused as above.
+std::optional<PowerModel> power_model_if_any(const arch::ChipSpec& chip);
 
 struct Energy {
   double seconds = 0;

@@ -58,13 +58,15 @@ struct ServeResult {
   std::string draft_model;
   int64_t speculation_length = 0;
   double acceptance = 0, tokens_per_iteration = 1;
-  double ttft_ms = 0;                                 // mean over the batch's requests
-  double tpot_ms = 0;                                 // mean decode step
-  double e2e_ms = 0;                                  // ttft + (output - 1) x tpot
-  double output_tokens_per_s = 0;                     // batch x output / e2e
-  std::vector<std::pair<int64_t, double>> decode_ms;  // (KV positions read, step ms)
-  std::vector<int64_t> decode_steps;                  // steps at each of them (not exact)
-  graph::ModelResult prefill, decode;                 // the prefill and the last decode sample
+  double ttft_ms = 0;              // mean over the batch's requests
+  double tpot_ms = 0;              // mean decode step
+  double e2e_ms = 0;               // ttft + (output - 1) x tpot
+  double output_tokens_per_s = 0;  // batch x output / e2e
+  // (KV positions read, ms per output token: a decode step's, or with speculation an
+  // iteration's over the tokens it yields)
+  std::vector<std::pair<int64_t, double>> decode_ms;
+  std::vector<int64_t> decode_steps;   // steps at each of them (not exact)
+  graph::ModelResult prefill, decode;  // the prefill and the last decode sample
   // Energy of the batch's prefills and decode steps (energy.h); absent when the chip has no
   // power model. Per output token, and output tokens/s per MW of the chips' mean power.
   std::optional<Energy> energy;

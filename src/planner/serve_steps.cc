@@ -50,9 +50,7 @@ const graph::ModelResult& StepCosts::run(graph::ModelRunOptions o) {
         arch::load_chip(last_.chip, fabric::split_overrides(base_.overrides).chip);
     const int64_t cores = int64_t{last_.tp} * last_.lnc;
     chips_ = std::max<int64_t>(1, (cores + chip.chip.cores - 1) / chip.chip.cores);
-    const arch::PowerSpec& ps = chip.chip.power;
-    if (ps.tdp_w && ps.static_w && ps.hbm_pj_per_byte && ps.link_pj_per_byte)
-      power_ = power_model(chip);
+    power_ = power_model_if_any(chip);
   }
   base_.tp = last_.tp;
   base_.lnc = last_.lnc;

@@ -323,8 +323,8 @@ TrainResult train(const graph::ModelConfig& m, const TrainOptions& o) {
   // Energy (energy.h), when the chip has a power model: the FLOPs executed, HBM bytes scaled
   // from the stage run as the FLOPs are (rows are one physical core's), the TP all-reduces'
   // bytes and the DP reduction's (a ring's 2 (dp - 1) / dp of each rank's gradients) on links.
-  const arch::PowerSpec& ps = sys.chip.chip.power;
-  if (ps.tdp_w && ps.static_w && ps.hbm_pj_per_byte && ps.link_pj_per_byte) {
+  r.power = power_model_if_any(sys.chip);
+  if (r.power) {
     double layer_hbm = 0, other_hbm = 0;
     for (const auto& row : step.rows)
       (layer_part(row.name) ? layer_hbm : other_hbm) +=
@@ -335,7 +335,6 @@ TrainResult train(const graph::ModelConfig& m, const TrainOptions& o) {
     for (const auto& S : r.stages) grads += static_cast<double>(S.grad_bytes);
     const double link =
         static_cast<double>(step.collective_bytes) * mb * o.dp + 2.0 * (o.dp - 1) * grads * o.tp;
-    r.power = power_model(sys.chip);
     r.energy = energy_of(*r.power, r.step_time_s, sys.chips(), model + recomputed, hbm, link);
   }
   return r;

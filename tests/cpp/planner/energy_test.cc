@@ -48,6 +48,9 @@ TEST(Energy, IncompleteOrImpossiblePowerDataIsRefused) {
   arch::ChipSpec chip = arch::load_chip("trn2");
   chip.chip.power.hbm_pj_per_byte.reset();
   EXPECT_THROW(power_model(chip), InputError);
+  EXPECT_THROW(power_model_if_any(chip), InputError);  // some keys, not all: refused
+  chip.chip.power = {};
+  EXPECT_FALSE(power_model_if_any(chip));  // none: no energy figures
   chip = arch::load_chip("trn2");
   chip.chip.power.tdp_w = 200;  // less than static + HBM + links at their peaks
   EXPECT_THROW(power_model(chip), InputError);
