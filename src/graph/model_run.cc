@@ -220,7 +220,9 @@ ModelResult run_graph(Graph g, const std::string& name, const ModelRunOptions& o
         r.detail = k.describe();
         r.bound = t.bound;
         if (k.kind == KernelKind::kLinear)
-          r.tiling = fmt::format("{}x{}", t.tiling.token_block, t.tiling.out_block);
+          r.tiling = t.tiling.columns
+                         ? fmt::format("cols x{}", t.tiling.out_block)
+                         : fmt::format("{}x{}", t.tiling.token_block, t.tiling.out_block);
         if (k.kind == KernelKind::kAllReduce) r.tiling = t.algorithm;
         r.fused = fmt::format("{}", fmt::join(n.fused, ", "));
         r.time_us = static_cast<double>(t.time.v) / 1e6;

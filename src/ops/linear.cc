@@ -8,6 +8,12 @@
 //     the epilogue evacuates PSUM: ScalarE applies the activation (SiLU of the gate for a GLU),
 //     VectorE adds the bias, multiplies by the up projection, adds the residual r;
 //     the result, rounded to the dtype, is stored by DMA.
+// For a few tokens (a decode step) the column layout (LinearTiling::columns) replaces the first
+// step: x^T comes straight from HBM with partition p holding features [p K/128, (p+1) K/128) of
+// every token, the residual add and the norm run in that layout (rows.h normalize_columns) and
+// the weights' rows are laid out in the same order; no transposes, and each VectorE / ScalarE
+// pass works K/128 elements per token on all partitions instead of K on one (transformers-
+// neuronx keeps a decoder's hidden states hidden-major for the same reason).
 // Weights are read tokens / token_block times and x once, so the tiling trades SBUF for HBM
 // traffic; linear_tilings lists the candidates the compiler times (graph/tiling_search.h).
 #include <fmt/format.h>
@@ -98,7 +104,14 @@ namespace {
 // stay open in PSUM across the chunks).
 struct Plan {
   int64_t kt = 0, tb = 0, nb = 0, mt = 0, banks = 0, glu = 1, kc = 0, chunks = 1;
+  bool cols = false;  // the column layout (LinearTiling::columns)
+  // The accumulators, and two banks for the transposes (column layout: the norm's sums).
   int64_t psum_banks() const { return (chunks == 1 ? 2 : mt) * banks * glu + 2; }
+  // K row of partition `part` in K tile `k`: tiles of 128 consecutive rows, or in the column
+  // layout the rows partition by partition (part * kt + k), as x^T is loaded.
+  int64_t row(int64_t k, int64_t part, int64_t parts) const {
+    return cols ? part * kt + k : k * parts + part;
+  }
 };
 
 Plan plan_of(const arch::ChipSpec& chip, const LinearSpec& s) {
@@ -110,6 +123,7 @@ Plan plan_of(const arch::ChipSpec& chip, const LinearSpec& s) {
   p.mt = ceil_div(p.tb, parts);
   p.banks = ceil_div(p.nb, kBank);
   p.glu = is_glu(s.act) ? 2 : 1;
+  p.cols = s.tiling.columns;
   const int64_t usable = chip.core.sbuf.usable_bytes_per_partition > 0
                              ? chip.core.sbuf.usable_bytes_per_partition
                              : chip.core.sbuf.bytes_per_partition;
@@ -137,6 +151,11 @@ void check(const arch::ChipSpec& chip, const LinearSpec& s) {
   Plan p = plan_of(chip, s);
   p.banks = s.tiling.out_block / kBank;
   p.mt = s.tiling.token_block / parts;
+  if (s.tiling.columns && (s.in % parts != 0 || s.tokens > parts || s.tiling.token_block != parts))
+    throw InputError("linear", "tiling",
+                     fmt::format("the column layout needs K ({}) a multiple of {}, at most {} "
+                                 "tokens ({}) and token_block {}",
+                                 s.in, parts, parts, s.tokens, parts));
   const int64_t banks = chip.core.psum.banks;
   if (p.psum_banks() > banks)
     throw InputError(
@@ -153,10 +172,18 @@ void check(const arch::ChipSpec& chip, const LinearSpec& s) {
 int64_t linear_sbuf_bytes(const arch::ChipSpec& chip, const LinearSpec& s) {
   const Plan p = plan_of(chip, s);
   const int64_t e = s.dtype.storage_bytes;
-  int64_t bytes = 2 * p.kt * p.tb * e;              // x^T, two blocks
-  bytes += 2 * s.in * e * (s.residual_in ? 2 : 1);  // x tiles (and delta)
-  if (s.norm != Norm::kNone)  // normalised x; layer norm's centred values; gamma (and beta)
-    bytes += 2 * s.in * e + (s.norm == Norm::kLayer ? 2 * s.in * 4 + 2 * s.in * 4 : s.in * 4);
+  int64_t bytes = 0;
+  if (p.cols) {  // x^T (and delta), normalised x^T, the norm's fp32 squares and parameters
+    const int64_t T = s.tokens;
+    bytes += p.kt * T * e * (s.residual_in ? 2 : 1);
+    if (s.norm != Norm::kNone) bytes += p.kt * T * (e + 4) + 2 * p.kt * 4 + 128 * 4 + 6 * T * 4;
+    if (s.norm == Norm::kLayer) bytes += p.kt * T * 4;
+  } else {
+    bytes += 2 * p.kt * p.tb * e;                     // x^T, two blocks
+    bytes += 2 * s.in * e * (s.residual_in ? 2 : 1);  // x tiles (and delta)
+    if (s.norm != Norm::kNone)  // normalised x; layer norm's centred values; gamma (and beta)
+      bytes += 2 * s.in * e + (s.norm == Norm::kLayer ? 2 * s.in * 4 + 2 * s.in * 4 : s.in * 4);
+  }
   bytes += kWeightBuffers * p.kc * p.nb * e * p.glu;  // w blocks
   bytes += s.bias ? p.nb * 4 * p.glu : 0;
   bytes += 2 * p.nb * e + (p.glu > 1 ? p.nb * 4 : 0);  // results, gate scratch
@@ -179,7 +206,7 @@ std::vector<float> pack_linear_weights(const arch::ChipSpec& chip, const LinearS
       const int64_t base = rows * n0 + k0 * parts * nbn;
       for (int64_t part = 0; part < parts; ++part)
         for (int64_t t = 0; t < n; ++t) {
-          const int64_t row = (k0 + t) * parts + part;
+          const int64_t row = p.row(k0 + t, part, parts);
           if (row >= K) continue;  // padding
           for (int64_t c = 0; c < nbn; ++c)
             out[static_cast<size_t>(base + (part * n + t) * nbn + c)] =
@@ -198,19 +225,27 @@ std::vector<LinearTiling> linear_tilings(const arch::ChipSpec& chip, const Linea
   const int64_t token_cap = ceil_div(s.tokens, parts) * parts;
   const int64_t out_cap = ceil_div(s.out, kBank) * kBank;
   std::vector<LinearTiling> all_tilings, fit;
+  auto offer = [&](const LinearTiling& tiling) {
+    LinearSpec t = s;
+    t.tiling = tiling;
+    try {
+      check(chip, t);
+    } catch (const InputError&) {
+      return;
+    }
+    all_tilings.push_back(t.tiling);
+    if (linear_sbuf_bytes(chip, t) <= budget) fit.push_back(t.tiling);
+  };
+  // A few tokens: the column layout first (what a decode step's kernels use), then the rows.
+  for (int64_t nb : {512, 1024}) {
+    if (s.tokens > parts || s.in % parts != 0 || (nb > out_cap && nb != 512)) break;
+    offer({parts, nb, true});
+  }
   for (int64_t tb : {128, 256, 512, 1024, 2048}) {
     if (tb > token_cap && tb != 128) break;
     for (int64_t nb : {512, 1024}) {
       if (nb > out_cap && nb != 512) break;
-      LinearSpec t = s;
-      t.tiling = {std::min<int64_t>(tb, std::max<int64_t>(token_cap, 128)), nb};
-      try {
-        check(chip, t);
-      } catch (const InputError&) {
-        continue;
-      }
-      all_tilings.push_back(t.tiling);
-      if (linear_sbuf_bytes(chip, t) <= budget) fit.push_back(t.tiling);
+      offer({std::min<int64_t>(tb, std::max<int64_t>(token_cap, 128)), nb});
     }
   }
   // Those over the estimate come after the ones that fit: the estimate counts every buffer
@@ -237,7 +272,9 @@ isa::Program linear(const arch::ChipSpec& chip, const LinearSpec& s) {
     delta = kb.input("delta", dt, {T, K});
     h = kb.output("h", dt, {T, K});
   }
-  const NormParams np = load_norm_params(kb, s.norm, "", K);
+  const bool cols = plan.cols;
+  const NormParams np = cols ? NormParams{} : load_norm_params(kb, s.norm, "", K);
+  const ColumnNorm cn = cols ? load_column_norm(kb, s.norm, K, T) : ColumnNorm{};
   const int64_t w_rows = s.packed_weights ? kt * parts : K;
   const kernel::Tensor w = kb.input(glu ? "w_gate" : "w", dt, {w_rows, N});
   const kernel::Tensor w_up = glu ? kb.input("w_up", dt, {w_rows, N}) : kernel::Tensor{};
@@ -253,18 +290,26 @@ isa::Program linear(const arch::ChipSpec& chip, const LinearSpec& s) {
   const num::Format tdt = chip.core.features.bit_exact_transpose ? dt : num::fp32();
   const int64_t per_bank =
       std::max<int64_t>(1, chip.core.psum.bank_bytes / (parts * tdt.storage_bytes));
-  const auto xT_bufs = kb.sbuf_buffers("xT", dt, {parts, kt, tb}, 2);
-  const auto x_bufs = kb.sbuf_buffers("x", dt, {parts, K}, 2);
-  const auto d_bufs =
-      s.residual_in ? kb.sbuf_buffers("delta", dt, {parts, K}, 2) : std::vector<Tile>{};
-  std::vector<Tile> xn_bufs;
+  // Row layout: x tiles, transposed through PSUM into x^T blocks. Column layout: x^T [P, T, kt]
+  // straight from HBM (xc), normalised into xn.
+  std::vector<Tile> xT_bufs, x_bufs, d_bufs, xn_bufs, tp_bufs;
   std::vector<NormScratch> scratch;
-  if (s.norm != Norm::kNone) {
-    xn_bufs = kb.sbuf_buffers("xn", dt, {parts, K}, 2);
-    for (int i = 0; i < 2; ++i)
-      scratch.push_back(norm_scratch(kb, fmt::format("norm{}", i), K, s.norm));
+  Tile xc, dc, xn;
+  if (cols) {
+    xc = kb.sbuf("x_cols", dt, {parts, T, kt});
+    if (s.residual_in) dc = kb.sbuf("delta_cols", dt, {parts, T, kt});
+    if (s.norm != Norm::kNone) xn = kb.sbuf("xn_cols", dt, {parts, T, kt});
+  } else {
+    xT_bufs = kb.sbuf_buffers("xT", dt, {parts, kt, tb}, 2);
+    x_bufs = kb.sbuf_buffers("x", dt, {parts, K}, 2);
+    if (s.residual_in) d_bufs = kb.sbuf_buffers("delta", dt, {parts, K}, 2);
+    if (s.norm != Norm::kNone) {
+      xn_bufs = kb.sbuf_buffers("xn", dt, {parts, K}, 2);
+      for (int i = 0; i < 2; ++i)
+        scratch.push_back(norm_scratch(kb, fmt::format("norm{}", i), K, s.norm));
+    }
+    tp_bufs = kb.psum_buffers("xT_psum", tdt, {parts, per_bank, parts}, 2);
   }
-  const auto tp_bufs = kb.psum_buffers("xT_psum", tdt, {parts, per_bank, parts}, 2);
   const auto w_bufs = kb.sbuf_buffers(glu ? "w_gate" : "w", dt, {parts, kc, nb}, kWeightBuffers);
   const auto wu_bufs =
       glu ? kb.sbuf_buffers("w_up", dt, {parts, kc, nb}, kWeightBuffers) : std::vector<Tile>{};
@@ -294,6 +339,11 @@ isa::Program linear(const arch::ChipSpec& chip, const LinearSpec& s) {
       const int64_t n = k1 - k0;
       kb.dma_copy(dst(all, {0, n}, {0, nbn}), src.pattern(w_rows * n0 + k0 * parts * nbn,
                                                           {{parts, n * nbn}, {n, nbn}, {nbn, 1}}));
+      return;
+    }
+    if (cols) {  // partition p's rows p * kt + k0 .. p * kt + k1 - 1: one run of rows each
+      kb.dma_copy(dst(all, {0, k1 - k0}, {0, nbn}),
+                  src.pattern(k0 * N + n0, {{parts, kt * N}, {k1 - k0, N}, {nbn, 1}}));
       return;
     }
     const int64_t full = std::min(k1, K / parts) - k0;
@@ -348,7 +398,7 @@ isa::Program linear(const arch::ChipSpec& chip, const LinearSpec& s) {
                      int64_t k1, int64_t nbn) {
     for (int64_t k = k0; k < k1; ++k) {
       const int64_t kr = std::min(parts, K - k * parts);
-      const Tile stat = xT({0, kr}, k, {m0, m0 + p});
+      const Tile stat = cols ? xT(all, {m0, m0 + p}, k) : xT({0, kr}, k, {m0, m0 + p});
       for (int64_t j = 0; j * kBank < nbn; ++j) {
         const int64_t c0 = j * kBank, c1 = std::min(nbn, c0 + kBank);
         const kernel::MatmulOpts first{.start = k == 0};
@@ -364,9 +414,25 @@ isa::Program linear(const arch::ChipSpec& chip, const LinearSpec& s) {
   int64_t tile_no = 0, wblock_no = 0, acc_no = 0, tp_no = 0, y_no = 0;
   for (int64_t t0 = 0, blk = 0; t0 < T; t0 += tb, ++blk) {
     const int64_t tbn = std::min(tb, T - t0);
-    const Tile& xT = xT_bufs[static_cast<size_t>(blk % 2)];
-    // x^T of the block: load, (add, store h), (normalise), transpose.
-    for (int64_t m0 = 0; m0 < tbn; m0 += parts, ++tile_no) {
+    Tile xT = cols ? xc : xT_bufs[static_cast<size_t>(blk % 2)];
+    if (cols) {
+      // Partition p takes features [p kt, (p + 1) kt) of every token: runs of kt elements.
+      auto by_cols = [&](const kernel::Tensor& t) {
+        return t.pattern(0, {{parts, kt}, {T, K}, {kt, 1}});
+      };
+      kb.dma_copy(xc, by_cols(x));
+      if (s.residual_in) {
+        kb.dma_copy(dc, by_cols(delta));
+        kb.tensor_tensor(xc, xc, dc, AluOp::kAdd);
+        kb.dma_copy(by_cols(h), xc);
+      }
+      if (s.norm != Norm::kNone) {
+        normalize_columns(kb, s.norm, s.eps, xn, xc, cn);
+        xT = xn;
+      }
+    }
+    // Row layout: x^T of the block: load, (add, store h), (normalise), transpose.
+    for (int64_t m0 = 0; m0 < (cols ? 0 : tbn); m0 += parts, ++tile_no) {
       const int64_t p = std::min(parts, tbn - m0);
       const size_t buf = static_cast<size_t>(tile_no % 2);
       const Tile xt = x_bufs[buf]({0, p});

@@ -42,6 +42,12 @@ std::string_view name(Act a);
 struct LinearTiling {
   int64_t token_block = 512;
   int64_t out_block = 512;
+  // x^T loaded token by token across the partitions (partition p holding features
+  // [p K / 128, (p + 1) K / 128) of each token, the weights' rows laid out to match), and the
+  // norm and residual worked in that layout: no TensorE transposes, and K / 128 elements per
+  // partition per token instead of K on one partition. For a few tokens (decode steps); needs
+  // K a multiple of 128 and at most 128 tokens.
+  bool columns = false;
   bool operator==(const LinearTiling&) const = default;
 };
 

@@ -67,6 +67,61 @@ void normalize_rows(kernel::KernelBuilder& kb, Norm norm, double eps, const kern
   kb.tensor_tensor(dst, wide, params.beta({0, p}), AluOp::kAdd);
 }
 
+ColumnNorm load_column_norm(kernel::KernelBuilder& kb, Norm norm, int64_t features,
+                            int64_t tokens) {
+  ColumnNorm c;
+  if (norm == Norm::kNone) return c;
+  const int64_t parts = kb.core().sbuf.partitions, kt = features / parts;
+  auto param = [&](const std::string& name) {
+    const kernel::Tensor in = kb.input(name, num::fp32(), {features});
+    kernel::Tile t = kb.sbuf(name + "_cols", num::fp32(), {parts, kt});
+    kb.dma_copy(t, in.pattern(0, {{parts, kt}, {kt, 1}}));
+    return t;
+  };
+  c.gamma = param("gamma");
+  if (norm == Norm::kLayer) c.beta = param("beta");
+  c.ones = kb.sbuf("norm_ones", num::fp32(), {parts, parts});
+  kb.memset(c.ones, 1.0, isa::Engine::kGpSimd);
+  c.sq = kb.sbuf("norm_sq", num::fp32(), {parts, tokens, kt});
+  if (norm == Norm::kLayer) c.dev = kb.sbuf("norm_dev", num::fp32(), {parts, tokens, kt});
+  c.stats = kb.sbuf("norm_stats", num::fp32(), {parts, 6 * tokens});
+  c.sums = kb.psum("norm_sums", num::fp32(), {parts, 2 * tokens});
+  return c;
+}
+
+void normalize_columns(kernel::KernelBuilder& kb, Norm norm, double eps, const kernel::Tile& dst,
+                       const kernel::Tile& src, const ColumnNorm& c) {
+  using isa::AluOp;
+  using kernel::all;
+  const int64_t parts = src.size(0), T = src.size(1), kt = src.size(2);
+  const double inv_f = 1.0 / static_cast<double>(parts * kt);
+  auto stat = [&](int64_t i) { return c.stats(all, {i * T, (i + 1) * T}); };
+  const kernel::Tile gamma = c.gamma.broadcast(1, T);
+  if (norm == Norm::kRms) {
+    kb.tensor_tensor(c.sq, src, src, AluOp::kMult);
+    kb.tensor_reduce(stat(0), c.sq, AluOp::kAdd);
+    kb.matmul(c.sums(all, {0, T}), c.ones, stat(0));
+    kb.activation(stat(4), c.sums(all, {0, T}), isa::ActFunc::kRsqrt, inv_f, eps);
+    kb.tensor_tensor(c.sq, src, stat(4).broadcast(2, kt), AluOp::kMult);
+    kb.tensor_tensor(dst, c.sq, gamma, AluOp::kMult);
+    return;
+  }
+  // Layer norm in two passes, as bn_stats / bn_aggr avoid E[x^2] - mean^2: the mean from the
+  // sums of x, then the variance from the sums of (x - mean)^2; each total one matmul.
+  kb.tensor_reduce(stat(0), src, AluOp::kAdd);
+  kb.matmul(c.sums(all, {0, T}), c.ones, stat(0));
+  kb.tensor_scalar(stat(2), c.sums(all, {0, T}), {AluOp::kMult, inv_f});
+  kb.tensor_tensor(c.sq, src, stat(2).broadcast(2, kt), AluOp::kSubtract);
+  kb.tensor_tensor(c.dev, c.sq, c.sq, AluOp::kMult);
+  kb.tensor_reduce(stat(1), c.dev, AluOp::kAdd);
+  kb.matmul(c.sums(all, {T, 2 * T}), c.ones, stat(1));
+  kb.tensor_scalar(stat(4), c.sums(all, {T, 2 * T}), {AluOp::kMult, inv_f}, {AluOp::kAdd, eps});
+  kb.tensor_scalar(stat(4), stat(4), {AluOp::kPow, -0.5f});
+  kb.tensor_tensor(c.sq, c.sq, stat(4).broadcast(2, kt), AluOp::kMult);
+  kb.tensor_tensor(c.sq, c.sq, gamma, AluOp::kMult);
+  kb.tensor_tensor(dst, c.sq, c.beta.broadcast(1, T), AluOp::kAdd);
+}
+
 void require_range(std::string_view op, std::string_view arg, int64_t value, int64_t lo,
                    int64_t hi) {
   if (value < lo || value > hi)

@@ -36,6 +36,22 @@ void normalize_rows(kernel::KernelBuilder& kb, Norm norm, double eps, const kern
                     const kernel::Tile& src, const NormParams& params, const NormScratch& scratch,
                     int64_t p);
 
+// The same normalisation on a few tokens held token by token across the partitions (the
+// column layout of a decode step): src and dst [P, T, K / P], partition p holding features
+// [p * K / P, (p + 1) * K / P) of every token, so each pass works K / P elements per token on
+// every partition instead of K on one (a [1, 8192] row on one partition is ~8,192 cycles per
+// pass). The per-token sums cross the partitions in one TensorE matmul with a ones matrix,
+// which leaves every partition holding every token's total.
+struct ColumnNorm {
+  kernel::Tile gamma, beta;     // [P, K / P] fp32, the features as the tokens hold them
+  kernel::Tile ones;            // [P, P] fp32
+  kernel::Tile sq, dev, stats;  // [P, T, K / P] (dev: layer norm's) and [P, 6 T] fp32 scratch
+  kernel::Tile sums;            // PSUM [P, 2 T] fp32
+};
+ColumnNorm load_column_norm(kernel::KernelBuilder& kb, Norm norm, int64_t features, int64_t tokens);
+void normalize_columns(kernel::KernelBuilder& kb, Norm norm, double eps, const kernel::Tile& dst,
+                       const kernel::Tile& src, const ColumnNorm& c);
+
 // Throws InputError("<op>", "<arg>", ...) unless lo <= value <= hi.
 void require_range(std::string_view op, std::string_view arg, int64_t value, int64_t lo,
                    int64_t hi);

@@ -31,8 +31,12 @@
 //  - at most 1% of the logits differ by more than one bf16 ulp of their own magnitude
 //    (2^-7 x max(|got|, |ref|, 1/64): 2^-7 bounds one ulp of any bf16 value; the 1/64 floor
 //    keeps the ~1e-4 upstream noise from counting on logits near zero).
-// Measured: max 1e-4, L2 1.7e-6, no logit beyond one ulp (64 tokens, 1 layer, each chip);
-// 7e-4, 1.4e-5, none (2 layers); 3e-3, 3.1e-4, 0.2% (2 x 200 tokens) and 0.1% (640 tokens).
+// The matmuls are summed as TensorE and PSUM sum them (host_reference.h matmul_fp32: fp32 per
+// 128-row K tile, tiles added in PSUM; which rows a tile holds follows each linear's layout,
+// read from the op table's tiling), and the norms in their layout's order.
+// Measured: bit-exact at 64 tokens (1 and 2 layers, each chip: the decode-sized linears run in
+// the column layout); 3e-3, 1.7e-4, 0.05% (2 x 200 tokens) and 3e-3, 2.1e-4, 0.08% (640
+// tokens), the attention's fp32 statistics being the one part left in double.
 // With random weights the residual stream dominates the logits, so a mistake inside a block
 // moves the largest logit by only a few percent; the L2 and one-ulp checks are the sharp ones.
 // Checked by mutating this reference, 64 tokens (max error, L2, logits beyond one ulp; each
@@ -97,31 +101,45 @@ TEST_P(GoldenTinyLlama, LogitsMatchHostReference) {
     ASSERT_LT(id, V);
     std::copy_n(emb.begin() + id * H, H, x.begin() + t * H);
   }
+  // Which linears ran in the column layout (a few tokens): their norms sum in another order.
+  auto cols = [&](const std::string& op) {
+    for (const OpRow& r : res.rows)
+      if (r.name.find(op) != std::string::npos) return r.tiling.starts_with("cols");
+    ADD_FAILURE() << "no op " << op;
+    return false;
+  };
+  const bool qkv_cols = cols("q_proj"), o_cols = cols("o_proj"), mlp_cols = cols("gate_proj"),
+             down_cols = cols("down_proj"), head_cols = cols("lm_head");
   for (int64_t layer = 0; layer < L; ++layer) {
     // Attention block.
     const std::string p = "layers." + std::to_string(layer) + ".";
-    const Mat xn = rms_norm(x, W(p + "input_layernorm.weight"), T, H, m.eps);
-    const Mat q = round_all(matmul(xn, W(p + "self_attn.q_proj.weight"), T, H, hq * d));
-    const Mat k = round_all(matmul(xn, W(p + "self_attn.k_proj.weight"), T, H, hkv * d));
-    const Mat v = round_all(matmul(xn, W(p + "self_attn.v_proj.weight"), T, H, hkv * d));
+    const Mat xn = rms_norm(x, W(p + "input_layernorm.weight"), T, H, m.eps, true, qkv_cols);
+    const Mat q =
+        round_all(matmul_fp32(xn, W(p + "self_attn.q_proj.weight"), T, H, hq * d, qkv_cols));
+    const Mat k =
+        round_all(matmul_fp32(xn, W(p + "self_attn.k_proj.weight"), T, H, hkv * d, qkv_cols));
+    const Mat v =
+        round_all(matmul_fp32(xn, W(p + "self_attn.v_proj.weight"), T, H, hkv * d, qkv_cols));
     const Mat att = attention(q, k, v, B, S, hq, hkv, d, m.rope_theta);
-    const Mat o = round_all(matmul(att, W(p + "self_attn.o_proj.weight"), T, hq * d, H));
+    const Mat o =
+        round_all(matmul_fp32(att, W(p + "self_attn.o_proj.weight"), T, hq * d, H, o_cols));
     const Mat h1 = add_bf(x, o);
     // MLP block (SwiGLU).
-    const Mat xn2 = rms_norm(h1, W(p + "post_attention_layernorm.weight"), T, H, m.eps);
-    const Mat gate = matmul(xn2, W(p + "mlp.gate_proj.weight"), T, H, I);
-    const Mat up = matmul(xn2, W(p + "mlp.up_proj.weight"), T, H, I);
+    const Mat xn2 =
+        rms_norm(h1, W(p + "post_attention_layernorm.weight"), T, H, m.eps, true, mlp_cols);
+    const Mat gate = matmul_fp32(xn2, W(p + "mlp.gate_proj.weight"), T, H, I, mlp_cols);
+    const Mat up = matmul_fp32(xn2, W(p + "mlp.up_proj.weight"), T, H, I, mlp_cols);
     Mat act(gate.size());
     for (size_t i = 0; i < act.size(); ++i) {
       const double g = static_cast<float>(gate[i]);  // the fp32 PSUM result
       act[i] = bf(static_cast<float>(g / (1.0 + std::exp(-g))) * static_cast<float>(up[i]));
     }
-    const Mat down = round_all(matmul(act, W(p + "mlp.down_proj.weight"), T, I, H));
+    const Mat down = round_all(matmul_fp32(act, W(p + "mlp.down_proj.weight"), T, I, H, down_cols));
     x = add_bf(h1, down);
   }
   // Final norm and head.
-  const Mat xf = rms_norm(x, W("norm.weight"), T, H, m.eps);
-  const Mat ref = round_all(matmul(xf, W("lm_head.weight"), T, H, V));
+  const Mat xf = rms_norm(x, W("norm.weight"), T, H, m.eps, true, head_cols);
+  const Mat ref = round_all(matmul_fp32(xf, W("lm_head.weight"), T, H, V, head_cols));
 
   double max_ref = 0, max_err = 0, err2 = 0, ref2 = 0;
   int64_t worst = -1, first_bad = -1, over_1ulp = 0;

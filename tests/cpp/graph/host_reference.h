@@ -36,6 +36,32 @@ inline Mat matmul(const Mat& x, const Mat& w, int64_t T, int64_t K, int64_t N) {
     }
   return y;
 }
+// The same product as TensorE and PSUM compute it (exec_matmul.cc, matmul_common.h): x and w
+// bf16, so each product is exact in fp32; each 128-row K tile summed in fp32 in partition
+// order, the tiles accumulated in PSUM one fp32 add each. A tile holds K rows t * 128 + p,
+// or in the linear's column layout (K a multiple of 128) rows p * K / 128 + t.
+inline Mat matmul_fp32(const Mat& x, const Mat& w, int64_t T, int64_t K, int64_t N,
+                       bool columns = false) {
+  Mat y(static_cast<size_t>(T * N), 0.0);
+  const int64_t tiles = (K + 127) / 128, kt = K / 128;
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t n = 0; n < N; ++n) {
+      float acc = 0;
+      for (int64_t j = 0; j < tiles; ++j) {
+        float part = 0;
+        for (int64_t p = 0; p < 128; ++p) {
+          const int64_t k = columns ? p * kt + j : j * 128 + p;
+          if (k >= K) break;
+          const auto prod = static_cast<float>(x[static_cast<size_t>(t * K + k)] *
+                                               w[static_cast<size_t>(k * N + n)]);
+          part = p == 0 ? prod : part + prod;
+        }
+        acc = j == 0 ? part : acc + part;
+      }
+      y[static_cast<size_t>(t * N + n)] = acc;
+    }
+  return y;
+}
 inline Mat round_all(Mat m) {
   for (double& x : m) x = bf(x);
   return m;
@@ -47,15 +73,29 @@ inline Mat round_all(Mat m) {
 // to fp32 with the immediates as fp32, then x * r and * gamma, each rounded to fp32); without
 // it, in double. The two differ by about one fp32 ulp before the bf16 rounding, which flips
 // about one normalised element in 2e4 to the neighbouring bf16 value.
+// With `columns` (the linear's column layout, rows.h normalize_columns), the squares are
+// summed in fp32 per partition over its F / 128 consecutive features, and those 128 partial
+// sums in partition order (the ones matmul).
 inline Mat rms_norm(const Mat& x, const Mat& gamma, int64_t T, int64_t F, double eps,
-                    bool fp32 = true) {
+                    bool fp32 = true, bool columns = false) {
   Mat y(x.size());
   auto at = [&](int64_t t, int64_t f) { return x[static_cast<size_t>(t * F + f)]; };
+  auto fsum = [&](int64_t t, int64_t f0, int64_t f1) {
+    auto ss = static_cast<float>(at(t, f0) * at(t, f0));
+    for (int64_t f = f0 + 1; f < f1; ++f) ss = ss + static_cast<float>(at(t, f) * at(t, f));
+    return ss;
+  };
   for (int64_t t = 0; t < T; ++t) {
     double r = 0;
     if (fp32) {
-      auto ss = static_cast<float>(at(t, 0) * at(t, 0));
-      for (int64_t f = 1; f < F; ++f) ss = ss + static_cast<float>(at(t, f) * at(t, f));
+      float ss = 0;
+      if (columns) {
+        const int64_t kt = F / 128;
+        ss = fsum(t, 0, kt);
+        for (int64_t p = 1; p < 128; ++p) ss = ss + fsum(t, p * kt, (p + 1) * kt);
+      } else {
+        ss = fsum(t, 0, F);
+      }
       r = static_cast<float>(
           1.0 / std::sqrt(static_cast<double>(ss) * static_cast<double>(static_cast<float>(
                                                         1.0 / static_cast<double>(F))) +

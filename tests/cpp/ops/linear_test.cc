@@ -262,6 +262,97 @@ TEST_P(LinearTest, LinearTilingsAreLegal) {
   }
 }
 
+// The column layout (a decode step's: x^T from HBM partition-major, the residual and norm in
+// that layout, no transposes): every fusion on 1, 5 and 128 tokens, weights as given and
+// packed; K = 384 (three features per partition). The candidates of a few tokens put it first.
+TEST_P(LinearTest, LinearColumnLayout) {
+  const arch::ChipSpec& spec = chip(GetParam());
+  const std::vector<std::function<void(ops::LinearSpec&)>> sets{
+      [](ops::LinearSpec&) {},
+      [](ops::LinearSpec& s) { s.norm = Norm::kRms; },
+      [](ops::LinearSpec& s) {
+        s.norm = Norm::kLayer;
+        s.bias = true;
+        s.act = Act::kGelu;
+      },
+      [](ops::LinearSpec& s) {
+        s.residual_in = true;
+        s.norm = Norm::kRms;
+        s.act = Act::kGluSilu;
+        s.residual_out = true;
+      },
+      [](ops::LinearSpec& s) {
+        s.residual_in = true;
+        s.norm = Norm::kLayer;
+        s.residual_out = true;
+      },
+  };
+  uint64_t seed = 500;
+  for (const int64_t tokens : {int64_t{1}, int64_t{5}, int64_t{128}})
+    for (size_t i = 0; i < sets.size(); ++i)
+      for (const bool packed : {false, true}) {
+        ops::LinearSpec s = linear_base();
+        s.tokens = tokens;
+        s.in = 384;
+        sets[i](s);
+        s.packed_weights = packed;
+        s.tiling = {128, 512, true};
+        SCOPED_TRACE(::testing::Message()
+                     << "tokens " << tokens << " case " << i << (packed ? " packed" : ""));
+        check_linear(spec, s, seed += 10);
+      }
+  ops::LinearSpec s = linear_base();
+  s.tokens = 4;
+  s.in = 384;
+  const std::vector<ops::LinearTiling> t = ops::linear_tilings(spec, s);
+  ASSERT_FALSE(t.empty());
+  EXPECT_TRUE(t.front().columns);
+  s.tokens = 129;  // more than a partition's worth of tokens: rows only
+  for (const ops::LinearTiling& c : ops::linear_tilings(spec, s)) EXPECT_FALSE(c.columns);
+}
+
+// The two layouts compute the same sums in another order (fp32 partial sums per partition,
+// then across partitions on TensorE; layer norm's variance from two passes instead of
+// bn_stats), so the outputs agree to within one bf16 ulp of a rounding that falls the other
+// way, on few elements; with these exact inputs a plain linear's sums are exact either way.
+TEST_P(LinearTest, LinearColumnLayoutMatchesRows) {
+  const arch::ChipSpec& spec = chip(GetParam());
+  for (const Norm norm : {Norm::kNone, Norm::kRms, Norm::kLayer}) {
+    ops::LinearSpec s = linear_base();
+    s.tokens = 64;
+    s.in = 512;
+    s.out = 256;
+    s.norm = norm;
+    s.residual_in = norm != Norm::kNone;
+    s.packed_weights = true;
+    const Inputs in = linear_inputs(s, 77);
+    auto packed = [&](const ops::LinearSpec& t) {
+      Inputs p = in;
+      p["w"] = ops::pack_linear_weights(spec, t, in.at("w"));
+      return p;
+    };
+    s.tiling = {128, 512, false};
+    auto rows = run(spec, ops::linear(spec, s), packed(s));
+    s.tiling = {128, 512, true};
+    auto cols = run(spec, ops::linear(spec, s), packed(s));
+    ASSERT_EQ(rows["y"].size(), cols["y"].size());
+    EXPECT_EQ(rows["h"], cols["h"]);
+    int64_t differ = 0;
+    double worst = 0;
+    for (size_t i = 0; i < rows["y"].size(); ++i) {
+      const double a = rows["y"][i], b = cols["y"][i];
+      if (a != b) ++differ;
+      worst = std::max(worst, std::fabs(a - b) / std::max({std::fabs(a), std::fabs(b), 1.0 / 64}));
+    }
+    SCOPED_TRACE(ops::name(norm));
+    // A flipped normalised element moves an output that cancels to near zero by more than its
+    // own ulp: layer norm, whose statistics differ the most, gets 2^-6 (both layouts are
+    // checked against the fp64 reference in LinearColumnLayout and Linear).
+    EXPECT_LE(worst, norm == Norm::kLayer ? 1.0 / 64 : 1.0 / 128);
+    EXPECT_LE(differ, norm == Norm::kNone ? 0 : static_cast<int64_t>(rows["y"].size() / 100));
+  }
+}
+
 TEST_P(LinearTest, LinearRefusesIllegalTilings) {
   const arch::ChipSpec& spec = chip(GetParam());
   ops::LinearSpec s = linear_base();
@@ -279,6 +370,13 @@ TEST_P(LinearTest, LinearRefusesIllegalTilings) {
   s.tiling = {128, 512 * (banks / 4)};
   EXPECT_THROW(ops::linear(spec, s), InputError) << "GLU out_block " << s.tiling.out_block;
   s.tiling = {128, 512};
+  EXPECT_NO_THROW(ops::linear(spec, s));
+  // The column layout: K = 300 is not whole partitions, 200 tokens are more than one column.
+  s.tiling = {128, 512, true};
+  EXPECT_THROW(ops::linear(spec, s), InputError) << "columns, K 300";
+  s.in = 256;
+  EXPECT_THROW(ops::linear(spec, s), InputError) << "columns, 200 tokens";
+  s.tokens = 100;
   EXPECT_NO_THROW(ops::linear(spec, s));
 }
 
