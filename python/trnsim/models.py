@@ -224,6 +224,9 @@ def serve(
     return out
 
 
+_RECOMPUTE = ("none", "selective", "full")
+
+
 def train(
     model: str,
     *,
@@ -245,16 +248,18 @@ def train(
     """One training step under a TP x PP x DP plan on ``servers`` of ``system``, as
     `trnsim train --json`: step_time_s, sequences_per_s, tokens_per_s, mfu, hfu,
     memory_per_chip_bytes, fits, the breakdown and each stage's figures; ``["text"]`` holds
-    what the command prints. recompute: "none" or "full"; zero: 0-3; virtual_stages: chunks
+    what the command prints. recompute: "none", "selective" (each layer's attention forward
+    again in the backward, as Neuron Distributed's selective checkpointing) or "full"; zero: 0-3;
+    virtual_stages: chunks
     per pipeline stage (the interleaved schedule)."""
-    if recompute not in ("none", "full"):
-        raise ValueError(f"recompute {recompute!r}: 'none' or 'full'")
+    if recompute not in _RECOMPUTE:
+        raise ValueError(f"recompute {recompute!r}: 'none', 'selective' or 'full'")
     extra = {} if runtime is None else {"runtime": runtime}
     j, text = _core.model_train(
         model, system, servers=0 if servers is None else int(servers), tp=int(tp), pp=int(pp),
         dp=int(dp), lnc=0 if lnc is None else int(lnc), zero=int(zero), seq=int(seq),
         global_batch=int(global_batch), micro_batch=int(micro_batch),
-        recompute=recompute == "full", sets=builtins.list(set),
+        recompute=recompute, sets=builtins.list(set),
         virtual_stages=int(virtual_stages), **extra)
     out = json.loads(j)
     out["text"] = text
@@ -273,7 +278,7 @@ def plan(
     lnc: Sequence[int] = (),
     micro_batch: Sequence[int] = (1, 2, 4),
     zero: Sequence[int] = (0, 1),
-    recompute: Sequence[str] = ("none", "full"),
+    recompute: Sequence[str] = ("none", "selective", "full"),
     virtual_stages: Sequence[int] = (1,),
     top: int = 10,
     jobs: int | None = None,
@@ -288,14 +293,14 @@ def plan(
     ``bound``), ``least_memory`` when nothing fits; ``["text"]`` holds what the command
     prints. ``jobs``: threads (default: the host's cores)."""
     for r in recompute:
-        if r not in ("none", "full"):
-            raise ValueError(f"recompute {r!r}: 'none' or 'full'")
+        if r not in _RECOMPUTE:
+            raise ValueError(f"recompute {r!r}: 'none', 'selective' or 'full'")
     extra = {} if runtime is None else {"runtime": runtime}
     j, text = _core.model_plan(
         model, system, servers=0 if servers is None else int(servers), seq=int(seq),
         global_batch=int(global_batch), tp=[int(v) for v in tp], pp=[int(v) for v in pp],
         lnc=[int(v) for v in lnc], micro_batch=[int(v) for v in micro_batch],
-        zero=[int(v) for v in zero], recompute=[r == "full" for r in recompute], top=int(top),
+        zero=[int(v) for v in zero], recompute=builtins.list(recompute), top=int(top),
         jobs=int(jobs) if jobs else (os.cpu_count() or 1), sets=builtins.list(set),
         virtual_stages=[int(v) for v in virtual_stages], **extra)
     out = json.loads(j)

@@ -245,8 +245,8 @@ void bind_model(nb::module_& m) {
       "model_train",
       [](const std::string& model, const std::string& system, int64_t servers, int tp, int pp,
          int dp, int lnc, int zero, int64_t seq, int64_t global_batch, int64_t micro_batch,
-         bool recompute, const std::string& runtime, const std::vector<std::string>& sets,
-         int virtual_stages) {
+         const std::string& recompute, const std::string& runtime,
+         const std::vector<std::string>& sets, int virtual_stages) {
         planner::TrainOptions o;
         o.virtual_stages = virtual_stages;
         o.system = system;
@@ -260,7 +260,7 @@ void bind_model(nb::module_& m) {
         o.seq = seq;
         o.global_batch = global_batch;
         o.micro_batch = micro_batch;
-        o.recompute = recompute;
+        o.recompute = planner::parse_recompute(recompute, "train", "recompute");
         o.runtime = runtime;
         const graph::ModelConfig cfg = graph::load_model_config(model);
         const planner::TrainResult r = run_released([&] { return planner::train(cfg, o); });
@@ -269,7 +269,7 @@ void bind_model(nb::module_& m) {
       nb::arg("model"), nb::arg("system"), nb::arg("servers") = 0, nb::arg("tp") = 1,
       nb::arg("pp") = 1, nb::arg("dp") = 1, nb::arg("lnc") = 0, nb::arg("zero") = 1,
       nb::arg("seq") = 2048, nb::arg("global_batch") = 1024, nb::arg("micro_batch") = 1,
-      nb::arg("recompute") = false, nb::arg("runtime") = std::string(graph::kInGraphRuntime),
+      nb::arg("recompute") = "none", nb::arg("runtime") = std::string(graph::kInGraphRuntime),
       nb::arg("sets") = std::vector<std::string>{}, nb::arg("virtual_stages") = 1,
       "One training step under a plan (planner/train.h): (JSON as trnsim train --json, text).");
   m.def(
@@ -277,8 +277,8 @@ void bind_model(nb::module_& m) {
       [](const std::string& model, const std::string& system, int64_t servers, int64_t seq,
          int64_t global_batch, const std::vector<int>& tp, const std::vector<int>& pp,
          const std::vector<int>& lnc, const std::vector<int64_t>& micro_batch,
-         const std::vector<int>& zero, const std::vector<bool>& recompute, size_t top, int jobs,
-         const std::string& runtime, const std::vector<std::string>& sets,
+         const std::vector<int>& zero, const std::vector<std::string>& recompute, size_t top,
+         int jobs, const std::string& runtime, const std::vector<std::string>& sets,
          const std::vector<int>& virtual_stages) {
         planner::PlanSearchOptions o;
         o.virtual_stages = virtual_stages;
@@ -293,7 +293,9 @@ void bind_model(nb::module_& m) {
         o.lnc = lnc;
         o.micro_batch = micro_batch;
         o.zero = zero;
-        o.recompute = recompute;
+        o.recompute.clear();
+        for (const std::string& r : recompute)
+          o.recompute.push_back(planner::parse_recompute(r, "plan", "recompute"));
         o.top = top;
         o.jobs = jobs;
         const graph::ModelConfig cfg = graph::load_model_config(model);

@@ -24,7 +24,7 @@ namespace {
 
 struct PlanCmdOptions {
   std::string model, system, runtime = std::string(graph::kInGraphRuntime);
-  std::vector<std::string> sets, recompute{"none", "full"};
+  std::vector<std::string> sets, recompute{"none", "selective", "full"};
   std::vector<int> tp, pp, zero{0, 1}, virtual_stages{1};
   std::vector<int64_t> micro_batch{1, 2, 4};
   std::vector<int> lnc;
@@ -52,12 +52,8 @@ void run_plan(const PlanCmdOptions& o, Io& io) {
   p.zero = o.zero;
   p.virtual_stages = o.virtual_stages;
   p.recompute.clear();
-  for (const std::string& r : o.recompute) {
-    if (r != "none" && r != "full")
-      throw InputError("plan", "--recompute",
-                       r + ": none or full (selective recomputation is not modelled)");
-    p.recompute.push_back(r == "full");
-  }
+  for (const std::string& r : o.recompute)
+    p.recompute.push_back(planner::parse_recompute(r, "plan", "--recompute"));
   p.top = o.top;
   p.jobs =
       o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -95,7 +91,7 @@ void setup_plan_command(CLI::App& app, Io& io) {
                   "ZeRO stages to try (0-3; default 0 and 1, what Neuron Distributed runs)")
       ->capture_default_str()
       ->check(CLI::Range(0, 3));
-  sub->add_option("--recompute", o->recompute, "recomputation to try: none, full")
+  sub->add_option("--recompute", o->recompute, "recomputation to try: none, selective, full")
       ->capture_default_str();
   sub->add_option("--lnc", o->lnc, "physical cores per rank to try (default: the system's)")
       ->check(CLI::Range(1, 8));

@@ -30,9 +30,6 @@ struct TrainCmdOptions {
 void run_train(const TrainCmdOptions& o, Io& io) {
   if (o.model.empty()) throw InputError("train", "--model", "name a model (trnsim model --list)");
   if (o.system.empty()) throw InputError("train", "--system", "name a system (spec/systems)");
-  if (o.recompute != "none" && o.recompute != "full")
-    throw InputError("train", "--recompute",
-                     o.recompute + ": none or full (selective recomputation is not modelled)");
   planner::TrainOptions t;
   t.system = o.system;
   t.servers = o.servers;
@@ -46,7 +43,7 @@ void run_train(const TrainCmdOptions& o, Io& io) {
   t.seq = o.seq;
   t.global_batch = o.global_batch;
   t.micro_batch = o.micro_batch;
-  t.recompute = o.recompute == "full";
+  t.recompute = planner::parse_recompute(o.recompute, "train", "--recompute");
   t.runtime = o.runtime;
   t.search_tilings = !o.no_search;
   const planner::TrainResult r = planner::train(graph::load_model_config(o.model), t);
@@ -92,7 +89,10 @@ void setup_train_command(CLI::App& app, Io& io) {
   sub->add_option("--micro-batch", o->micro_batch, "sequences per micro-batch")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
-  sub->add_option("--recompute", o->recompute, "activation recomputation: none or full")
+  sub->add_option(
+         "--recompute", o->recompute,
+         "activation recomputation: none, selective (each layer's attention again in the backward) "
+         "or full (each layer's forward again)")
       ->capture_default_str();
   sub->add_option("--runtime", o->runtime, "collective runtime (spec/runtime)")
       ->capture_default_str();

@@ -49,7 +49,9 @@ double gib(int64_t b) { return static_cast<double>(b) / 1073741824.0; }
 
 std::string plan_text(const TrainResult& r) {
   return fmt::format("TP {} PP {} DP {} mb {} ZeRO-{}{}", r.tp, r.pp, r.dp, r.micro_batch, r.zero,
-                     r.recompute ? " full recompute" : "");
+                     r.recompute == Recompute::kNone
+                         ? std::string()
+                         : fmt::format(" {} recompute", name(r.recompute)));
 }
 
 }  // namespace
@@ -107,7 +109,7 @@ PlanSearchResult search_plans(const graph::ModelConfig& m, const PlanSearchOptio
         for (int64_t mb : o.micro_batch)
           for (int zero : o.zero) {
             if (dp == 1 && zero != o.zero.front()) continue;  // ZeRO shards nothing on one replica
-            for (bool rc : o.recompute)
+            for (const Recompute rc : o.recompute)
               for (int v : o.virtual_stages) {
                 if (v > 1 && pp == 1) continue;  // nothing to interleave
                 TrainOptions t = o.base;
@@ -247,8 +249,8 @@ std::string PlanSearchResult::text() const {
         "({:.0f}% of the step)\n",
         i + 1, r.lnc, r.tp,
         r.virtual_stages > 1 ? fmt::format("{}x{}", r.pp, r.virtual_stages) : std::to_string(r.pp),
-        r.dp, r.micro_batch, r.zero, r.recompute ? "full" : "none", r.step_time_s, r.tokens_per_s,
-        100 * r.mfu, gib(r.memory_per_chip_bytes), plan_bound_name(best[i].bound),
+        r.dp, r.micro_batch, r.zero, name(r.recompute), r.step_time_s, r.tokens_per_s, 100 * r.mfu,
+        gib(r.memory_per_chip_bytes), plan_bound_name(best[i].bound),
         r.step_time_s > 0 ? 100 * step_parts(r)[static_cast<size_t>(best[i].bound)] / r.step_time_s
                           : 0.0);
   }

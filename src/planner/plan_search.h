@@ -30,7 +30,7 @@ struct PlanSearchOptions {
   std::vector<int64_t> micro_batch{1, 2, 4};  // sequences per micro-batch
   std::vector<int> zero{0, 1};                // what Neuron Distributed runs; 2 and 3 on request
   std::vector<int> virtual_stages{1};         // interleaved chunks per stage (with PP > 1 only)
-  std::vector<bool> recompute{false, true};
+  std::vector<Recompute> recompute{Recompute::kNone, Recompute::kSelective, Recompute::kFull};
   size_t top = 10;  // plans listed (all are counted)
   int jobs = 1;     // threads: the plans of one (LNC, TP, micro-batch) are one task
 };

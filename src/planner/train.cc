@@ -15,6 +15,25 @@
 
 namespace trnsim::planner {
 
+std::string_view name(Recompute r) {
+  switch (r) {
+    case Recompute::kNone:
+      return "none";
+    case Recompute::kSelective:
+      return "selective";
+    case Recompute::kFull:
+      return "full";
+  }
+  return "?";
+}
+
+Recompute parse_recompute(const std::string& s, const std::string& command,
+                          const std::string& key) {
+  for (const Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull})
+    if (s == name(r)) return r;
+  throw InputError(command, key, s + ": none, selective or full");
+}
+
 namespace {
 
 // Which pipeline stage a non-layer tensor or kernel belongs to: the embedding to the first,
@@ -68,12 +87,17 @@ void stage_memory(const graph::ModelConfig& m, const TrainOptions& o, int64_t la
       r.stages[s].weight_bytes = std::min(
           whole[s], r.stages[s].weight_bytes + std::min<int64_t>(2, layers) * layer_weights);
   int64_t layer_inputs = 0;  // what full recomputation keeps: each layer's input
+  const bool full = o.recompute == Recompute::kFull;
   for (int v : graph::saved_activations(g)) {
     const graph::Value& x = g.values[static_cast<size_t>(v)];
-    if (o.recompute && layer_part(x.name)) continue;
+    if (full && layer_part(x.name)) continue;
+    // Selective: the core attention's own saved state (flash attention's row statistics; its
+    // inputs q, k, v and its output stay, as the projections around it need them).
+    if (o.recompute == Recompute::kSelective && layer_part(x.name) && x.name.ends_with(".lse"))
+      continue;
     add(x.name, &TrainResult::Stage::activation_bytes, x.bytes());
   }
-  if (o.recompute) {
+  if (full) {
     layer_inputs = layers * o.micro_batch * o.seq * m.hidden * m.dtype.storage_bytes;
     int64_t one_layer = 0;  // the recomputed layer's own saved set, live during its backward
     for (int v : graph::saved_activations(g))
@@ -206,7 +230,7 @@ TrainResult train(const graph::ModelConfig& m, const TrainOptions& o) {
   const graph::ModelResult step = graph::run_model(m, ro);
   r.stages.assign(static_cast<size_t>(o.pp), {});
   std::vector<double> tp_comm(static_cast<size_t>(o.pp), 0.0);
-  double layer_fwd = 0;
+  double layer_fwd = 0, attn_fwd = 0;
   for (const auto& sl : step.timeline) {
     const double s = sl.dur_us * 1e-6;
     for (int st = 0; st < o.pp; ++st) {
@@ -217,10 +241,16 @@ TrainResult train(const graph::ModelConfig& m, const TrainOptions& o) {
        : sl.phase == "backward" ? S.backward_s
                                 : S.optimizer_s) += s;
     }
-    if (layer_part(sl.name) && sl.phase == "forward") layer_fwd += s;
+    if (layer_part(sl.name) && sl.phase == "forward") {
+      layer_fwd += s;
+      if (sl.kind == "attention") attn_fwd += s;
+    }
   }
-  if (o.recompute)
-    for (auto& S : r.stages) S.backward_s += layer_fwd;
+  // Recomputation runs in the backward: every layer's forward (full), or its attention's.
+  const double again = o.recompute == Recompute::kFull        ? layer_fwd
+                       : o.recompute == Recompute::kSelective ? attn_fwd
+                                                              : 0.0;
+  for (auto& S : r.stages) S.backward_s += again;
   stage_memory(m, o, layers, r);
 
   // The pipeline over the micro-batches.
@@ -304,16 +334,21 @@ TrainResult train(const graph::ModelConfig& m, const TrainOptions& o) {
   r.tokens_per_s = r.sequences_per_s * static_cast<double>(o.seq);
 
   // FLOPs: the stage run's rows are one rank's; layer rows stand for pp stages' layers.
-  double layer_flops = 0, other_flops = 0, layer_fwd_flops = 0;
+  double layer_flops = 0, other_flops = 0, layer_fwd_flops = 0, attn_fwd_flops = 0;
   for (const auto& row : step.rows)
     (layer_part(row.name) ? layer_flops : other_flops) +=
         row.flops * static_cast<double>(row.count);
   for (const auto& row : step.rows)
     if (layer_part(row.name) && row.kind != "grad_input" && row.kind != "grad_weight" &&
-        row.kind != "attn_grad")
+        row.kind != "attn_grad") {
       layer_fwd_flops += row.flops * static_cast<double>(row.count);
+      if (row.kind == "attention") attn_fwd_flops += row.flops * static_cast<double>(row.count);
+    }
   const double model = (layer_flops * o.pp + other_flops) * o.tp * mb * o.dp;
-  const double recomputed = o.recompute ? layer_fwd_flops * o.pp * o.tp * mb * o.dp : 0;
+  const double recomputed = (o.recompute == Recompute::kFull        ? layer_fwd_flops
+                             : o.recompute == Recompute::kSelective ? attn_fwd_flops
+                                                                    : 0.0) *
+                            o.pp * o.tp * mb * o.dp;
   const double peak = sys.chip.chip.tflops.bf16 * 1e12 * static_cast<double>(sys.chips());
   r.mfu = model / (r.step_time_s * peak);
   r.hfu = (model + recomputed) / (r.step_time_s * peak);
@@ -365,7 +400,7 @@ nlohmann::json TrainResult::to_json() const {
       {"micro_batch", micro_batch},
       {"micro_batches", micro_batches},
       {"virtual_stages", virtual_stages},
-      {"recompute", recompute ? "full" : "none"},
+      {"recompute", name(recompute)},
       {"step_time_s", step_time_s},
       {"sequences_per_s", sequences_per_s},
       {"tokens_per_s", tokens_per_s},
@@ -398,11 +433,11 @@ std::string TrainResult::text() const {
       "seq {}, global batch {} = {} micro-batches of {} per replica\n",
       model, servers, system, chips, tp, pp,
       virtual_stages > 1 ? fmt::format(" (interleaved, {} chunks)", virtual_stages) : "", dp,
-      lnc > 1 ? fmt::format(" (LNC={})", lnc) : "", zero, recompute ? "full" : "none", seq,
-      global_batch, micro_batches, micro_batch);
+      lnc > 1 ? fmt::format(" (LNC={})", lnc) : "", zero, name(recompute), seq, global_batch,
+      micro_batches, micro_batch);
   out += fmt::format("step {:.3f} s: {:.2f} sequences/s, {:.0f} tokens/s, MFU {:.1f}%{}\n",
                      step_time_s, sequences_per_s, tokens_per_s, 100 * mfu,
-                     recompute ? fmt::format(" (HFU {:.1f}%)", 100 * hfu) : "");
+                     recompute != Recompute::kNone ? fmt::format(" (HFU {:.1f}%)", 100 * hfu) : "");
   auto share = [&](double s) { return step_time_s > 0 ? 100 * s / step_time_s : 0; };
   out += fmt::format(
       "  compute {:.3f} s ({:.0f}%; TP all-reduces {:.3f} s of it), pipeline bubble {:.3f} s "

@@ -40,6 +40,14 @@
 
 namespace trnsim::planner {
 
+// Activation recomputation: none; selective (Megatron's and NxD's: each layer's core attention
+// runs its forward again in the backward instead of keeping what it saved); full (each
+// layer's forward again, only its input kept).
+enum class Recompute { kNone, kSelective, kFull };
+std::string_view name(Recompute r);
+// "none", "selective" or "full"; InputError naming `key` otherwise.
+Recompute parse_recompute(const std::string& s, const std::string& command, const std::string& key);
+
 struct TrainOptions {
   std::string system;                     // spec/systems name or path
   int64_t servers = 0;                    // 0: the system file's
@@ -47,7 +55,7 @@ struct TrainOptions {
   int tp = 1, pp = 1, dp = 1, lnc = 0;    // lnc 0: the system's
   int zero = 1;  // ZeRO stage 0-3: what the replicas shard (train.cc: stage_memory, DP comm)
   int64_t seq = 2048, global_batch = 1024, micro_batch = 1;
-  bool recompute = false;  // full activation recomputation (each layer's forward again)
+  Recompute recompute = Recompute::kNone;
   // Interleaved 1F1B: each stage's layers in this many chunks (model chunks of Megatron's
   // interleaved schedule); 1: plain 1F1B.
   int virtual_stages = 1;
@@ -62,7 +70,7 @@ struct TrainResult {
   int tp = 1, pp = 1, dp = 1, lnc = 1, zero = 1;
   int64_t servers = 1, chips = 1, seq = 0, global_batch = 0, micro_batch = 1, micro_batches = 1;
   int virtual_stages = 1;
-  bool recompute = false;
+  Recompute recompute = Recompute::kNone;
   double step_time_s = 0, sequences_per_s = 0, tokens_per_s = 0;
   double mfu = 0, hfu = 0;  // model FLOPs (and with recomputation) / (step x the chips' peak)
   // Breakdown of the step (s): the pipeline's compute (TP all-reduces inside, also shown on

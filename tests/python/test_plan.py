@@ -30,6 +30,6 @@ def test_plan_counts_illegal_plans_and_refuses_bad_options():
     assert r["illegal"] == 1 and r["timed"] == 1
     assert any("heads" in why for why in r["illegal_reasons"])
     with pytest.raises(ValueError, match="recompute"):
-        tm.plan("tiny-llama", recompute=["selective"], **TINY)
+        tm.plan("tiny-llama", recompute=["partial"], **TINY)
     with pytest.raises(ValueError, match="lnc"):
         tm.plan("tiny-llama", lnc=[3], **TINY)

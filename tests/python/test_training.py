@@ -213,5 +213,5 @@ def test_train_plan_from_python_and_cli():
     j = json.loads(out.stdout)
     assert j["dp"] == 16 and j["sequences_per_s"] > 0 and j["fits"]
     bad = subprocess.run([sys.executable, "-m", "trnsim", "train", "--model", "tiny-llama", "--system", "trn1.32xlarge",
-                          "--recompute", "selective"], capture_output=True, text=True)
+                          "--recompute", "partial"], capture_output=True, text=True)
     assert bad.returncode != 0 and "--recompute" in bad.stderr

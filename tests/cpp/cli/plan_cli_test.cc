@@ -51,7 +51,7 @@ TEST(PlanCli, JsonHasTheCountsAndTheBestPlansWithTrainsKeys) {
 }
 
 TEST(PlanCli, ErrorsNameTheOption) {
-  CliResult r = run_plan({"--recompute", "selective"});
+  CliResult r = run_plan({"--recompute", "partial"});
   EXPECT_NE(r.code, 0);
   EXPECT_TRUE(has(r.err, "--recompute")) << r.err;
   r = run_cli({"plan", "--system", "trn1.32xlarge"});

@@ -34,8 +34,9 @@ PlanSearchOptions options() {
 TEST(PlanSearch, BuildsEveryLegalPlanAndRanksTheTimedOnesByStepTime) {
   const PlanSearchResult r = search_plans(model(), options());
   // TP 1, 2, 4 (a power of two dividing 4 heads) x PP 1, 2 (dividing 2 layers): every product
-  // divides 32 ranks, DP >= 4; x 2 micro-batches x ZeRO 0, 1 x recompute none, full.
-  EXPECT_EQ(r.enumerated, 3u * 2 * 2 * 2 * 2);
+  // divides 32 ranks, DP >= 4; x 2 micro-batches x ZeRO 0, 1 x recompute none, selective,
+  // full.
+  EXPECT_EQ(r.enumerated, 3u * 2 * 2 * 2 * 3);
   EXPECT_EQ(r.ranks, 32);
   EXPECT_EQ(r.illegal, 0u);
   EXPECT_EQ(r.pruned_memory, 0u);  // a tiny model fits every plan
@@ -67,7 +68,7 @@ TEST(PlanSearch, APlansFiguresAreThoseOfTrainingItAlone) {
 
 TEST(PlanSearch, ThreadsChangeNothing) {
   PlanSearchOptions o = options();
-  o.recompute = {false};
+  o.recompute = {Recompute::kNone};
   o.zero = {1};
   const PlanSearchResult one = search_plans(model(), o);
   o.jobs = 2;
@@ -77,7 +78,7 @@ TEST(PlanSearch, ThreadsChangeNothing) {
 
 TEST(PlanSearch, PrunesByMemoryBeforeTimingAndNamesTheClosestPlan) {
   PlanSearchOptions o = options();
-  o.recompute = {false};
+  o.recompute = {Recompute::kNone};
   o.zero = {0};
   o.micro_batch = {1};
   // 2 MiB of HBM per chip: no plan fits; none is timed.
@@ -104,7 +105,7 @@ TEST(PlanSearch, InterleavingIsTriedOnPipelinesOnly) {
   PlanSearchOptions o = options();
   o.micro_batch = {1};
   o.zero = {1};
-  o.recompute = {false};
+  o.recompute = {Recompute::kNone};
   o.virtual_stages = {1, 2};
   const PlanSearchResult r = search_plans(model(), o);
   // TP 1, 2, 4 x (PP 1 once, PP 2 with 1 and 2 chunks); tiny-llama's 2 layers are not 2 x 2
@@ -119,7 +120,7 @@ TEST(PlanSearch, InterleavingIsTriedOnPipelinesOnly) {
 
 TEST(PlanSearch, CountsIllegalPlansWithTheirReasons) {
   PlanSearchOptions o = options();
-  o.recompute = {false};
+  o.recompute = {Recompute::kNone};
   o.zero = {1};
   o.micro_batch = {1, 3};  // 64 sequences are not whole micro-batches of 3
   o.tp = {2, 8};           // 8 ranks do not divide 4 heads

@@ -189,12 +189,36 @@ TEST(Train, SystemAndChipWhatIfsTogether) {
 TEST(Train, FullRecomputationTradesTimeForMemory) {
   TrainOptions o = plan(2, 1, 16);  // both layers on one stage: recomputation keeps their inputs
   const TrainResult keep = train(model(), o);
-  o.recompute = true;
+  o.recompute = Recompute::kFull;
   const TrainResult redo = train(model(), o);
   EXPECT_GT(redo.stages[0].backward_s, keep.stages[0].backward_s);
   EXPECT_LT(redo.stages[0].activation_bytes, keep.stages[0].activation_bytes);
   EXPECT_GT(redo.hfu, redo.mfu);
   EXPECT_GT(redo.step_time_s, keep.step_time_s);
+}
+
+// Selective recomputation runs each layer's attention forward once more in the backward:
+// the backward grows by exactly the attention kernels' forward time (no more, no less than
+// full recomputation's share of it), HFU counts the attention FLOPs again, and flash
+// attention's saved row statistics are dropped.
+TEST(Train, SelectiveRecomputationRunsTheAttentionForwardAgain) {
+  TrainOptions o = plan(2, 1, 16);
+  const TrainResult keep = train(model(), o);
+  o.recompute = Recompute::kSelective;
+  const TrainResult sel = train(model(), o);
+  o.recompute = Recompute::kFull;
+  const TrainResult full = train(model(), o);
+  EXPECT_EQ(sel.stages[0].forward_s, keep.stages[0].forward_s);
+  const double extra = sel.stages[0].backward_s - keep.stages[0].backward_s;
+  EXPECT_GT(extra, 0);
+  EXPECT_LT(extra, full.stages[0].backward_s - keep.stages[0].backward_s);
+  EXPECT_GT(sel.hfu, sel.mfu);
+  EXPECT_LT(sel.hfu - sel.mfu, full.hfu - full.mfu);
+  EXPECT_LT(sel.stages[0].activation_bytes, keep.stages[0].activation_bytes);
+  EXPECT_GT(sel.stages[0].activation_bytes, full.stages[0].activation_bytes);
+  EXPECT_EQ(sel.to_json()["recompute"], "selective");
+  EXPECT_THROW(parse_recompute("partial", "train", "--recompute"), InputError);
+  EXPECT_EQ(parse_recompute("selective", "train", "--recompute"), Recompute::kSelective);
 }
 
 TEST(Train, PlansThatDoNotMatchAreRefused) {
