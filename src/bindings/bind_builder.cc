@@ -1,5 +1,6 @@
 // KernelBuilder bindings: one method per builder call, same names and operand order
 // (src/kernel/builder.h documents each). Scalars are floats or [P, 1] Views.
+#include <fmt/format.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
@@ -178,6 +179,25 @@ void bind_kernel_builder(nb::module_& m) {
            nb::arg("src"), "NC-v4: dst (MXFP8) and scale [P, F/4] (E8M0) of src (bf16/fp16).")
       .def("transpose", &KernelBuilder::transpose, nb::arg("dst"), nb::arg("src"),
            nb::arg("engine") = Engine::kTensor)
+      .def(
+          "stream_shuffle",
+          [](KernelBuilder& b, const View& dst, const View& src, const std::vector<int64_t>& mask) {
+            if (mask.size() != 32)
+              throw InputError("stream_shuffle", "shuffle_mask",
+                               fmt::format("{} entries; a quadrant has 32", mask.size()));
+            std::array<uint8_t, 32> m{};
+            for (size_t i = 0; i < m.size(); ++i) {
+              if (mask[i] < 0 || mask[i] > 255)
+                throw InputError(
+                    "stream_shuffle", "shuffle_mask",
+                    fmt::format("entry {} is {}: a partition 0..31, or 255", i, mask[i]));
+              m[i] = static_cast<uint8_t>(mask[i]);
+            }
+            b.stream_shuffle(dst, src, m);
+          },
+          nb::arg("dst"), nb::arg("src"), nb::arg("mask"),
+          "VectorE: dst partition 32 q + i <- src partition 32 q + mask[i] in each quadrant q "
+          "(255: unchanged).")
       .def(
           "activation",
           [](KernelBuilder& b, const View& dst, const View& src, ActFunc f, nb::handle scale,

@@ -137,7 +137,11 @@ struct Params {
   int64_t reg_imm = 0;
   int32_t branch_target = -1;  // instruction index in the same stream
   std::array<uint8_t, 4> reserved5{};
+  // stream_shuffle: output partition i of each 32-partition quadrant copies the quadrant's
+  // input partition shuffle[i]; kShuffleKeep leaves it unchanged.
+  std::array<uint8_t, 32> shuffle{};
 };
+inline constexpr uint8_t kShuffleKeep = 255;
 
 // Equal exactly when their bytes are (no implicit padding: see above), floats by bits. The
 // size checks fail when a field is added, so that the layout test is updated with it.
@@ -146,7 +150,7 @@ inline bool operator==(const ScalarArg& a, const ScalarArg& b) {
   return same_bytes<sizeof(ScalarArg)>(&a, &b);
 }
 inline bool operator==(const Params& a, const Params& b) {
-  static_assert(sizeof(Params) == 120, "Params changed: update tests/cpp/isa/layout_test.cc");
+  static_assert(sizeof(Params) == 152, "Params changed: update tests/cpp/isa/layout_test.cc");
   return same_bytes<sizeof(Params)>(&a, &b);
 }
 

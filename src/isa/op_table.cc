@@ -148,6 +148,9 @@ constexpr std::array<OpInfo, kNumOpcodes> kTable{
        "dst = src, or 0 where the lane's next draw is below arg0 (the drop probability)"),
     op(kTransposeDve, kDve, {W("dst"), R("src")}, {}, SR::kTransposeDve,
        "dst[F, P] = src[P, F] within one 32-partition reshape bank (P, F <= 32)"),
+    op(kStreamShuffle, kDve, {W("dst"), R("src")}, {kShuffle}, SR::kStreamShuffle,
+       "dst partition 32 q + i = src partition 32 q + shuffle[i] in each quadrant q (255: dst "
+       "unchanged); same dtype and elements per partition"),
     op(kExponential, kDve, {W("dst"), R("src")}, {kArg0, kRounding}, SR::kElementwise,
        "dst = exp(src - arg0); running sum in the VectorE accumulator registers",
        Feature::kFastExponential),

@@ -118,6 +118,7 @@ enum class ShapeRule : uint8_t {
   kMatchReplace8,    // dst like data [P, <= 16384], dst_idx and vals [P, 8]
   kRandSeed,         // src [1 or the lanes', k >= 1] seeds
   kTransposeDve,     // dst [F, P] from src [P, F], P, F <= 32
+  kStreamShuffle,    // dst and src of one dtype and free size, quadrant-aligned partitions
   kTransposePe,      // dst [F, P] from src [P, F], P, F <= the PE array
   kLoadStationary,   // stationary [K, M] within the matmul limits
   kMultiplyMoving,   // dst [M, N] from moving [K, N] and the last stationary

@@ -46,6 +46,7 @@ namespace trnsim::isa {
   X(kRand, "rand")                        /* uniform [0, 1) draws of the generator */          \
   X(kDropout, "dropout")                  /* src, or 0 where a draw < the probability */       \
   X(kTransposeDve, "transpose_dve")       /* 32x32 VectorE transpose */                        \
+  X(kStreamShuffle, "stream_shuffle")     /* VectorE moves in 32-partition quadrants */        \
   X(kExponential, "exponential")          /* NC-v4 VectorE exp(x - m) with running sum */      \
   X(kQuantizeMx, "quantize_mx")           /* NC-v4 VectorE BF16/FP16 -> MXFP8 + E8M0 scales */ \
   X(kPartitionReduce, "partition_reduce") /* GpSimd cross-partition reduction */               \

@@ -98,6 +98,28 @@ KeyOps rounding_key() {
           [](std::string_view t, Params& p) { p.rounding = num::parse_rounding(t, "rounding"); }};
 }
 
+// stream_shuffle's 32 source partitions as "0:1:...:31" (commas separate operands).
+KeyOps shuffle_key() {
+  return {[](const Params& p) {
+            std::string s;
+            for (size_t i = 0; i < p.shuffle.size(); ++i)
+              s += fmt::format("{}{}", i ? ":" : "", p.shuffle[i]);
+            return s;
+          },
+          [](std::string_view t, Params& p) {
+            size_t i = 0;
+            while (true) {
+              const size_t comma = t.find(':');
+              if (i == p.shuffle.size()) bad(t, "32 source partitions, not more");
+              p.shuffle[i++] = parse_integer<uint8_t>(t.substr(0, comma));
+              if (comma == std::string_view::npos) break;
+              t.remove_prefix(comma + 1);
+            }
+            if (i != p.shuffle.size())
+              bad(t, fmt::format("{} source partitions; a quadrant has 32", i));
+          }};
+}
+
 // The binding of each key to its field. A switch, so a key without a binding is a compiler
 // warning (-Wswitch) rather than a silent misalignment.
 KeyOps key_ops(ParamKey k) {
@@ -169,6 +191,8 @@ KeyOps key_ops(ParamKey k) {
       return bool_key<&Params::dma_accumulate>();
     case kRounding:
       return rounding_key();
+    case kShuffle:
+      return shuffle_key();
   }
   TRNSIM_ASSERT(false && "unbound parameter key");
   return {};

@@ -49,7 +49,10 @@ namespace trnsim::isa {
   X(kSendTo, "send_to", "sendrecv: the core (rank in the logical core) that receives src")   \
   X(kRecvFrom, "recv_from", "sendrecv: the core whose src arrives in dst")                   \
   X(kPipe, "pipe", "sendrecv: pairs the k-th sendrecv on a pipe with the peer's k-th")       \
-  X(kRounding, "rounding", "rounding of the output cast: rne, stochastic, rz")
+  X(kRounding, "rounding", "rounding of the output cast: rne, stochastic, rz")               \
+  X(kShuffle, "shuffle",                                                                     \
+    "stream_shuffle: 32 source partitions, colon-separated, for the outputs of a quadrant "  \
+    "(255: unchanged)")
 
 enum class ParamKey : uint8_t {
 #define TRNSIM_PARAM_KEY_ENUM(id, name, doc) id,

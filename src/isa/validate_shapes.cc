@@ -1,5 +1,7 @@
 // How operand shapes must relate, one function per ShapeRule of the op table, plus the DMA
 // rules (HARDWARE.md s2.3, s3, s4). TensorE rules are in validate_matmul.cc.
+#include <algorithm>
+
 #include "isa/validate_context.h"
 
 namespace trnsim::isa::detail {
@@ -71,6 +73,47 @@ bool is_mx_only(const num::Format& f) {
 
 // sendrecv (NKI ISA): SBUF to SBUF, src and dst of one shape and dtype, ranks of a logical core
 // (at most 2 physical cores: HARDWARE.md s6; whether the peer exists is the chip run's check).
+// stream_shuffle (NKI nc_stream_shuffle): one dtype, one free size; the quadrants the two sides
+// span start where the hardware allows (num_active = max partitions rounded up to 32: 96 or
+// 128 from partition 0, 64 from 0 or 64, 32 from any multiple of 32); every source partition
+// the mask names for a written dst partition exists.
+void stream_shuffle_rules(Context& c) {
+  const AccessPattern &dst = c.operand(0), &src = c.operand(1);
+  if (dst.dtype != src.dtype)
+    c.report(RuleKind::kDtype, "stream_shuffle moves elements unchanged: dst is {}, src {}",
+             dst.dtype.name(), src.dtype.name());
+  if (dst.free_elements() != src.free_elements())
+    c.report(RuleKind::kShape, "dst has {} elements per partition, src {}", dst.free_elements(),
+             src.free_elements());
+  constexpr int64_t kQuadrant = 32;
+  const int64_t active =
+      (std::max(dst.num_partitions, src.num_partitions) + kQuadrant - 1) / kQuadrant * kQuadrant;
+  const int64_t align = active > 2 * kQuadrant ? 4 * kQuadrant : active;
+  for (int i : {0, 1})
+    if (c.operand(i).start_partition % align != 0)
+      c.report(RuleKind::kShape,
+               "{} starts at partition {}; a shuffle over {} partitions starts at a multiple of {}",
+               operand_label(*c.inst, i), c.operand(i).start_partition, active, align);
+  const auto& mask = c.inst->p.shuffle;
+  for (int64_t j = 0; j < dst.num_partitions; ++j) {
+    const uint8_t m = mask[static_cast<size_t>(j % kQuadrant)];
+    if (m == kShuffleKeep) continue;
+    if (m >= kQuadrant) {
+      c.report(RuleKind::kShape,
+               "shuffle[{}] = {}: a source partition of the quadrant (0..31) "
+               "or 255",
+               j % kQuadrant, m);
+      return;
+    }
+    if (j / kQuadrant * kQuadrant + m >= src.num_partitions) {
+      c.report(RuleKind::kShape,
+               "dst partition {} copies src partition {} (shuffle[{}] = {}); src has {}", j,
+               j / kQuadrant * kQuadrant + m, j % kQuadrant, m, src.num_partitions);
+      return;
+    }
+  }
+}
+
 void send_recv_rules(Context& c) {
   const Params& p = c.inst->p;
   check_dma_queue(c);
@@ -190,6 +233,9 @@ void check_shapes(Context& c) {
           c.operand(1).free_elements() > kDveTransposeMax)
         c.report(RuleKind::kShape, "src is {}; a VectorE transpose is at most 32 x 32",
                  shape_text(c.operand(1)));
+      break;
+    case ShapeRule::kStreamShuffle:
+      stream_shuffle_rules(c);
       break;
     case ShapeRule::kQuantizeMx:
       // MX blocks are 32 elements: 8 partitions x 4 elements of the innermost dim (AG4).

@@ -49,6 +49,8 @@
 // generation's rules (isa/validate.h) when it is emitted.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -144,6 +146,10 @@ class KernelBuilder {
                  const View& stationary_scale, const View& moving_scale, MatmulOpts opts = {});
   // dst[F, P] = src[P, F]: TensorE (dst in PSUM, through the PE array) or VectorE (<= 32x32).
   void transpose(const View& dst, const View& src, isa::Engine engine = isa::Engine::kTensor);
+  // VectorE partition moves (NKI nc_stream_shuffle): dst partition 32 q + i <- src partition
+  // 32 q + mask[i] in each quadrant q, partitions counted from each view's start; 255 leaves a
+  // dst partition unchanged. dst and src: one dtype, one number of elements per partition.
+  void stream_shuffle(const View& dst, const View& src, const std::array<uint8_t, 32>& mask);
 
   // --- ScalarE: dst = func(src * scale + bias) ---
   void activation(const View& dst, const View& src, isa::ActFunc func, Scalar scale = 1.0f,

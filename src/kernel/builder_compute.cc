@@ -1,6 +1,8 @@
 // ScalarE, VectorE and GpSimd calls: each one instruction (isa/op_table.cc has the semantics).
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "kernel/builder.h"
 #include "kernel/call_error.h"
 
@@ -169,6 +171,18 @@ void KernelBuilder::partition_reduce(const View& dst, const View& src, isa::AluO
   Params p;
   p.reduce_op = op;
   emit_op("partition_reduce", Opcode::kPartitionReduce, Engine::kGpSimd, {dst, src}, p);
+}
+
+void KernelBuilder::stream_shuffle(const View& dst, const View& src,
+                                   const std::array<uint8_t, 32>& mask) {
+  isa::Instruction in = make(isa::Opcode::kStreamShuffle, isa::Engine::kVector, {dst, src});
+  in.p.shuffle = mask;
+  std::vector<Use> uses{{dst, true, "dst"}, {src, false, "src"}};
+  // A kept partition (255) keeps dst's value: the write is then also a read of dst, so its
+  // earlier contents stay live (placement) and ordered before it (dependencies).
+  if (std::find(mask.begin(), mask.end(), isa::kShuffleKeep) != mask.end())
+    uses.push_back({dst, false, "dst"});
+  emit("stream_shuffle", std::move(in), uses);
 }
 
 }  // namespace trnsim::kernel

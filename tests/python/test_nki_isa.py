@@ -346,7 +346,7 @@ def test_limits_raise_like_nki():
 
 
 @pytest.mark.parametrize("name", ["local_gather", "rng",
-                                  "register_alloc", "activate2", "nc_stream_shuffle",
+                                  "register_alloc", "activate2",
                                   "dma_compute", "nonzero_with_count"])
 def test_left_out_names_raise_not_implemented(name):
     with pytest.raises(NotImplementedError, match=f"nki.isa.{name}"):

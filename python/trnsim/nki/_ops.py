@@ -806,6 +806,26 @@ def nc_find_index8(dst, data, vals, name=None):
     return dst
 
 
+def nc_stream_shuffle(dst, src, shuffle_mask, call="nisa.nc_stream_shuffle"):
+    """VectorE partition moves inside each 32-partition quadrant: dst partition 32 q + i takes
+    src partition 32 q + shuffle_mask[i] (counted from each tile's first partition), or keeps
+    its value where the entry is 255. Same dtype and elements per partition; bit-exact."""
+    tile(dst, f"{call}: dst")
+    tile(src, f"{call}: src")
+    if isinstance(shuffle_mask, (str, bytes)) or not hasattr(shuffle_mask, "__len__"):
+        raise NkiError(f"{call}: shuffle_mask must be a list of 32 source partitions, got "
+                       f"{shuffle_mask!r}")
+    if len(shuffle_mask) != 32:
+        raise NkiError(f"{call}: shuffle_mask has {len(shuffle_mask)} entries; a quadrant has 32")
+    mask = [integer(v, f"{call}: shuffle_mask[{i}]", 0, 255) for i, v in enumerate(shuffle_mask)]
+    for i, m in enumerate(mask):
+        if 32 <= m < 255:
+            raise NkiError(f"{call}: shuffle_mask[{i}] = {m}: a partition of the quadrant "
+                           "(0..31), or 255 to leave the output partition unchanged")
+    kb().stream_shuffle(view(dst), view(src), mask)
+    return dst
+
+
 def nc_match_replace8(dst, data, vals, imm, dst_idx=None, name=None):
     """dst = data with the first occurrence of each of vals[P, 8] replaced by imm; dst_idx
     [P, 8] their positions. Without dst_idx the positions go to a scratch tile: trnsim's

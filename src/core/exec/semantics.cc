@@ -69,6 +69,8 @@ SemanticsFn semantics_for(Opcode op) {
       return exec_dropout;
     case Opcode::kTransposeDve:
       return exec_transpose_dve;
+    case Opcode::kStreamShuffle:
+      return exec_stream_shuffle;
     case Opcode::kExponential:
       return exec_exponential;
     case Opcode::kQuantizeMx:

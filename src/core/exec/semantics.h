@@ -25,6 +25,7 @@ void exec_matmul_mx(ExecContext&);
 void exec_transpose_pe(ExecContext&);
 void exec_transpose_dve(ExecContext&);
 void exec_dma_transpose(ExecContext&);
+void exec_stream_shuffle(ExecContext&);  // exec_shuffle.cc
 // exec_activation.cc
 void exec_activation(ExecContext&);
 void exec_exponential(ExecContext&);

@@ -156,6 +156,9 @@ TEST(CostVector, TableEntries) {
   EXPECT_EQ(cost(op(Opcode::kMax8, 8, 1000)).ii, 1000u);        // N
   EXPECT_EQ(cost(op(Opcode::kTensorReduce, 1, 1000)).ii, 1000u);
   EXPECT_EQ(cost(op(Opcode::kExponential, 1024, 1024), "trn3").ii, 256u);  // 4x ScalarE exp
+  // nc_stream_shuffle: max(MIN_II, N) VectorE cycles (NKI API reference), every generation.
+  EXPECT_EQ(cost(op(Opcode::kStreamShuffle, 1000, 1000)).ii, 1000u);
+  EXPECT_EQ(cost(op(Opcode::kStreamShuffle, 10, 10), "trn1").ii, 64u);
   isa::Instruction tsr = make(Opcode::kTensorScalarReduce, Engine::kVector,
                               {sbuf(128, 10, f32), sbuf(128, 1, f32), sbuf(128, 10, f32)});
   EXPECT_EQ(cost(tsr).ii, 128u);  // max(MIN_II, N) + MIN_II

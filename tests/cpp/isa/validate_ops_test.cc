@@ -152,6 +152,23 @@ TEST(ValidateOps, ShapesMustAgree) {
   const std::string tr = ".engine dve\ntranspose_dve sbuf[0:";
   EXPECT_LEGAL("trn2", tr + "32] [[1,32]] bf16 <- sbuf[0:32] [[1,32]] bf16\n");
   EXPECT_RULE("trn2", tr + "33] [[1,32]] bf16 <- sbuf[0:32] [[1,33]] bf16\n", kShape);
+  // stream_shuffle: quadrant-aligned starts, source partitions that exist, masks of 0..31 / 255.
+  const std::string id =
+      " shuffle=0:1:2:3:4:5:6:7:8:9:10:11:12:13:14:15:16:17:18:19:20:21:22:23:"
+      "24:25:26:27:28:29:30:31\n";
+  const std::string sh = ".engine dve\nstream_shuffle sbuf[";
+  EXPECT_LEGAL("trn2", sh + "0:128] [[1,8]] fp32 <- sbuf[0:128]+64 [[1,8]] fp32" + id);
+  EXPECT_LEGAL("trn2", sh + "64:128] [[1,8]] fp32 <- sbuf[0:64]+64 [[1,8]] fp32" + id);
+  EXPECT_RULE("trn2", sh + "16:48] [[1,8]] fp32 <- sbuf[0:32]+64 [[1,8]] fp32" + id, kShape);
+  // 32 partitions at 32 are legal alone, not beside a 64-partition source (64 active).
+  EXPECT_ONLY_RULE("trn2", sh + "32:64] [[1,8]] fp32 <- sbuf[0:64]+64 [[1,8]] fp32" + id, kShape);
+  EXPECT_ONLY_RULE("trn2", sh + "0:64] [[1,8]] fp32 <- sbuf[0:32]+64 [[1,8]] fp32" + id, kShape);
+  EXPECT_ONLY_RULE("trn2", sh + "0:32] [[1,8]] fp32 <- sbuf[0:32]+64 [[1,9]] fp32" + id, kShape);
+  EXPECT_RULE("trn2", sh + "0:32] [[1,8]] bf16 <- sbuf[0:32]+64 [[1,8]] fp32" + id, kDtype);
+  EXPECT_ONLY_RULE("trn2",
+                   sh + "0:32] [[1,8]] fp32 <- sbuf[0:32]+64 [[1,8]] fp32 shuffle=40:1:2:3:4:5:6:"
+                        "7:8:9:10:11:12:13:14:15:16:17:18:19:20:21:22:23:24:25:26:27:28:29:30:31\n",
+                   kShape);
   const std::string bn = ".engine dve\nbn_stats sbuf[0:128] [[1,6]] fp32 <- sbuf[0:128] [[1,";
   EXPECT_LEGAL("trn2", bn + "512]] bf16\n");
   EXPECT_ONLY_RULE("trn2", bn + "513]] bf16\n", kFreeSize);

@@ -43,6 +43,15 @@ bn_aggr = _ops.bn_aggr
 max8 = _ops.max8
 nc_find_index8 = _ops.nc_find_index8
 nc_match_replace8 = _ops.nc_match_replace8
+
+
+def nc_stream_shuffle(dst, src, shuffle_mask, name=None):
+    """Cross-partition moves on VectorE within each quadrant of 32 partitions: dst partition
+    32 q + i = src partition 32 q + shuffle_mask[i]; 255 leaves it unchanged. The same mask
+    serves every quadrant; dst may be src. Cost max(MIN_II, N) VectorE cycles, N the elements
+    per partition."""
+    return _ops.nc_stream_shuffle(dst, src, shuffle_mask)
+
 range_select = _ops.range_select
 dma_copy = _ops.dma_copy
 dma_transpose = _ops.dma_transpose
@@ -152,7 +161,7 @@ for _name, _why in {
     "activate2": "",
     "rng": "rng", "rand2": "rng", "rand_get_state": "rng", "local_gather": "gather",
     "nc_n_gather": "gather",
-    "nc_stream_shuffle": "", "sequence_bounds": "",
+    "sequence_bounds": "",
     "tensor_copy_dynamic_src": "register",
     "tensor_copy_dynamic_dst": "register", "tensor_scalar_cumulative": "",
     "dma_compute": "", "register_alloc": "register", "register_load": "register",

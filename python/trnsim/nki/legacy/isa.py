@@ -348,7 +348,20 @@ def range_select(on_true_tile, comp_op0, comp_op1, bound0, bound1, reduce_cmd=No
                 tuple(x.shape), _dt(dtype, x))
 
 
-for _name in ("local_gather", "nc_stream_shuffle",
+def nc_stream_shuffle(src, dst, shuffle_mask, dtype=None, mask=None, **kwargs):
+    """NKI Beta 1's argument order (src first) of nki.isa.nc_stream_shuffle: dst partition
+    32 q + i = src partition 32 q + shuffle_mask[i] in each quadrant (255: unchanged)."""
+    call = "neuronxcc.nki.isa.nc_stream_shuffle"
+    if mask is not None:
+        unsupported(f"{call}(mask=...)", "shuffle whole tiles (index dst and src instead)")
+    _ops.tile(dst, f"{call}: dst")
+    if dtype is not None and _ops.format_name(dtype, "dtype") != _ops.format_name(dst.dtype):
+        raise NkiError(f"{call}: dtype={dtype!r} but dst is {dst.dtype}: a shuffle moves "
+                       "elements unchanged")
+    return _ops.nc_stream_shuffle(dst, src, shuffle_mask, call)
+
+
+for _name in ("local_gather",
               "sequence_bounds", "tensor_copy_dynamic_src",
               "tensor_copy_dynamic_dst", "tensor_scalar_cumulative"):
     globals()[_name] = getattr(_new, _name)
