@@ -119,3 +119,33 @@ def test_bad_masks_and_placements_are_errors(rng, mask, dst_start, dst_rows, src
     x = rng.standard_normal((128, 16)).astype(np.float32)
     with pytest.raises(ValueError, match=message):
         shuffle_of(x, mask, dst_start, dst_rows, src_rows)
+
+
+@pytest.mark.parametrize("chip", CHIPS)
+def test_copy_to_an_unaligned_partition_through_a_quadrant_buffer(chip, rng):
+    # The nki-library's cross-partition copy: a tensor_copy cannot start dst at partition 45, so
+    # the rows go through a 32-partition buffer and a shuffle that keeps the other partitions.
+    x = rng.standard_normal((128, 24)).astype(np.float32)
+    y = rng.standard_normal((128, 24)).astype(np.float32)
+    n, src0, dst0 = 10, 64, 45
+    off = dst0 % 32
+    mask = [KEEP] * 32
+    for i in range(n):
+        mask[off + i] = i
+
+    @nki.jit(chip=chip)
+    def kernel(x, y):
+        s, d = nl.load(x), nl.load(y)
+        tmp_src = nl.ndarray((32, 24), nl.float32)
+        tmp_dst = nl.ndarray((32, 24), nl.float32)
+        nisa.tensor_copy(dst=tmp_src[0:n, :], src=s[src0:src0 + n, :])
+        nisa.tensor_copy(dst=tmp_dst, src=d[32:64, :])
+        nisa.nc_stream_shuffle(dst=tmp_dst, src=tmp_src, shuffle_mask=mask)
+        nisa.tensor_copy(dst=d[32:64, :], src=tmp_dst)
+        out = nl.ndarray((128, 24), nl.float32, buffer=nl.shared_hbm)
+        nl.store(out, d)
+        return out
+
+    want = y.copy()
+    want[dst0:dst0 + n] = x[src0:src0 + n]
+    np.testing.assert_array_equal(kernel(x, y), want)
