@@ -229,6 +229,18 @@ void bind_kernel_builder(nb::module_& m) {
           nb::arg("arg1").none() = 0.0, nb::arg("reverse1") = false,
           nb::arg("engine") = Engine::kVector, "dst = (src op0 arg0) op1 arg1.")
       .def(
+          "tensor_scalar_cumulative",
+          [](KernelBuilder& b, const View& dst, const View& src, AluOp op0, nb::handle arg0,
+             AluOp op1, nb::handle init, bool continue_acc, bool reverse0) {
+            b.tensor_scalar_cumulative(dst, src, op0, scalar_of(arg0, "arg0"), op1,
+                                       scalar_of(init, "init"), continue_acc, reverse0);
+          },
+          nb::arg("dst"), nb::arg("src"), nb::arg("op0"), nb::arg("arg0").none(), nb::arg("op1"),
+          nb::arg("init").none() = 0.0, nb::arg("continue_acc") = false,
+          nb::arg("reverse0") = false,
+          "r = op1(src op0 arg0, r) along the free elements, dst = r; r from init or the "
+          "VectorE accumulator.")
+      .def(
           "scalar_tensor_tensor",
           [](KernelBuilder& b, const View& dst, const View& in0, AluOp op0, nb::handle arg0,
              bool reverse0, AluOp op1, const View& in1) {

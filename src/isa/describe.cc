@@ -43,7 +43,7 @@ std::string op_line(const OpInfo& info) {
   for (int k = 0; k < kNumParamKeys; ++k)
     if (info.params.has(static_cast<ParamKey>(k)))
       params.push_back(param_key_name(static_cast<ParamKey>(k)));
-  std::string s = fmt::format("{:<22}[{}]\n", mnemonic(info.op), engines_text(info.engines));
+  std::string s = fmt::format("{:<24} [{}]\n", mnemonic(info.op), engines_text(info.engines));
   if (!operands.empty()) s += fmt::format("    operands: {}\n", operands);
   if (!params.empty()) s += fmt::format("    params:   {}\n", fmt::join(params, " "));
   if (info.feature != Feature::kNone)

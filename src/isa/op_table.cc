@@ -108,6 +108,10 @@ constexpr std::array<OpInfo, kNumOpcodes> kTable{
     op(kTensorScalarReduce, kDve, {W("dst"), W("reduce_dst"), R("src")},
        {kOp0, kArg0, kReverse0, kReduceOp, kRounding}, SR::kReduceAccum,
        "dst = src op0 arg0; reduce_dst[P, 1] = reduce_op of dst over the free dims"),
+    op(kTensorScalarCumulative, kDve, {W("dst"), R("src")},
+       {kOp0, kArg0, kReverse0, kOp1, kArg1, kAccumulate, kRounding}, SR::kCumulative,
+       "r = op1(src[i] op0 arg0, r) along the free dims, dst[i] = r; r starts at arg1, or with "
+       "accumulate at the lane's VectorE accumulator, which keeps the last r"),
     op(kMemset, kDvePool, {W("dst")}, {kValue}, SR::kNone, "dst = value"),
     op(kIota, kPool, {W("dst")}, {kIotaBase, kChannelMultiplier}, SR::kNone,
        "dst[p, i] = iota_base + channel_multiplier * p + i (i: flat free index)"),

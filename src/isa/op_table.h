@@ -119,6 +119,7 @@ enum class ShapeRule : uint8_t {
   kRandSeed,         // src [1 or the lanes', k >= 1] seeds
   kTransposeDve,     // dst [F, P] from src [P, F], P, F <= 32
   kStreamShuffle,    // dst and src of one dtype and free size, quadrant-aligned partitions
+  kCumulative,       // dst like src; op1 add, subtract, mult, max or min; no 32-bit integers
   kTransposePe,      // dst [F, P] from src [P, F], P, F <= the PE array
   kLoadStationary,   // stationary [K, M] within the matmul limits
   kMultiplyMoving,   // dst [M, N] from moving [K, N] and the last stationary

@@ -31,6 +31,7 @@ namespace trnsim::isa {
   X(kTensorCopy, "tensor_copy")                                                                \
   X(kTensorTensorScan, "tensor_tensor_scan")                                                   \
   X(kTensorScalarReduce, "tensor_scalar_reduce")                                               \
+  X(kTensorScalarCumulative, "tensor_scalar_cumulative") /* running op1 of (src op0 arg0) */   \
   X(kMemset, "memset")                                                                         \
   X(kIota, "iota")                                                                             \
   X(kSelect, "select")                                                                         \

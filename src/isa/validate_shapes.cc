@@ -2,6 +2,7 @@
 // rules (HARDWARE.md s2.3, s3, s4). TensorE rules are in validate_matmul.cc.
 #include <algorithm>
 
+#include "isa/names.h"
 #include "isa/validate_context.h"
 
 namespace trnsim::isa::detail {
@@ -111,6 +112,23 @@ void stream_shuffle_rules(Context& c) {
                j / kQuadrant * kQuadrant + m, j % kQuadrant, m, src.num_partitions);
       return;
     }
+  }
+}
+
+// tensor_scalar_cumulative (NKI API reference): the running op is add, subtract, mult, max or
+// min; 32-bit integer tiles are not ISA operands of it.
+void cumulative_rules(Context& c) {
+  same_shape(c, 0, 1);
+  const AluOp op1 = c.inst->p.op1;
+  if (op1 != AluOp::kAdd && op1 != AluOp::kSubtract && op1 != AluOp::kMult && op1 != AluOp::kMax &&
+      op1 != AluOp::kMin)
+    c.report(RuleKind::kShape, "op1={}: the running op is add, subtract, mult, max or min",
+             kAluOpNames.name(op1));
+  for (int i : {0, 1}) {
+    const num::Dtype d = c.operand(i).dtype.dtype;
+    if (d == num::Dtype::kInt32 || d == num::Dtype::kUint32)
+      c.report(RuleKind::kDtype, "{} is {}: tensor_scalar_cumulative takes no 32-bit integers",
+               operand_label(*c.inst, i), c.operand(i).dtype.name());
   }
 }
 
@@ -233,6 +251,9 @@ void check_shapes(Context& c) {
           c.operand(1).free_elements() > kDveTransposeMax)
         c.report(RuleKind::kShape, "src is {}; a VectorE transpose is at most 32 x 32",
                  shape_text(c.operand(1)));
+      break;
+    case ShapeRule::kCumulative:
+      cumulative_rules(c);
       break;
     case ShapeRule::kStreamShuffle:
       stream_shuffle_rules(c);

@@ -150,6 +150,13 @@ class KernelBuilder {
   // 32 q + mask[i] in each quadrant q, partitions counted from each view's start; 255 leaves a
   // dst partition unchanged. dst and src: one dtype, one number of elements per partition.
   void stream_shuffle(const View& dst, const View& src, const std::array<uint8_t, 32>& mask);
+  // VectorE running op (NKI tensor_scalar_cumulative): per partition along the free elements,
+  // r = op1(src[i] op0 arg0, r) (reverse0: arg0 op0 src[i]), dst[i] = r; r starts at `init`,
+  // or with `continue_acc` at the lane's accumulator register (which keeps the last r).
+  // op1: add, subtract, mult, max or min.
+  void tensor_scalar_cumulative(const View& dst, const View& src, isa::AluOp op0, Scalar arg0,
+                                isa::AluOp op1, Scalar init, bool continue_acc = false,
+                                bool reverse0 = false);
 
   // --- ScalarE: dst = func(src * scale + bias) ---
   void activation(const View& dst, const View& src, isa::ActFunc func, Scalar scale = 1.0f,

@@ -185,4 +185,16 @@ void KernelBuilder::stream_shuffle(const View& dst, const View& src,
   emit("stream_shuffle", std::move(in), uses);
 }
 
+void KernelBuilder::tensor_scalar_cumulative(const View& dst, const View& src, isa::AluOp op0,
+                                             Scalar arg0, isa::AluOp op1, Scalar init,
+                                             bool continue_acc, bool reverse0) {
+  Params p;
+  p.op0 = op0;
+  p.reverse0 = reverse0;
+  p.op1 = op1;
+  p.dma_accumulate = continue_acc;
+  emit_op("tensor_scalar_cumulative", Opcode::kTensorScalarCumulative, Engine::kVector, {dst, src},
+          p, {{&arg0, &Params::arg0}, {&init, &Params::arg1}});
+}
+
 }  // namespace trnsim::kernel

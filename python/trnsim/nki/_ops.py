@@ -627,6 +627,38 @@ def tensor_scalar_reduce(dst, data, op0, operand0, reduce_op, reduce_res, revers
     return dst
 
 
+_CUMULATIVE_START = {AluOp.add: 0.0, AluOp.subtract: 0.0, AluOp.mult: 1.0,
+                     AluOp.max: float("-inf"), AluOp.min: float("inf")}
+
+
+def tensor_scalar_cumulative(dst, src, op0, op1, imm0, imm1=None, reduce_cmd=None,
+                             reverse0=False, name=None):
+    """VectorE running op along each partition's free elements: r = op1(src[i] op0 imm0, r)
+    (reverse0: imm0 op0 src[i]), dst[i] = r, in fp32. reduce_cmd: reset_reduce (default: r
+    starts at op1's identity), load_reduce (r starts at imm1, a number or a [P, 1] tile) or
+    reduce (r goes on from the engine's accumulator, where the previous one left it)."""
+    call = "nisa.tensor_scalar_cumulative"
+    o1 = alu(op1)
+    if o1 not in _CUMULATIVE_START:
+        raise NkiError(f"{call}: op1={_describe(op1)}: the running op is nl.add, nl.subtract, "
+                       "nl.multiply, nl.maximum or nl.minimum")
+    cmd = getattr(reduce_cmd, "name", reduce_cmd)
+    if cmd in (None, "reset_reduce"):
+        start, carry = _CUMULATIVE_START[o1], False
+    elif cmd == "load_reduce":
+        if imm1 is None:
+            raise NkiError(f"{call}: reduce_cmd=load_reduce starts from imm1: give imm1")
+        start, carry = scalar(imm1), False
+    elif cmd == "reduce":
+        start, carry = 0.0, True
+    else:
+        raise NkiError(f"{call}: reduce_cmd={reduce_cmd!r}: use nisa.reduce_cmd.reset_reduce, "
+                       "load_reduce or reduce")
+    kb().tensor_scalar_cumulative(view(dst), view(src), alu(op0), scalar(imm0), o1, start,
+                                  carry, bool(reverse0))
+    return dst
+
+
 def tensor_copy(dst, src, engine=None, name=None, dtype=None):
     """dst = src (with the dtype conversion), on Vector, Scalar or GpSimd. ``dtype=`` (the
     NKI 0.2 form, where the result was a new tile) may only name dst's dtype, which is what

@@ -71,6 +71,8 @@ SemanticsFn semantics_for(Opcode op) {
       return exec_transpose_dve;
     case Opcode::kStreamShuffle:
       return exec_stream_shuffle;
+    case Opcode::kTensorScalarCumulative:
+      return exec_tensor_scalar_cumulative;
     case Opcode::kExponential:
       return exec_exponential;
     case Opcode::kQuantizeMx:

@@ -25,7 +25,8 @@ void exec_matmul_mx(ExecContext&);
 void exec_transpose_pe(ExecContext&);
 void exec_transpose_dve(ExecContext&);
 void exec_dma_transpose(ExecContext&);
-void exec_stream_shuffle(ExecContext&);  // exec_shuffle.cc
+void exec_stream_shuffle(ExecContext&);            // exec_shuffle.cc
+void exec_tensor_scalar_cumulative(ExecContext&);  // exec_cumulative.cc
 // exec_activation.cc
 void exec_activation(ExecContext&);
 void exec_exponential(ExecContext&);

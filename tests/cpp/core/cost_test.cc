@@ -159,6 +159,9 @@ TEST(CostVector, TableEntries) {
   // nc_stream_shuffle: max(MIN_II, N) VectorE cycles (NKI API reference), every generation.
   EXPECT_EQ(cost(op(Opcode::kStreamShuffle, 1000, 1000)).ii, 1000u);
   EXPECT_EQ(cost(op(Opcode::kStreamShuffle, 10, 10), "trn1").ii, 64u);
+  // tensor_scalar_cumulative: one streamed input like tensor_scalar, max(MIN_II, N) (the API
+  // reference gives no cost; docs/nki.md).
+  EXPECT_EQ(cost(op(Opcode::kTensorScalarCumulative, 1000, 1000)).ii, 1000u);
   isa::Instruction tsr = make(Opcode::kTensorScalarReduce, Engine::kVector,
                               {sbuf(128, 10, f32), sbuf(128, 1, f32), sbuf(128, 10, f32)});
   EXPECT_EQ(cost(tsr).ii, 128u);  // max(MIN_II, N) + MIN_II

@@ -14,29 +14,6 @@ using isa::AluOp;
 using isa::Engine;
 using isa::Opcode;
 
-double ref_op(AluOp op, double a, double b) {
-  switch (op) {
-    case AluOp::kAdd:
-      return a + b;
-    case AluOp::kSubtract:
-      return a - b;
-    case AluOp::kMult:
-      return a * b;
-    case AluOp::kDivide:
-      return a / b;
-    case AluOp::kMax:
-      return a == b ? (std::signbit(a) ? b : a) : (a > b ? a : b);
-    case AluOp::kMin:
-      return a == b ? (std::signbit(a) ? a : b) : (a < b ? a : b);
-    case AluOp::kIsGe:
-      return a >= b ? 1 : 0;
-    case AluOp::kAbsMax:
-      return std::fabs(a) > std::fabs(b) ? std::fabs(a) : std::fabs(b);
-    default:
-      return a;
-  }
-}
-
 class ElementwiseTest : public ::testing::TestWithParam<num::Format> {};
 
 TEST_P(ElementwiseTest, TensorTensorMatchesDoubleReference) {
@@ -57,7 +34,7 @@ TEST_P(ElementwiseTest, TensorTensorMatchesDoubleReference) {
         << h.faults().to_string();
     const auto out = h.get(d);
     for (size_t i = 0; i < out.size(); ++i)
-      ASSERT_TRUE(same(out[i], fp32_then(f, ref_op(op, va[i], vb[i]))))
+      ASSERT_TRUE(same(out[i], fp32_then(f, ref_alu(op, va[i], vb[i]))))
           << f.name() << " op " << int(op) << " i=" << i << ": " << va[i] << ", " << vb[i] << " -> "
           << out[i];
   }

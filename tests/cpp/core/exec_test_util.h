@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
@@ -86,5 +87,31 @@ class Rng {
 
 // The float formats element-wise ops are tested in.
 std::vector<num::Format> float_formats();
+
+// The ALU ops the tests use, in double, written here from the ISA reference (independent of
+// core/exec/alu.cc); of two fp32 inputs, the result rounded to fp32 is the engine's one step.
+inline double ref_alu(isa::AluOp op, double a, double b) {
+  using isa::AluOp;
+  switch (op) {
+    case AluOp::kAdd:
+      return a + b;
+    case AluOp::kSubtract:
+      return a - b;
+    case AluOp::kMult:
+      return a * b;
+    case AluOp::kDivide:
+      return a / b;
+    case AluOp::kMax:
+      return a == b ? (std::signbit(a) ? b : a) : (a > b ? a : b);
+    case AluOp::kMin:
+      return a == b ? (std::signbit(a) ? a : b) : (a < b ? a : b);
+    case AluOp::kIsGe:
+      return a >= b ? 1 : 0;
+    case AluOp::kAbsMax:
+      return std::fabs(a) > std::fabs(b) ? std::fabs(a) : std::fabs(b);
+    default:
+      return a;
+  }
+}
 
 }  // namespace trnsim::core::testing

@@ -49,6 +49,7 @@ loop:
   tensor_copy sbuf[0:128]+61440 [[1,512]] fp32 <- psum[0:128] [[1,512]] fp32 wait=s2>=1 signal=s4+1
   tensor_tensor_scan sbuf[0:128]+65536 [[1,512]] fp32 <- sbuf[0:128] [[1,512]] bf16, sbuf[0:128]+4096 [[1,512]] bf16 op0=mult op1=add arg0=0
   tensor_scalar_reduce sbuf[0:128]+69632 [[1,512]] fp32, sbuf[0:128]+73728 [[1,1]] fp32 <- sbuf[0:128] [[1,512]] bf16 op0=mult arg0=2 reduce_op=add
+  tensor_scalar_cumulative sbuf[0:128]+164864 [[1,512]] fp32 <- sbuf[0:128] [[1,512]] bf16 op0=mult arg0=2 op1=max arg1=-inf
   memset sbuf[0:128]+77824 [[1,512]] bf16 value=-0
   select sbuf[0:128]+81920 [[1,512]] fp32 <- sbuf[0:128] [[1,512]] bf16, sbuf[0:128] [[1,512]] bf16, sbuf[0:128]+4096 [[1,512]] bf16
   bn_stats sbuf[0:128]+86016 [[1,6]] fp32 <- sbuf[0:128] [[1,512]] bf16

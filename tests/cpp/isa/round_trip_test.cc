@@ -97,7 +97,7 @@ TEST(RoundTrip, AssemblerReadsWhatItShould) {
   const auto& dve = p.stream(Engine::kVector);
   EXPECT_EQ(dve[4].operands[1].ndim, 2);
   EXPECT_EQ(dve[4].operands[1].dims[0], (FreeDim{64, 8}));
-  EXPECT_TRUE(std::signbit(dve[8].p.value));  // value=-0
+  EXPECT_TRUE(std::signbit(dve[9].p.value));  // value=-0
   EXPECT_EQ(p.stream(Engine::kTensor)[5].name, "matmuls done");
 }
 

@@ -169,6 +169,13 @@ TEST(ValidateOps, ShapesMustAgree) {
                    sh + "0:32] [[1,8]] fp32 <- sbuf[0:32]+64 [[1,8]] fp32 shuffle=40:1:2:3:4:5:6:"
                         "7:8:9:10:11:12:13:14:15:16:17:18:19:20:21:22:23:24:25:26:27:28:29:30:31\n",
                    kShape);
+  // tensor_scalar_cumulative: a running add, subtract, mult, max or min; no 32-bit integers.
+  const std::string cu = ".engine dve\ntensor_scalar_cumulative sbuf[0:64] [[1,8]] ";
+  EXPECT_LEGAL("trn2", cu + "fp32 <- sbuf[0:64]+64 [[1,8]] bf16 op0=mult arg0=2 op1=add\n");
+  EXPECT_ONLY_RULE("trn2", cu + "fp32 <- sbuf[0:64]+64 [[1,8]] bf16 op0=mult arg0=2 op1=divide\n",
+                   kShape);
+  EXPECT_ONLY_RULE("trn2", cu + "int32 <- sbuf[0:64]+64 [[1,8]] bf16 op0=mult arg0=2 op1=add\n",
+                   kDtype);
   const std::string bn = ".engine dve\nbn_stats sbuf[0:128] [[1,6]] fp32 <- sbuf[0:128] [[1,";
   EXPECT_LEGAL("trn2", bn + "512]] bf16\n");
   EXPECT_ONLY_RULE("trn2", bn + "513]] bf16\n", kFreeSize);

@@ -43,6 +43,7 @@ bn_aggr = _ops.bn_aggr
 max8 = _ops.max8
 nc_find_index8 = _ops.nc_find_index8
 nc_match_replace8 = _ops.nc_match_replace8
+tensor_scalar_cumulative = _ops.tensor_scalar_cumulative
 
 
 def nc_stream_shuffle(dst, src, shuffle_mask, name=None):
@@ -163,7 +164,7 @@ for _name, _why in {
     "nc_n_gather": "gather",
     "sequence_bounds": "",
     "tensor_copy_dynamic_src": "register",
-    "tensor_copy_dynamic_dst": "register", "tensor_scalar_cumulative": "",
+    "tensor_copy_dynamic_dst": "register",
     "dma_compute": "", "register_alloc": "register", "register_load": "register",
     "register_move": "register", "register_store": "register", "nonzero_with_count": "",
 }.items():
