@@ -311,6 +311,26 @@ TEST_P(LinearTest, LinearColumnLayout) {
   for (const ops::LinearTiling& c : ops::linear_tilings(spec, s)) EXPECT_FALSE(c.columns);
 }
 
+// The column layout with w in chunks of K tiles (a decode step's gate+up at a large hidden
+// size: K = 3072, GLU), as given and packed.
+TEST_P(LinearTest, LinearColumnLayoutWeightsInKChunks) {
+  const arch::ChipSpec& spec = chip(GetParam());
+  for (const bool packed : {false, true}) {
+    ops::LinearSpec s = linear_base();
+    s.tokens = 4;
+    s.in = 3072;
+    s.act = Act::kGluSilu;
+    s.norm = Norm::kRms;
+    s.residual_in = true;
+    s.packed_weights = packed;
+    s.tiling = {128, 512, true};
+    const int64_t usable = spec.core.sbuf.usable_bytes_per_partition;
+    ASSERT_GT(3 * (3072 / 128) * 512 * 2 * 2, usable * 2 / 5) << "not a chunked case";
+    SCOPED_TRACE(packed ? "packed" : "as given");
+    check_linear(spec, s, 41);
+  }
+}
+
 // The two layouts compute the same sums in another order (fp32 partial sums per partition,
 // then across partitions on TensorE; layer norm's variance from two passes instead of
 // bn_stats), so the outputs agree to within one bf16 ulp of a rounding that falls the other
