@@ -142,6 +142,21 @@ struct Params {
   std::array<uint8_t, 32> shuffle{};
 };
 inline constexpr uint8_t kShuffleKeep = 255;
+inline constexpr int64_t kShuffleQuadrant = 32;  // partitions a stream_shuffle mask covers
+// The source partition (counted from src's start) that dst partition j (from dst's start)
+// copies under `mask`: partition mask[j % 32] of j's quadrant; -1 where it keeps its value.
+// A mask entry >= 32 (other than kShuffleKeep) gives a partition outside the quadrant, which
+// validation reports.
+constexpr int64_t shuffle_source(const std::array<uint8_t, 32>& mask, int64_t j) {
+  const uint8_t m = mask[static_cast<size_t>(j % kShuffleQuadrant)];
+  return m == kShuffleKeep ? -1 : j / kShuffleQuadrant * kShuffleQuadrant + m;
+}
+
+// The running ops of tensor_scalar_cumulative (NKI API reference).
+constexpr bool is_cumulative_op(AluOp op) {
+  return op == AluOp::kAdd || op == AluOp::kSubtract || op == AluOp::kMult || op == AluOp::kMax ||
+         op == AluOp::kMin;
+}
 
 // Equal exactly when their bytes are (no implicit padding: see above), floats by bits. The
 // size checks fail when a field is added, so that the layout test is updated with it.

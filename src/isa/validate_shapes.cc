@@ -86,7 +86,7 @@ void stream_shuffle_rules(Context& c) {
   if (dst.free_elements() != src.free_elements())
     c.report(RuleKind::kShape, "dst has {} elements per partition, src {}", dst.free_elements(),
              src.free_elements());
-  constexpr int64_t kQuadrant = 32;
+  constexpr int64_t kQuadrant = kShuffleQuadrant;
   const int64_t active =
       (std::max(dst.num_partitions, src.num_partitions) + kQuadrant - 1) / kQuadrant * kQuadrant;
   const int64_t align = active > 2 * kQuadrant ? 4 * kQuadrant : active;
@@ -98,7 +98,8 @@ void stream_shuffle_rules(Context& c) {
   const auto& mask = c.inst->p.shuffle;
   for (int64_t j = 0; j < dst.num_partitions; ++j) {
     const uint8_t m = mask[static_cast<size_t>(j % kQuadrant)];
-    if (m == kShuffleKeep) continue;
+    const int64_t from = shuffle_source(mask, j);
+    if (from < 0) continue;
     if (m >= kQuadrant) {
       c.report(RuleKind::kShape,
                "shuffle[{}] = {}: a source partition of the quadrant (0..31) "
@@ -106,10 +107,10 @@ void stream_shuffle_rules(Context& c) {
                j % kQuadrant, m);
       return;
     }
-    if (j / kQuadrant * kQuadrant + m >= src.num_partitions) {
+    if (from >= src.num_partitions) {
       c.report(RuleKind::kShape,
-               "dst partition {} copies src partition {} (shuffle[{}] = {}); src has {}", j,
-               j / kQuadrant * kQuadrant + m, j % kQuadrant, m, src.num_partitions);
+               "dst partition {} copies src partition {} (shuffle[{}] = {}); src has {}", j, from,
+               j % kQuadrant, m, src.num_partitions);
       return;
     }
   }
@@ -120,8 +121,7 @@ void stream_shuffle_rules(Context& c) {
 void cumulative_rules(Context& c) {
   same_shape(c, 0, 1);
   const AluOp op1 = c.inst->p.op1;
-  if (op1 != AluOp::kAdd && op1 != AluOp::kSubtract && op1 != AluOp::kMult && op1 != AluOp::kMax &&
-      op1 != AluOp::kMin)
+  if (!is_cumulative_op(op1))
     c.report(RuleKind::kShape, "op1={}: the running op is add, subtract, mult, max or min",
              kAluOpNames.name(op1));
   for (int i : {0, 1}) {

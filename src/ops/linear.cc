@@ -176,7 +176,8 @@ int64_t linear_sbuf_bytes(const arch::ChipSpec& chip, const LinearSpec& s) {
   if (p.cols) {  // x^T (and delta), normalised x^T, the norm's fp32 squares and parameters
     const int64_t T = s.tokens;
     bytes += p.kt * T * e * (s.residual_in ? 2 : 1);
-    if (s.norm != Norm::kNone) bytes += p.kt * T * (e + 4) + 2 * p.kt * 4 + 128 * 4 + 6 * T * 4;
+    const int64_t parts = chip.core.sbuf.partitions;  // the norm's ones matrix is [P, P] fp32
+    if (s.norm != Norm::kNone) bytes += p.kt * T * (e + 4) + 2 * p.kt * 4 + parts * 4 + 6 * T * 4;
     if (s.norm == Norm::kLayer) bytes += p.kt * T * 4;
   } else {
     bytes += 2 * p.kt * p.tb * e;                     // x^T, two blocks

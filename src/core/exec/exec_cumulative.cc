@@ -17,8 +17,7 @@ void exec_tensor_scalar_cumulative(ExecContext& ctx) {
   if (!ctx.same_shape(1, 0)) return;
   using isa::AluOp;
   const AluOp op1 = ctx.in.p.op1;
-  if (op1 != AluOp::kAdd && op1 != AluOp::kSubtract && op1 != AluOp::kMult && op1 != AluOp::kMax &&
-      op1 != AluOp::kMin)
+  if (!isa::is_cumulative_op(op1))
     return static_cast<void>(ctx.fault(mem::FaultKind::kShape,
                                        fmt::format("op1={}: the running op is add, subtract, mult, "
                                                    "max or min",

@@ -23,23 +23,23 @@ void exec_stream_shuffle(ExecContext& ctx) {
     return static_cast<void>(
         ctx.fault_at(mem::FaultKind::kShape, 1,
                      fmt::format("src has {} elements per partition, dst {}", ctx.cols(1), f)));
-  constexpr int64_t kQuadrant = 32;
   const auto& mask = ctx.in.p.shuffle;
   for (int64_t j = 0; j < rows; ++j) {
-    const uint8_t m = mask[static_cast<size_t>(j % kQuadrant)];
-    if (m != isa::kShuffleKeep && (m >= kQuadrant || j / kQuadrant * kQuadrant + m >= src_rows))
+    const int64_t from = isa::shuffle_source(mask, j);
+    const uint8_t m = mask[static_cast<size_t>(j % isa::kShuffleQuadrant)];
+    if (from >= 0 && (m >= isa::kShuffleQuadrant || from >= src_rows))
       return static_cast<void>(ctx.fault_at(
           mem::FaultKind::kShape, 1,
-          fmt::format("dst partition {} copies source partition {} of a {}-partition src", j,
-                      j / kQuadrant * kQuadrant + m, src_rows)));
+          fmt::format("dst partition {} copies source partition {} of a {}-partition src", j, from,
+                      src_rows)));
   }
   const auto row_bytes = static_cast<size_t>(f * ctx.dtype(0).storage_bytes);
   const std::vector<uint8_t>& src = ctx.codes(1, 0);
   std::vector<uint8_t>& dst = ctx.codes(0, 1);  // the kept partitions' current values
   for (int64_t j = 0; j < rows; ++j) {
-    const uint8_t m = mask[static_cast<size_t>(j % kQuadrant)];
-    if (m == isa::kShuffleKeep) continue;
-    const auto s = static_cast<size_t>(j / kQuadrant * kQuadrant + m);
+    const int64_t from = isa::shuffle_source(mask, j);
+    if (from < 0) continue;
+    const auto s = static_cast<size_t>(from);
     std::memcpy(dst.data() + static_cast<size_t>(j) * row_bytes, src.data() + s * row_bytes,
                 row_bytes);
   }
