@@ -122,8 +122,10 @@ struct FeatureSpec {
   bool structured_sparsity = false;
   bool bit_exact_transpose = false;
   bool indirect_addressing = false;
-  bool core_to_core = false;  // core_barrier, sendrecv
-  bool range_select = false;  // NC-v3 VectorE range_select
+  bool core_to_core = false;        // core_barrier, sendrecv
+  bool range_select = false;        // NC-v3 VectorE range_select
+  bool activate2 = false;           // NC-v4 ScalarE activate2
+  bool nonzero_with_count = false;  // NC-v3 GpSimd nonzero_with_count
 };
 
 // A kernel launch (one NEFF execution) around the core's own run: the device's start-up and

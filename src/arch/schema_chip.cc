@@ -82,8 +82,8 @@ void add_chip_keys(Schema& schema) {
   power.add(TRNSIM_KEY(static_w), "W", "chip power when powered and idle").range(0, 1e5);
   power.add(TRNSIM_KEY(hbm_pj_per_byte), "pJ/B", "energy of one byte read from or written to HBM")
       .range(0, 1e4);
-  power.add(TRNSIM_KEY(link_pj_per_byte), "pJ/B",
-            "energy of one byte sent over a chip-to-chip link")
+  power
+      .add(TRNSIM_KEY(link_pj_per_byte), "pJ/B", "energy of one byte sent over a chip-to-chip link")
       .range(0, 1e4);
 
   auto nm = root.scope(TRNSIM_KEY(numerics));

@@ -180,6 +180,10 @@ void add_flags(S core) {
         "core_barrier and sendrecv between the physical cores of a logical core");
   f.add(TRNSIM_KEY(range_select), "",
         "VectorE range_select: a free-index range select with a fused max (NC-v3 and newer)");
+  f.add(TRNSIM_KEY(activate2), "",
+        "ScalarE activate2: an ALU stage (two tensor-scalar ops) before the function (NC-v4)");
+  f.add(TRNSIM_KEY(nonzero_with_count), "",
+        "GpSimd nonzero_with_count: nonzero positions and their count (NC-v3 and newer)");
 }
 
 }  // namespace

@@ -215,6 +215,23 @@ void bind_kernel_builder(nb::module_& m) {
           },
           nb::arg("dst"), nb::arg("reduce_dst"), nb::arg("src"), nb::arg("func"),
           nb::arg("scale").none() = 1.0, nb::arg("bias").none() = 0.0)
+      .def(
+          "activate2",
+          [](KernelBuilder& b, const View& dst, const View& src, ActFunc f, AluOp op0,
+             nb::handle arg0, bool reverse0, AluOp op1, nb::handle arg1, bool reverse1, float alpha,
+             std::optional<View> reduce_dst, AluOp reduce_op) {
+            const AluArg first{op0, scalar_of(arg0, "imm0"), reverse0};
+            const AluArg second{op1, scalar_of(arg1, "imm1"), reverse1};
+            if (reduce_dst)
+              b.activate2_reduce(dst, *reduce_dst, src, f, first, second, reduce_op, alpha);
+            else
+              b.activate2(dst, src, f, first, second, alpha);
+          },
+          nb::arg("dst"), nb::arg("src"), nb::arg("func"), nb::arg("op0"), nb::arg("arg0").none(),
+          nb::arg("reverse0") = false, nb::arg("op1") = AluOp::kBypass,
+          nb::arg("arg1").none() = 0.0, nb::arg("reverse1") = false, nb::arg("alpha") = 0.0f,
+          nb::arg("reduce_dst").none() = nb::none(), nb::arg("reduce_op") = AluOp::kAdd,
+          "NC-v4: dst = func((src op0 arg0) op1 arg1); reduce_dst[P, 1] = reduce_op of each row.")
       .def("tensor_tensor", &KernelBuilder::tensor_tensor, nb::arg("dst"), nb::arg("in0"),
            nb::arg("in1"), nb::arg("op"), nb::arg("engine") = Engine::kVector)
       .def(
@@ -300,6 +317,16 @@ void bind_kernel_builder(nb::module_& m) {
            nb::arg("channel_multiplier"))
       .def("affine_select", &KernelBuilder::affine_select, nb::arg("dst"), nb::arg("src"),
            nb::arg("cmp"), nb::arg("base"), nb::arg("channel_multiplier"), nb::arg("fill"))
+      .def("n_gather", &KernelBuilder::n_gather, nb::arg("dst"), nb::arg("data"),
+           nb::arg("indices"), "GpSimd: dst[p, j] = data[p, indices[p, j]] (indices uint32).")
+      .def("local_gather", &KernelBuilder::local_gather, nb::arg("dst"), nb::arg("src"),
+           nb::arg("index"), nb::arg("elems") = 1, nb::arg("indices") = 0,
+           "GpSimd: per 16-partition core, src[p, i .. i + elems) for each of its indices i.")
+      .def("sequence_bounds", &KernelBuilder::sequence_bounds, nb::arg("dst"),
+           nb::arg("segment_ids"), "GpSimd: dst [1, 2 n] = each id's run start, then end.")
+      .def("nonzero_with_count", &KernelBuilder::nonzero_with_count, nb::arg("dst"), nb::arg("src"),
+           nb::arg("offset") = 0, nb::arg("padding") = -1,
+           "NC-v3 GpSimd: nonzero positions + offset, padding, count (partitions 0, 16, ...).")
       .def("partition_reduce", &KernelBuilder::partition_reduce, nb::arg("dst"), nb::arg("src"),
            nb::arg("op"))
       .def(

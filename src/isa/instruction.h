@@ -136,7 +136,9 @@ struct Params {
   std::array<uint8_t, 6> reserved4{};
   int64_t reg_imm = 0;
   int32_t branch_target = -1;  // instruction index in the same stream
-  std::array<uint8_t, 4> reserved5{};
+  // local_gather: elements read at each index (1, 2, 4, ..., 32) and indices used per
+  // 16-partition GpSimd core (0: all of the core's index slice).
+  int16_t gather_elems = 1, gather_indices = 0;
   // stream_shuffle: output partition i of each 32-partition quadrant copies the quadrant's
   // input partition shuffle[i]; kShuffleKeep leaves it unchanged.
   std::array<uint8_t, 32> shuffle{};

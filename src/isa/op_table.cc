@@ -90,6 +90,16 @@ constexpr std::array<OpInfo, kNumOpcodes> kTable{
        "dst = func(src * scale + bias)"),
     op(kActivationReduce, kAct, {W("dst"), W("reduce_dst"), R("src")}, kActParams, SR::kReduceAccum,
        "dst = func(src * scale + bias); reduce_dst[P, 1] = sum of dst over the free dims"),
+    op(kActivate2, kAct, {W("dst"), R("src")},
+       {kFunc, kOp0, kArg0, kReverse0, kOp1, kArg1, kReverse1, kAlpha, kRounding}, SR::kActivate2,
+       "dst = func((src op0 arg0) op1 arg1), the ALU stage in fp32 (op0 / op1: mult and add or "
+       "subtract, add, subtract, bypass)",
+       Feature::kActivate2),
+    op(kActivate2Reduce, kAct, {W("dst"), W("reduce_dst"), R("src")},
+       {kFunc, kOp0, kArg0, kReverse0, kOp1, kArg1, kReverse1, kAlpha, kReduceOp, kRounding},
+       SR::kActivate2,
+       "activate2; reduce_dst[P, 1] = reduce_op (add, max, min, abs_max, abs_min) of dst's row",
+       Feature::kActivate2),
     // VectorE / GpSimd element-wise ops and reductions (s2.3, s2.5, s8).
     op(kTensorTensor, kDvePool, {W("dst"), R("in0"), R("in1")}, {kOp0, kRounding}, SR::kElementwise,
        "dst = in0 op0 in1"),
@@ -165,6 +175,24 @@ constexpr std::array<OpInfo, kNumOpcodes> kTable{
        Feature::kQuantizeMx),
     op(kPartitionReduce, kPool, {W("dst", kSbuf), R("src", kSbuf)}, {kReduceOp, kRounding},
        SR::kPartitionReduce, "dst[1, F] = reduce_op of src[P, F] across partitions"),
+    op(kNGather, kPool, {W("dst", kSbuf), R("data", kSbuf), R("indices", kSbuf, D::kUint32)}, {},
+       SR::kNGather,
+       "dst[p, j] = data[p, indices[p, j]], data's free elements counted in order (unchanged "
+       "codes)"),
+    op(kLocalGather, kPool, {W("dst", kSbuf), R("src", kSbuf), R("index", kSbuf, D::kUint16)},
+       {kGatherElems, kGatherIndices}, SR::kLocalGather,
+       "each 16-partition GpSimd core c: its index slice read partition first, k-th index i_k; "
+       "dst[p, k * elems + e] = src[p, i_k + e] for the core's partitions p (unchanged codes)"),
+    op(kSequenceBounds, kPool,
+       {W("dst", kSbuf, D::kFp32Int32), R("segment_ids", kSbuf, D::kFp32Int32)}, {},
+       SR::kSequenceBounds,
+       "dst[0, i] = first position of the run of equal ids holding i, dst[0, n + i] = one past "
+       "its last; id 0 (padding): n and -1"),
+    op(kNonzeroWithCount, kPool, {W("dst", kSbuf, D::kInt32), R("src", kSbuf, D::kFp32Int32)},
+       {kIotaBase, kValue}, SR::kNonzeroWithCount,
+       "partitions 0, 16, ..., 112 (one per GpSimd core): dst = the positions + iota_base of "
+       "src's nonzero elements, then value (padding), then their count; other partitions kept",
+       Feature::kNonzeroWithCount),
     // DMA (s4): started by a stream, runs on the core's DMA queue `queue`.
     op(kDmaCopy, kAnyEngine, {W("dst", kDmaEnd), R("src", kDmaEnd)},
        {kQueue, kAccumulate, kRounding}, SR::kDmaCopy,
@@ -258,6 +286,10 @@ bool has_feature(const arch::CoreSpec& core, Feature f) {
       return x.core_to_core;
     case Feature::kRangeSelect:
       return x.range_select;
+    case Feature::kActivate2:
+      return x.activate2;
+    case Feature::kNonzeroWithCount:
+      return x.nonzero_with_count;
   }
   return false;
 }

@@ -39,17 +39,21 @@ enum class Access : uint8_t { kRead, kWrite };
 // formats TensorE takes, what PSUM may hold) are resolved against the spec by validation.
 enum class DtypeRule : uint8_t {
   kAny,
-  kMatmulIn,  // fp32, tf32, bf16, fp16, or one of the generation's numerics.tensor_fp8_formats
-  kPsumOut,   // a matmul result in PSUM: fp32, or a dtype in the generation's psum.dtypes
-  kMxData,    // MX element data: fp8_e4m3fn, fp8_e5m2, fp4_e2m1 (x4 in the innermost dim)
-  kMxScale,   // MX block scales: e8m0 (or uint8, the legacy spelling)
-  kBf16Fp16,  // bf16 or fp16
-  kMxFp8,     // fp8_e4m3fn or fp8_e5m2
-  kRowIndex,  // int32 or uint32: row numbers of an indirect DMA's offsets
-  kIndex8,    // uint16 or uint32: positions found by find_index8 / match_replace8
-  kSeed,      // int32 or uint32: random generator seeds
+  kMatmulIn,   // fp32, tf32, bf16, fp16, or one of the generation's numerics.tensor_fp8_formats
+  kPsumOut,    // a matmul result in PSUM: fp32, or a dtype in the generation's psum.dtypes
+  kMxData,     // MX element data: fp8_e4m3fn, fp8_e5m2, fp4_e2m1 (x4 in the innermost dim)
+  kMxScale,    // MX block scales: e8m0 (or uint8, the legacy spelling)
+  kBf16Fp16,   // bf16 or fp16
+  kMxFp8,      // fp8_e4m3fn or fp8_e5m2
+  kRowIndex,   // int32 or uint32: row numbers of an indirect DMA's offsets
+  kIndex8,     // uint16 or uint32: positions found by find_index8 / match_replace8
+  kSeed,       // int32 or uint32: random generator seeds
+  kUint32,     // uint32: nc_n_gather's element positions
+  kUint16,     // uint16: local_gather's element offsets
+  kFp32Int32,  // fp32 or int32: segment ids, nonzero_with_count's input
+  kInt32,      // int32: nonzero_with_count's positions and count
 };
-inline constexpr NameTable<DtypeRule, 10> kDtypeRuleNames{{{
+inline constexpr NameTable<DtypeRule, 14> kDtypeRuleNames{{{
     {DtypeRule::kAny, "any"},
     {DtypeRule::kMatmulIn, "matmul_in"},
     {DtypeRule::kPsumOut, "psum_out"},
@@ -60,6 +64,10 @@ inline constexpr NameTable<DtypeRule, 10> kDtypeRuleNames{{{
     {DtypeRule::kRowIndex, "int32|uint32"},
     {DtypeRule::kIndex8, "uint16|uint32"},
     {DtypeRule::kSeed, "int32|uint32 seed"},
+    {DtypeRule::kUint32, "uint32"},
+    {DtypeRule::kUint16, "uint16"},
+    {DtypeRule::kFp32Int32, "fp32|int32"},
+    {DtypeRule::kInt32, "int32"},
 }}};
 
 struct OperandRole {
@@ -87,8 +95,10 @@ enum class Feature : uint8_t {
   kBitExactTranspose,       // core.features.bit_exact_transpose (transpose_pe transpose=true)
   kCoreToCore,              // core.features.core_to_core (core_barrier, sendrecv)
   kRangeSelect,             // core.features.range_select (NC-v3 VectorE range_select)
+  kActivate2,               // core.features.activate2 (NC-v4 ScalarE activate2)
+  kNonzeroWithCount,        // core.features.nonzero_with_count (NC-v3 GpSimd)
 };
-inline constexpr NameTable<Feature, 11> kFeatureNames{{{
+inline constexpr NameTable<Feature, 13> kFeatureNames{{{
     {Feature::kNone, "none"},
     {Feature::kQuantizeMx, "features.quantize_mx"},
     {Feature::kFastExponential, "features.fast_exponential"},
@@ -100,35 +110,42 @@ inline constexpr NameTable<Feature, 11> kFeatureNames{{{
     {Feature::kBitExactTranspose, "features.bit_exact_transpose"},
     {Feature::kCoreToCore, "features.core_to_core"},
     {Feature::kRangeSelect, "features.range_select"},
+    {Feature::kActivate2, "features.activate2"},
+    {Feature::kNonzeroWithCount, "features.nonzero_with_count"},
 }}};
 bool has_feature(const arch::CoreSpec& core, Feature f);
 
 // How an op's operand shapes relate; validation implements each rule once (validate_shapes.cc,
 // validate_matmul.cc), the table says which one an op obeys.
 enum class ShapeRule : uint8_t {
-  kNone,             // no relation (memset, iota, control)
-  kElementwise,      // every operand [P, F] like dst (columns [P, 1])
-  kReduceAccum,      // dst like src, reduce_dst [P, 1]
-  kReduceFree,       // dst = src with the innermost reduce_axes free dims reduced
-  kPartitionReduce,  // dst [1, F] from src [P, F]
-  kBnStats,          // dst [P, 6] from src [P, <= 512]
-  kBnAggr,           // dst [P, 2] from src [P, 6k]
-  kMax8,             // dst [P, 8] from src [P, 8 .. 16384]
-  kFindIndex8,       // dst [P, 8] from data [P, 8 .. 16384] and vals [P, 8]
-  kMatchReplace8,    // dst like data [P, <= 16384], dst_idx and vals [P, 8]
-  kRandSeed,         // src [1 or the lanes', k >= 1] seeds
-  kTransposeDve,     // dst [F, P] from src [P, F], P, F <= 32
-  kStreamShuffle,    // dst and src of one dtype and free size, quadrant-aligned partitions
-  kCumulative,       // dst like src; op1 add, subtract, mult, max or min; no 32-bit integers
-  kTransposePe,      // dst [F, P] from src [P, F], P, F <= the PE array
-  kLoadStationary,   // stationary [K, M] within the matmul limits
-  kMultiplyMoving,   // dst [M, N] from moving [K, N] and the last stationary
-  kMatmulMx,         // MX: [K/4, M x4] and [K/4, N x4] with scales, dst [M, N]
-  kQuantizeMx,       // dst like src, scales [P, F/4]
-  kDmaCopy,          // equal element counts, any partition split
-  kDmaTranspose,     // dst [F, P] from src [P, F]
-  kDmaIndirect,      // SBUF [P, F], offsets [P, 1], HBM [rows, F] over a tensor's rows
-  kSendRecv,         // dst and src of one shape and dtype (what the peer sends is alike)
+  kNone,              // no relation (memset, iota, control)
+  kElementwise,       // every operand [P, F] like dst (columns [P, 1])
+  kReduceAccum,       // dst like src, reduce_dst [P, 1]
+  kReduceFree,        // dst = src with the innermost reduce_axes free dims reduced
+  kPartitionReduce,   // dst [1, F] from src [P, F]
+  kBnStats,           // dst [P, 6] from src [P, <= 512]
+  kBnAggr,            // dst [P, 2] from src [P, 6k]
+  kMax8,              // dst [P, 8] from src [P, 8 .. 16384]
+  kFindIndex8,        // dst [P, 8] from data [P, 8 .. 16384] and vals [P, 8]
+  kMatchReplace8,     // dst like data [P, <= 16384], dst_idx and vals [P, 8]
+  kRandSeed,          // src [1 or the lanes', k >= 1] seeds
+  kTransposeDve,      // dst [F, P] from src [P, F], P, F <= 32
+  kStreamShuffle,     // dst and src of one dtype and free size, quadrant-aligned partitions
+  kCumulative,        // dst like src; op1 add, subtract, mult, max or min; no 32-bit integers
+  kActivate2,         // elementwise (reduce_dst [P, 1]); op0 / op1 one of the ALU stage's pairs
+  kNGather,           // dst like indices [P, n], data [P, F] of dst's dtype
+  kLocalGather,       // dst [P, indices x elems] from src [P, F]; P a multiple of 16
+  kSequenceBounds,    // dst [1, 2 n] from segment ids [1, n]
+  kNonzeroWithCount,  // dst [P, F + 1] from src [P, F]
+  kTransposePe,       // dst [F, P] from src [P, F], P, F <= the PE array
+  kLoadStationary,    // stationary [K, M] within the matmul limits
+  kMultiplyMoving,    // dst [M, N] from moving [K, N] and the last stationary
+  kMatmulMx,          // MX: [K/4, M x4] and [K/4, N x4] with scales, dst [M, N]
+  kQuantizeMx,        // dst like src, scales [P, F/4]
+  kDmaCopy,           // equal element counts, any partition split
+  kDmaTranspose,      // dst [F, P] from src [P, F]
+  kDmaIndirect,       // SBUF [P, F], offsets [P, 1], HBM [rows, F] over a tensor's rows
+  kSendRecv,          // dst and src of one shape and dtype (what the peer sends is alike)
 };
 
 struct OpInfo {

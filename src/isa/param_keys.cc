@@ -193,6 +193,10 @@ KeyOps key_ops(ParamKey k) {
       return rounding_key();
     case kShuffle:
       return shuffle_key();
+    case kGatherElems:
+      return integer_key<&Params::gather_elems>();
+    case kGatherIndices:
+      return integer_key<&Params::gather_indices>();
   }
   TRNSIM_ASSERT(false && "unbound parameter key");
   return {};

@@ -52,7 +52,9 @@ namespace trnsim::isa {
   X(kRounding, "rounding", "rounding of the output cast: rne, stochastic, rz")               \
   X(kShuffle, "shuffle",                                                                     \
     "stream_shuffle: 32 source partitions, colon-separated, for the outputs of a quadrant "  \
-    "(255: unchanged)")
+    "(255: unchanged)")                                                                      \
+  X(kGatherElems, "elems", "local_gather: contiguous elements read at each index")           \
+  X(kGatherIndices, "indices", "local_gather: indices used per GpSimd core (0: all)")
 
 enum class ParamKey : uint8_t {
 #define TRNSIM_PARAM_KEY_ENUM(id, name, doc) id,

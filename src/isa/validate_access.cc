@@ -136,6 +136,14 @@ bool dtype_allowed(const Context& c, DtypeRule rule, const num::Format& f) {
       return d == Dtype::kUint16 || d == Dtype::kUint32;
     case DtypeRule::kSeed:
       return d == Dtype::kInt32 || d == Dtype::kUint32;
+    case DtypeRule::kUint32:
+      return d == Dtype::kUint32;
+    case DtypeRule::kUint16:
+      return d == Dtype::kUint16;
+    case DtypeRule::kFp32Int32:
+      return d == Dtype::kFp32 || d == Dtype::kInt32;
+    case DtypeRule::kInt32:
+      return d == Dtype::kInt32;
   }
   return false;
 }

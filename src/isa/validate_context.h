@@ -52,6 +52,7 @@ void check_shapes(Context& c);                                         // valida
 void check_matmul(Context& c, std::optional<Stationary>& stationary);  // validate_matmul.cc
 void check_dma_queue(Context& c);     // validate_shapes.cc: queue= names one of the core's
 void check_dma_indirect(Context& c);  // validate_dma_indirect.cc (dma_gather, dma_scatter)
+void check_gather(Context& c);        // validate_gather.cc (GpSimd n_gather, local_gather, ...)
 bool dtype_allowed(const Context& c, DtypeRule rule, const num::Format& f);
 
 }  // namespace trnsim::isa::detail

@@ -132,6 +132,29 @@ void cumulative_rules(Context& c) {
   }
 }
 
+// activate2 (NKI): the ALU stage before the function takes six (op0, op1) pairs, (mult, add),
+// (mult, subtract), (mult, bypass), (add, bypass), (subtract, bypass), (bypass, bypass); the
+// row reduction add, max, min, abs_max or abs_min.
+void activate2_rules(Context& c) {
+  const Params& p = c.inst->p;
+  using enum AluOp;
+  const bool pair_ok =
+      (p.op0 == kMult && (p.op1 == kAdd || p.op1 == kSubtract)) ||
+      ((p.op0 == kMult || p.op0 == kAdd || p.op0 == kSubtract || p.op0 == kBypass) &&
+       p.op1 == kBypass);
+  if (!pair_ok)
+    c.report(RuleKind::kMalformed,
+             "op0={} op1={}: activate2's ALU stage takes mult then add, subtract or bypass; "
+             "add, subtract or bypass then bypass",
+             kAluOpNames.name(p.op0), kAluOpNames.name(p.op1));
+  if (c.inst->op == Opcode::kActivate2Reduce && p.reduce_op != kAdd && p.reduce_op != kMax &&
+      p.reduce_op != kMin && p.reduce_op != kAbsMax && p.reduce_op != kAbsMin)
+    c.report(RuleKind::kMalformed,
+             "reduce_op={}: activate2 reduces by add, max, min, abs_max "
+             "or abs_min",
+             kAluOpNames.name(p.reduce_op));
+}
+
 void send_recv_rules(Context& c) {
   const Params& p = c.inst->p;
   check_dma_queue(c);
@@ -257,6 +280,22 @@ void check_shapes(Context& c) {
       break;
     case ShapeRule::kStreamShuffle:
       stream_shuffle_rules(c);
+      break;
+    case ShapeRule::kActivate2:
+      if (in.op == Opcode::kActivate2) {
+        same_shape(c, 0, 1);
+      } else {
+        same_shape(c, 0, 2);
+        expect_partitions(c, 1, c.operand(2).num_partitions);
+        expect_free(c, 1, 1, "one result per partition");
+      }
+      activate2_rules(c);
+      break;
+    case ShapeRule::kNGather:
+    case ShapeRule::kLocalGather:
+    case ShapeRule::kSequenceBounds:
+    case ShapeRule::kNonzeroWithCount:
+      check_gather(c);
       break;
     case ShapeRule::kQuantizeMx:
       // MX blocks are 32 elements: 8 partitions x 4 elements of the innermost dim (AG4).

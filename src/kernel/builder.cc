@@ -9,6 +9,7 @@
 #include "base/error.h"
 #include "base/host_memory.h"
 #include "base/interrupt.h"
+#include "isa/dma_span.h"
 #include "isa/op_table.h"
 #include "isa/validate.h"
 #include "kernel/call_error.h"
@@ -275,9 +276,13 @@ int32_t KernelBuilder::dma_agent(const isa::Instruction& in) {
   const isa::AccessPattern& split = dst.space != isa::Space::kHbm   ? dst
                                     : src.space != isa::Space::kHbm ? src
                                                                     : dst;
-  return sync_.dma_agent(in.engine, in.p.dma_queue,
-                         split.space == isa::Space::kHbm ? 0 : split.start_partition,
-                         split.num_partitions);
+  // Transfers of one queue on the same DMA engines complete in order, whatever partitions
+  // they move: keying by the engines (not the partitions) keeps the agents, and so the
+  // semaphores, few when a kernel moves many single partitions.
+  const isa::DmaEngineSpan span = isa::dma_engine_span(
+      split.space == isa::Space::kHbm, split.start_partition, split.num_partitions, core_);
+  return sync_.dma_agent(in.engine, in.p.dma_queue, static_cast<int32_t>(span.first_group),
+                         static_cast<int32_t>(span.pieces));
 }
 
 void KernelBuilder::emit(std::string_view call, isa::Instruction in, const std::vector<Use>& uses,

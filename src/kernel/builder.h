@@ -164,6 +164,14 @@ class KernelBuilder {
   // ... and reduce_dst[P, 1] = sum over the free dims of the result (accumulate).
   void activation_reduce(const View& dst, const View& reduce_dst, const View& src,
                          isa::ActFunc func, Scalar scale = 1.0f, Scalar bias = 0.0f);
+  // NC-v4 (NKI activate2): dst = func((src op0 arg0) op1 arg1), the two ALU ops in FP32 (op0 /
+  // op1: mult then add, subtract or bypass; add, subtract or bypass then bypass); `alpha` the
+  // function's parameter. With reduce_dst [P, 1]: also reduce_op (add, max, min, abs_max,
+  // abs_min) of each row of the result.
+  void activate2(const View& dst, const View& src, isa::ActFunc func, AluArg first,
+                 AluArg second = {}, float alpha = 0.0f);
+  void activate2_reduce(const View& dst, const View& reduce_dst, const View& src, isa::ActFunc func,
+                        AluArg first, AluArg second, isa::AluOp reduce_op, float alpha = 0.0f);
 
   // --- VectorE (and GpSimd where the engine may run it) ---
   void tensor_tensor(const View& dst, const View& in0, const View& in1, isa::AluOp op,
@@ -221,6 +229,21 @@ class KernelBuilder {
   void affine_select(const View& dst, const View& src, isa::AluOp cmp, int64_t base,
                      int64_t channel_multiplier, double fill);
   void partition_reduce(const View& dst, const View& src, isa::AluOp op);  // dst [1, F]
+  // Index ops (builder_gather.cc). dst[p, j] = data[p, indices[p, j]] (indices uint32, data's
+  // free elements counted in order; dst has data's dtype).
+  void n_gather(const View& dst, const View& data, const View& indices);
+  // Per 16-partition core: its slice of `index` (uint16) read partition first, the first
+  // `indices` of them (0: all), and each partition p of the core gets src[p, i .. i + elems)
+  // for each index i in turn: dst [P, indices x elems].
+  void local_gather(const View& dst, const View& src, const View& index, int elems = 1,
+                    int indices = 0);
+  // dst [1, 2 n] (fp32 / int32): the start of each id's run of equal ids, then one past its
+  // end; id 0 is padding (n, -1).
+  void sequence_bounds(const View& dst, const View& segment_ids);
+  // NC-v3. In partitions 0, 16, ..., 112: dst [P, F + 1] (int32) = the positions + offset of
+  // src's nonzero elements, `padding` for the rest, then their count; other partitions keep
+  // their values.
+  void nonzero_with_count(const View& dst, const View& src, int32_t offset, int32_t padding);
 
   // --- Between the physical cores of a logical core (NC-v3+; chip/spmd_run.h runs them) ---
   // Every core of the logical core waits here until all have reached their matching barrier.

@@ -29,6 +29,37 @@ void KernelBuilder::activation_reduce(const View& dst, const View& reduce_dst, c
           p, {{&scale, &Params::scale}, {&bias, &Params::bias}});
 }
 
+namespace {
+
+Params activate2_params(isa::ActFunc func, const AluArg& first, const AluArg& second, float alpha) {
+  Params p;
+  p.func = func;
+  p.alpha = alpha;
+  p.op0 = first.op;
+  p.reverse0 = first.reverse;
+  p.op1 = second.op;
+  p.reverse1 = second.reverse;
+  return p;
+}
+
+}  // namespace
+
+void KernelBuilder::activate2(const View& dst, const View& src, isa::ActFunc func, AluArg first,
+                              AluArg second, float alpha) {
+  emit_op("activate2", Opcode::kActivate2, Engine::kScalar, {dst, src},
+          activate2_params(func, first, second, alpha),
+          {{&first.arg, &Params::arg0}, {&second.arg, &Params::arg1}});
+}
+
+void KernelBuilder::activate2_reduce(const View& dst, const View& reduce_dst, const View& src,
+                                     isa::ActFunc func, AluArg first, AluArg second,
+                                     isa::AluOp reduce_op, float alpha) {
+  Params p = activate2_params(func, first, second, alpha);
+  p.reduce_op = reduce_op;
+  emit_op("activate2_reduce", Opcode::kActivate2Reduce, Engine::kScalar, {dst, reduce_dst, src}, p,
+          {{&first.arg, &Params::arg0}, {&second.arg, &Params::arg1}});
+}
+
 void KernelBuilder::tensor_tensor(const View& dst, const View& in0, const View& in1, isa::AluOp op,
                                   Engine engine) {
   Params p;

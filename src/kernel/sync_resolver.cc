@@ -24,8 +24,8 @@ void raise(std::vector<int32_t>& k, size_t agent, int32_t seq) {
 std::string AgentInfo::label() const {
   if (background) return "pe (load_stationary unit)";
   if (!dma) return std::string(isa::engine_name(engine));
-  return fmt::format("dma queue {} (triggered by {}, partitions {}..{})", queue,
-                     isa::engine_name(engine), split_start, split_start + split_rows - 1);
+  return fmt::format("dma queue {} (triggered by {}, engine group {}, {} engines)", queue,
+                     isa::engine_name(engine), first_group, engines);
 }
 
 SyncResolver::SyncResolver() {
@@ -36,15 +36,15 @@ SyncResolver::SyncResolver() {
   for (auto& k : stream_known_) k = std::make_shared<const Knowledge>();
 }
 
-int32_t SyncResolver::dma_agent(isa::Engine trigger, int32_t queue, int32_t split_start,
-                                int32_t split_rows) {
+int32_t SyncResolver::dma_agent(isa::Engine trigger, int32_t queue, int32_t first_group,
+                                int32_t engines) {
   for (size_t a = 0; a < agents_.size(); ++a) {
     const AgentInfo& x = agents_[a];
-    if (x.dma && x.engine == trigger && x.queue == queue && x.split_start == split_start &&
-        x.split_rows == split_rows)
+    if (x.dma && x.engine == trigger && x.queue == queue && x.first_group == first_group &&
+        x.engines == engines)
       return static_cast<int32_t>(a);
   }
-  agents_.push_back({true, false, trigger, queue, split_start, split_rows});
+  agents_.push_back({true, false, trigger, queue, first_group, engines});
   instrs_.emplace_back();
   known_at_.emplace_back();
   return static_cast<int32_t>(agents_.size() - 1);

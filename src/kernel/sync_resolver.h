@@ -5,12 +5,12 @@
 // engines for its own (non-DMA) instructions, except that TensorE's load_stationary runs on
 // its background unit (core/cost/cost.h: it overlaps the previous matmul, so it may complete before
 // it) and is an agent of its own; and each DMA queue for the transfers put on it.
-// A DMA queue agent is keyed by (trigger stream, dma_queue, first partition and partition
-// count of the side that decides the split): transfers with the same key use the same DMA
-// engines in the same order (core/dma/dma_plan.h), and pieces of one queue run in order on each
-// engine, so they complete in order. Instructions of one engine need no semaphore between
-// them (the engine keeps its own order); everything else does, including two transfers of
-// one DMA queue (their pieces on different engines are not ordered).
+// A DMA queue agent is keyed by (trigger stream, dma_queue, and the DMA engines the transfer's
+// pieces use: isa/dma_span.h's first engine group and count): transfers with the same key use
+// the same engines (core/dma/dma_plan.h), and pieces of one queue run in order on each engine,
+// so they complete in order, whichever partitions they move. Instructions of one engine need no
+// semaphore between them (the engine keeps its own order); everything else does, including two
+// transfers of one DMA queue (their pieces on different engines are not ordered).
 //
 // Rule. Every instruction waits for the conflicting accesses dep_tracker.h reports (RAW, WAR,
 // WAW) of other agents. A wait is `semaphore(agent) >= n`: the agent's instructions that
@@ -45,7 +45,7 @@ struct AgentInfo {
   bool background = false;                  // TensorE's load_stationary unit
   isa::Engine engine = isa::Engine::kSync;  // the engine, or the stream that triggers the DMAs
   int32_t queue = -1;                       // DMA: the instruction's dma_queue
-  int32_t split_start = 0, split_rows = 0;  // DMA: partitions of the split side
+  int32_t first_group = 0, engines = 0;     // DMA: the engines its pieces use (isa/dma_span.h)
   std::string label() const;
 };
 
@@ -63,7 +63,7 @@ class SyncResolver {
 
   static int32_t engine_agent(isa::Engine e) { return static_cast<int32_t>(e); }
   static constexpr int32_t kPeBackground = isa::kNumEngines;  // load_stationary
-  int32_t dma_agent(isa::Engine trigger, int32_t queue, int32_t split_start, int32_t split_rows);
+  int32_t dma_agent(isa::Engine trigger, int32_t queue, int32_t first_group, int32_t engines);
   const AgentInfo& agent(int32_t a) const { return agents_.at(static_cast<size_t>(a)); }
 
   // Registers the next instruction of `agent`, at `ref` in `stream`, which must wait for

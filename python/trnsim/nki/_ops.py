@@ -1112,6 +1112,9 @@ def _dma_indirect(dst, src, e, acc, oob_mode):
 
 def dma_transpose(dst, src, axes=None, dge_mode=None, name=None):
     """dst[F, P] = src[P, F] during the copy (NC-v3 and later)."""
+    if axes is not None and tuple(axes) != (1, 0):
+        unsupported(f"nisa.dma_transpose(axes={tuple(axes)})",
+                    "trnsim's DMA transposes two dims (axes=(1, 0))")
     kb().dma_transpose(view(dst), sbuf_view(src))
     return dst
 

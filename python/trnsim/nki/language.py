@@ -17,7 +17,7 @@ import ml_dtypes
 import numpy as np
 
 from trnsim import _check
-from trnsim.nki import _ctx, _ops
+from trnsim.nki import _ctx, _gather, _ops
 from trnsim.nki._ctx import NkiError, stub, unsupported
 from trnsim.nki._index import Expr, Range, abs_pattern
 from trnsim.nki._masking import Masking, Void
@@ -412,7 +412,19 @@ def _no_mask(mask, call):
 
 rms_norm = stub("nl.rms_norm", "compose it from square, sum and rsqrt")
 atomic_rmw = stub("nl.atomic_rmw")
-gather_flattened = stub("nl.gather_flattened", "no gather instruction is modelled")
+
+
+def gather_flattened(data, indices, mask=None, dtype=None, **kwargs):
+    """out[p, ...] = data[p] flattened, at indices[p, ...] (uint32): one GpSimd nc_n_gather
+    (bit-exact), then a VectorE copy when dtype asks for another."""
+    if mask is not None:
+        unsupported("nl.gather_flattened(mask=...)", "gather whole tiles")
+    _tiles("nl.gather_flattened", data=data, indices=indices)
+    out = ndarray(indices.shape, data.dtype, sbuf)
+    _gather.nc_n_gather(out, data, indices, "nl.gather_flattened")
+    if dtype is None or _ops.format_name(dtype, "dtype") == _ops.format_name(data.dtype):
+        return out
+    return copy(out, dtype=dtype)
 all_reduce = stub("nl.all_reduce", "collectives run through trnsim.fabric, not kernels")
 
 

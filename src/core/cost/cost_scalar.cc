@@ -1,6 +1,8 @@
 // ScalarE (ACT) cost (HARDWARE.md s8.1, s2.4): activation max(MIN_II, N) whatever scale and
-// bias are; activation_reduce adds MIN_II for the reduction; NC-v4 runs tensor_scalar and
-// tensor_copy in a 2x BF16/FP16 mode (AG4), capped by elements_per_cycle / lanes.
+// bias are; activation_reduce adds MIN_II for the reduction; activate2 (NC-v4) costs as
+// activation and activate2_reduce as activation_reduce (an assumption: NKI says its ALU stage
+// and reduction cost nothing more); NC-v4 runs tensor_scalar and tensor_copy in a 2x
+// BF16/FP16 mode (AG4), capped by elements_per_cycle / lanes.
 #include <algorithm>
 
 #include "core/cost/cost.h"
@@ -14,6 +16,7 @@ uint64_t scalar_cycles(const isa::Instruction& ins, const arch::CoreSpec& spec) 
   const uint64_t min_ii = static_cast<uint64_t>(spec.cost.min_ii_cycles);
   switch (ins.op) {
     case isa::Opcode::kActivationReduce:
+    case isa::Opcode::kActivate2Reduce:
       return std::max(min_ii, n) + min_ii;
     case isa::Opcode::kTensorCopy:
     case isa::Opcode::kTensorScalar: {

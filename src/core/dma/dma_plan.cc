@@ -8,6 +8,7 @@
 
 #include "base/error.h"
 #include "core/cost/cost_constants.h"
+#include "isa/dma_span.h"
 
 namespace trnsim::core {
 
@@ -92,7 +93,6 @@ DmaPlan plan_dma(const DmaShape& s, const arch::CoreSpec& spec) {
   if (!s.has_operands) return plan;
   const int engines = std::max(spec.dma.engines, 1);
   const int queues = std::max(spec.dma.queues_per_engine, 1);
-  const int per_engine = std::max(spec.sbuf.partitions / engines, 1);  // 128 / 16 = 8 (DMA-OV)
   // isa::validate rejects such a queue; a program that skipped validation must not index
   // outside the queue tables.
   if (s.queue < 0 || s.queue >= engines * queues)
@@ -124,9 +124,10 @@ DmaPlan plan_dma(const DmaShape& s, const arch::CoreSpec& spec) {
   const int32_t split_partitions = split_src ? s.src_partitions : s.dst_partitions;
   plan.rows = std::max<int64_t>(split_partitions, 1);
   plan.total_bytes = std::max(s.dst_bytes, s.src_bytes);
-  const int64_t first_group = split_space == isa::Space::kHbm ? 0 : split_start / per_engine;
-  // Pieces of `per_engine` rows, at most one per engine (longer HBM row lists share out evenly).
-  const int64_t pieces = std::min<int64_t>(engines, (plan.rows + per_engine - 1) / per_engine);
+  // Pieces of 8 rows, at most one per engine (longer HBM row lists share out evenly).
+  const isa::DmaEngineSpan span =
+      isa::dma_engine_span(split_space == isa::Space::kHbm, split_start, split_partitions, spec);
+  const int64_t first_group = span.first_group, pieces = span.pieces;
   plan.rows_per_piece = (plan.rows + pieces - 1) / pieces;
   plan.num_pieces =
       static_cast<int32_t>((plan.rows + plan.rows_per_piece - 1) / plan.rows_per_piece);

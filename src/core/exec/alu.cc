@@ -252,4 +252,10 @@ bool alu_reg(AluOp op, int32_t a, int32_t b, int32_t& out) {
   }
 }
 
+float alu_reduce(isa::AluOp op, const float* x, int64_t n) {
+  float acc = x[0];
+  for (int64_t i = 1; i < n; ++i) acc = alu(op, acc, x[i]);
+  return acc;
+}
+
 }  // namespace trnsim::core

@@ -25,6 +25,9 @@ float alu(isa::AluOp op, float a, float b);
 void alu_array(isa::AluOp op, const float* a, int64_t sa, const float* b, int64_t sb, float* out,
                int64_t n);
 
+// x[0] op x[1] op ... op x[n-1], left to right in FP32 (n >= 1): the engines' row reductions.
+float alu_reduce(isa::AluOp op, const float* x, int64_t n);
+
 // Whether op is a bit-vector op (bitwise and/or/xor/not, shifts) or bypass: the ops that can
 // run on integer bit patterns.
 bool is_bitvec(isa::AluOp op);

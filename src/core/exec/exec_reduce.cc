@@ -9,16 +9,6 @@
 
 namespace trnsim::core {
 
-namespace {
-
-float reduce_row(isa::AluOp op, const float* x, int64_t n) {
-  float acc = x[0];
-  for (int64_t i = 1; i < n; ++i) acc = alu(op, acc, x[i]);
-  return acc;
-}
-
-}  // namespace
-
 // dst[p, o] = reduce over the innermost `reduce_axes` free dims of src (0 = all of them).
 void exec_tensor_reduce(ExecContext& ctx) {
   const isa::AccessPattern& src = ctx.ap(1);
@@ -36,7 +26,7 @@ void exec_tensor_reduce(ExecContext& ctx) {
   mem::Tile& out = ctx.temp(0, x.rows, outer);
   for (int64_t r = 0; r < x.rows; ++r)
     for (int64_t o = 0; o < outer; ++o)
-      out.at(r, o) = reduce_row(ctx.p.reduce_op, x.row(r) + o * inner, inner);
+      out.at(r, o) = alu_reduce(ctx.p.reduce_op, x.row(r) + o * inner, inner);
   ctx.write(0, out);
 }
 
@@ -78,7 +68,7 @@ void exec_tensor_scalar_reduce(ExecContext& ctx) {
           ctx.p.reverse0 ? alu(ctx.p.op0, sa, x.at(r, i)) : alu(ctx.p.op0, x.at(r, i), sa);
       o[i] = ctx.p.reverse1 ? alu(ctx.p.op1, sb, v) : alu(ctx.p.op1, v, sb);
     }
-    red.at(r, 0) = reduce_row(ctx.p.reduce_op, o, cols);
+    red.at(r, 0) = alu_reduce(ctx.p.reduce_op, o, cols);
   }
   ctx.write(0, out, 0);
   ctx.write(1, red, 1);

@@ -71,6 +71,17 @@ SemanticsFn semantics_for(Opcode op) {
       return exec_transpose_dve;
     case Opcode::kStreamShuffle:
       return exec_stream_shuffle;
+    case Opcode::kActivate2:
+    case Opcode::kActivate2Reduce:
+      return exec_activate2;
+    case Opcode::kNGather:
+      return exec_n_gather;
+    case Opcode::kLocalGather:
+      return exec_local_gather;
+    case Opcode::kSequenceBounds:
+      return exec_sequence_bounds;
+    case Opcode::kNonzeroWithCount:
+      return exec_nonzero_with_count;
     case Opcode::kTensorScalarCumulative:
       return exec_tensor_scalar_cumulative;
     case Opcode::kExponential:

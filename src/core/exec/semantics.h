@@ -27,9 +27,15 @@ void exec_transpose_dve(ExecContext&);
 void exec_dma_transpose(ExecContext&);
 void exec_stream_shuffle(ExecContext&);            // exec_shuffle.cc
 void exec_tensor_scalar_cumulative(ExecContext&);  // exec_cumulative.cc
+// exec_gather.cc: GpSimd's index ops
+void exec_n_gather(ExecContext&);
+void exec_local_gather(ExecContext&);
+void exec_sequence_bounds(ExecContext&);
+void exec_nonzero_with_count(ExecContext&);
 // exec_activation.cc
 void exec_activation(ExecContext&);
 void exec_exponential(ExecContext&);
+void exec_activate2(ExecContext&);  // and activate2_reduce
 // exec_elementwise.cc
 void exec_tensor_tensor(ExecContext&);
 void exec_tensor_scalar(ExecContext&);

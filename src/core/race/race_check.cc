@@ -42,7 +42,7 @@ struct RaceFound {
 class Checker {
  public:
   Checker(const isa::Program& prog, const arch::ChipSpec& chip, const RaceCheckOptions& opts)
-      : prog_(prog), chip_(chip), opts_(opts), hb_(prog, opts.max_instructions) {}
+      : prog_(prog), chip_(chip), opts_(opts), hb_(prog, chip.core, opts.max_instructions) {}
 
   RaceReport run();
 

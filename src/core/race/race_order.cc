@@ -10,6 +10,7 @@
 #include "base/error.h"
 #include "core/control/control_flow.h"
 #include "core/cost/cost.h"
+#include "isa/dma_span.h"
 #include "isa/op_table.h"
 
 namespace trnsim::core {
@@ -57,11 +58,12 @@ DmaWriteOrder dma_write_order(const arch::DmaSpec& dma) {
 std::string Agent::label() const {
   if (background) return "pe-background";
   if (!dma) return std::string(isa::engine_name(stream));
-  return fmt::format("dma queue {} from {} for partitions {}-{}", queue, isa::engine_name(stream),
-                     split_start, split_start + split_rows - 1);
+  return fmt::format("dma queue {} from {} on engine group {} ({} engines)", queue,
+                     isa::engine_name(stream), first_group, engines);
 }
 
-HappensBefore::HappensBefore(const isa::Program& prog, size_t limit) : prog_(prog) {
+HappensBefore::HappensBefore(const isa::Program& prog, const arch::CoreSpec& core, size_t limit)
+    : prog_(prog), core_(core) {
   for (isa::Engine e : isa::kAllEngines) agents_.push_back({false, false, e});
   agents_.push_back({false, true, isa::Engine::kTensor});
   std::vector<int64_t> last_of_agent;  // per agent: its latest node so far (-1: none)
@@ -99,15 +101,19 @@ uint32_t HappensBefore::agent_of(const isa::Instruction& in, isa::Engine stream)
   const isa::AccessPattern& split = d.space != isa::Space::kHbm   ? d
                                     : s.space != isa::Space::kHbm ? s
                                                                   : d;
-  Agent key{true,
-            false,
-            stream,
-            in.p.dma_queue,
-            split.space == isa::Space::kHbm ? 0 : split.start_partition,
-            split.num_partitions};
+  // Transfers of one queue on the same DMA engines complete in order, whatever partitions
+  // they move (the kernel builder's sync resolver relies on the same).
+  const isa::DmaEngineSpan span = isa::dma_engine_span(
+      split.space == isa::Space::kHbm, split.start_partition, split.num_partitions, core_);
+  const Agent key{true,
+                  false,
+                  stream,
+                  in.p.dma_queue,
+                  static_cast<int32_t>(span.first_group),
+                  static_cast<int32_t>(span.pieces)};
   const auto same = [&](const Agent& a) {
-    return a.dma && std::tie(a.stream, a.queue, a.split_start, a.split_rows) ==
-                        std::tie(key.stream, key.queue, key.split_start, key.split_rows);
+    return a.dma && std::tie(a.stream, a.queue, a.first_group, a.engines) ==
+                        std::tie(key.stream, key.queue, key.first_group, key.engines);
   };
   const auto it = std::find_if(agents_.begin(), agents_.end(), same);
   if (it != agents_.end()) return static_cast<uint32_t>(it - agents_.begin());

@@ -35,8 +35,8 @@ struct Agent {
   bool dma = false;
   bool background = false;                  // TensorE's load_stationary unit
   isa::Engine stream = isa::Engine::kSync;  // the engine, or the stream that triggers the DMA
-  int32_t queue = -1, split_start = 0, split_rows = 0;
-  std::string label() const;  // "dve", "pe-background", "dma queue 3 from sp for partitions 0-127"
+  int32_t queue = -1, first_group = 0, engines = 0;  // DMA engines used (isa/dma_span.h)
+  std::string label() const;  // "dve", "pe-background", "dma queue 3 from sp on engines 0-15"
 };
 
 struct ExecNode {
@@ -59,7 +59,7 @@ struct SyncProblem {
 class HappensBefore {
  public:
   // Unrolls every stream; stops when more than `limit` instructions would execute.
-  HappensBefore(const isa::Program& prog, size_t limit);
+  HappensBefore(const isa::Program& prog, const arch::CoreSpec& core, size_t limit);
 
   bool too_big() const { return too_big_; }
   size_t executed() const { return executed_; }
@@ -87,6 +87,7 @@ class HappensBefore {
   uint32_t place_of(uint32_t event) const;
 
   const isa::Program& prog_;
+  const arch::CoreSpec& core_;
   bool too_big_ = false;
   size_t executed_ = 0;
   std::vector<Agent> agents_;

@@ -190,6 +190,22 @@ TEST(CostScalarGpSimd, PublishedEntries) {
   const Cost iota = cost(make(Opcode::kIota, Engine::kGpSimd, {sbuf(128, 512, f32)}));
   EXPECT_EQ(iota.ii, 662u);
   EXPECT_EQ(iota.latency, 662u);
+  // The index ops: GPSIMD_START (150) + one cycle per element written; nc_n_gather is
+  // ceil(n / 512) instructions, each paying the start (NKI API reference), whatever data's size.
+  const auto u32 = num::int_format(num::Dtype::kUint32);
+  EXPECT_EQ(cost(make(Opcode::kNGather, Engine::kGpSimd,
+                      {sbuf(128, 1000, f32), sbuf(128, 8000, f32), sbuf(128, 1000, u32)}))
+                .ii,
+            2 * 150u + 1000u);
+  EXPECT_EQ(
+      cost(make(Opcode::kSequenceBounds, Engine::kGpSimd, {sbuf(1, 1024, f32), sbuf(1, 512, f32)}))
+          .ii,
+      150u + 1024u);
+  // activate2 prices as activation, activate2_reduce as activation_reduce (assumption).
+  EXPECT_EQ(
+      cost(unary(Opcode::kActivate2, Engine::kScalar, sbuf(128, 1000), sbuf(128, 1000)), "trn3").ii,
+      cost(unary(Opcode::kActivation, Engine::kScalar, sbuf(128, 1000), sbuf(128, 1000)), "trn3")
+          .ii);
 }
 
 TEST(CostControl, DmaTriggerPaysDgeWhereItExists) {

@@ -36,6 +36,8 @@ arch::CoreSpec test_core(int version) {
   f.near_memory_accumulation = version >= 4;
   f.bit_exact_transpose = version >= 3;
   f.range_select = version >= 3;
+  f.nonzero_with_count = version >= 3;
+  f.activate2 = version >= 4;
   return c;
 }
 

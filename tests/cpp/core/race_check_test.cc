@@ -195,7 +195,7 @@ TEST(RaceCheck, TheDmaWriteBarrierDecidesASpillAndReloadOnOneQueue) {
   expect_names(f.first, {Engine::kSync, 0}, p);
   expect_names(f.second, {Engine::kSync, 1}, p);
   expect_range(f.range, MemRange{Space::kHbm, "T", 0, 0, t.address, t.address + t.bytes()});
-  EXPECT_EQ(f.first.agent, "dma queue 0 from sp for partitions 0-127");
+  EXPECT_EQ(f.first.agent, "dma queue 0 from sp on engine group 0 (16 engines)");
   EXPECT_NE(format_finding(f).find("hbm tensor T bytes 0-131071"), std::string::npos)
       << format_finding(f);
 

@@ -36,6 +36,8 @@ loop:
   reg_alu rd=r0 ra=r0 op0=add imm=1
   branch target=loop ra=r0 op0=is_lt imm=4
   activation_reduce sbuf[0:128]+36864 [[1,512]] bf16, sbuf[0:128]+40960 [[1,1]] fp32 <- sbuf[0:128] [[1,512]] bf16 func=exp scale=-1.5 alpha=0.25 rounding=stochastic
+  activate2 sbuf[0:128]+167936 [[1,512]] fp32 <- sbuf[0:128] [[1,512]] bf16 func=gelu op0=mult arg0=2 op1=subtract arg1=0.5 reverse1=true
+  activate2_reduce sbuf[0:128]+169984 [[1,512]] bf16, sbuf[0:128]+171008 [[1,1]] fp32 <- sbuf[0:128] [[1,512]] bf16 func=exp op0=add arg0=1 reduce_op=abs_max
   tensor_scalar sbuf[0:64]+28672 [[1,512]] bf16 <- sbuf[64:128] [[1,512]] bf16, sbuf[64:128]+32768 [[1,1]] fp32 op0=mult arg0=0.125 op1=add arg1=@2
   tensor_copy sbuf[0:32]+61440 [[2,256]] bf16 <- sbuf[96:128] [[2,256]] bf16 wait=s4>=2
   nop
@@ -68,6 +70,12 @@ loop:
 .engine pool
   iota sbuf[0:128]+118784 [[1,512]] int32 iota_base=-3 channel_multiplier=512
   affine_select sbuf[0:128]+122880 [[1,512]] fp32 <- sbuf[0:128]+45056 [[1,512]] fp32 op0=is_ge channel_multiplier=-1 value=-inf wait=s4>=1
+  iota sbuf[0:128]+172032 [[1,64]] uint32
+  n_gather sbuf[0:128]+171072 [[1,64]] bf16 <- sbuf[0:128] [[1,512]] bf16, sbuf[0:128]+172032 [[1,64]] uint32
+  iota sbuf[0:128]+172288 [[1,4]] uint16 channel_multiplier=1
+  local_gather sbuf[0:128]+172352 [[1,256]] bf16 <- sbuf[0:128] [[1,512]] bf16, sbuf[0:128]+172288 [[1,4]] uint16 elems=4
+  sequence_bounds sbuf[0:1]+172864 [[1,1024]] fp32 <- sbuf[0:1]+45056 [[1,512]] fp32
+  nonzero_with_count sbuf[0:128]+176960 [[1,513]] int32 <- sbuf[0:128]+45056 [[1,512]] fp32 iota_base=16 value=-1
   partition_reduce sbuf[0:1]+126976 [[1,512]] fp32 <- sbuf[0:128]+45056 [[1,512]] fp32 reduce_op=max
   memset sbuf[0:128]+131072 [[1,512]] fp32 value=3.25
   iota sbuf[0:128]+143360 [[1,1]] int32 channel_multiplier=1

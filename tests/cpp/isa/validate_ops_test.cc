@@ -186,6 +186,55 @@ TEST(ValidateOps, ShapesMustAgree) {
   EXPECT_ONLY_RULE("trn2", col + "2]] fp32 bias=@2\n", kShape);  // a column is [P, 1]
 }
 
+TEST(ValidateOps, GpSimdIndexOps) {
+  // nc_n_gather: data's dtype, one partition count, one index per dst element, uint32 indices.
+  const std::string ng =
+      ".engine pool\nn_gather sbuf[0:64] [[1,8]] bf16 <- sbuf[0:64]+64 [[1,100]] ";
+  EXPECT_LEGAL("trn1", ng + "bf16, sbuf[0:64]+512 [[1,8]] uint32\n");
+  EXPECT_ONLY_RULE("trn1", ng + "fp32, sbuf[0:64]+512 [[1,8]] uint32\n", kDtype);
+  EXPECT_ONLY_RULE("trn1", ng + "bf16, sbuf[0:64]+512 [[1,9]] uint32\n", kShape);
+  EXPECT_ONLY_RULE("trn1", ng + "bf16, sbuf[0:64]+512 [[1,8]] int16\n", kDtype);
+  // local_gather: whole 16-partition cores, elems 1..32 in powers of 2, dst = indices x elems.
+  const std::string lg = ".engine pool\nlocal_gather sbuf[0:32] [[1,";
+  const std::string lsrc = " bf16 <- sbuf[0:32]+512 [[1,64]] bf16, sbuf[0:32]+1024 [[1,2]] uint16";
+  EXPECT_LEGAL("trn2", lg + "32]]" + lsrc + "\n");  // 16 x 2 indices, 1 each
+  EXPECT_LEGAL("trn2", lg + "40]]" + lsrc + " elems=4 indices=10\n");
+  EXPECT_ONLY_RULE("trn2", lg + "30]]" + lsrc + " elems=3 indices=10\n", kMalformed);
+  EXPECT_ONLY_RULE("trn2", lg + "33]]" + lsrc + " indices=33\n", kMalformed);  // > 32
+  EXPECT_ONLY_RULE("trn2", lg + "31]]" + lsrc + "\n", kShape);
+  EXPECT_RULE("trn2",
+              ".engine pool\nlocal_gather sbuf[0:24] [[1,16]] bf16 <- sbuf[0:24]+512 [[1,64]] "
+              "bf16, sbuf[0:24]+1024 [[1,1]] uint16\n",
+              kShape);
+  // sequence_bounds: one partition, a start and an end per id, fp32 / int32.
+  const std::string sb = ".engine pool\nsequence_bounds sbuf[0:1] [[1,";
+  EXPECT_LEGAL("trn1", sb + "64]] int32 <- sbuf[0:1]+512 [[1,32]] fp32\n");
+  EXPECT_ONLY_RULE("trn1", sb + "63]] int32 <- sbuf[0:1]+512 [[1,32]] fp32\n", kShape);
+  EXPECT_ONLY_RULE("trn1", sb + "64]] int32 <- sbuf[0:1]+512 [[1,32]] bf16\n", kDtype);
+  // nonzero_with_count: NC-v3, one more element than src, int32 dst (the engines' start rule
+  // keeps operands on 16-partition core boundaries).
+  const std::string nz = ".engine pool\nnonzero_with_count sbuf[0:128] [[1,";
+  EXPECT_LEGAL("trn2", nz + "9]] int32 <- sbuf[0:128]+512 [[1,8]] fp32 value=-1\n");
+  EXPECT_ONLY_RULE("trn1", nz + "9]] int32 <- sbuf[0:128]+512 [[1,8]] fp32 value=-1\n", kFeature);
+  EXPECT_ONLY_RULE("trn2", nz + "8]] int32 <- sbuf[0:128]+512 [[1,8]] fp32\n", kShape);
+  EXPECT_ONLY_RULE("trn2", nz + "9]] fp32 <- sbuf[0:128]+512 [[1,8]] fp32\n", kDtype);
+}
+
+TEST(ValidateOps, Activate2) {
+  const std::string a2 =
+      ".engine act\nactivate2 sbuf[0:64] [[1,8]] bf16 <- sbuf[0:64]+64 [[1,8]] fp32 func=exp ";
+  EXPECT_LEGAL("trn3", a2 + "op0=mult arg0=2 op1=subtract arg1=1 reverse1=true\n");
+  EXPECT_LEGAL("trn3", a2 + "op0=subtract arg0=2 reverse0=true\n");
+  EXPECT_ONLY_RULE("trn2", a2 + "op0=mult arg0=2 op1=add arg1=1\n", kFeature);
+  EXPECT_ONLY_RULE("trn3", a2 + "op0=add arg0=2 op1=add arg1=1\n", kMalformed);
+  EXPECT_ONLY_RULE("trn3", a2 + "op0=max arg0=2\n", kMalformed);
+  const std::string r2 =
+      ".engine act\nactivate2_reduce sbuf[0:64] [[1,8]] bf16, sbuf[0:64]+32 [[1,1]] fp32 <- "
+      "sbuf[0:64]+64 [[1,8]] fp32 func=exp op0=mult arg0=2 reduce_op=";
+  EXPECT_LEGAL("trn3", r2 + "abs_max\n");
+  EXPECT_ONLY_RULE("trn3", r2 + "mult\n", kMalformed);
+}
+
 TEST(ValidateOps, QueuesSemaphoresBranches) {
   const std::string dma =
       ".engine sp\ndma_copy sbuf[0:128] [[1,512]] bf16 <- A[0:128] "

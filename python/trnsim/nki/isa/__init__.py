@@ -6,7 +6,7 @@ NotImplementedError naming them."""
 from __future__ import annotations
 
 from trnsim import _check
-from trnsim.nki import _ctx, _ops
+from trnsim.nki import _ctx, _gather, _ops
 from trnsim.nki._ctx import NkiError, stub, unsupported
 from trnsim.nki.isa.constants import (  # noqa: F401 - nisa.<enum> as in NKI
     dge_mode, dma_engine, engine, gpsimd_engine, matmul_perf_mode, nc_version, oob_mode,
@@ -52,6 +52,41 @@ def nc_stream_shuffle(dst, src, shuffle_mask, name=None):
     serves every quadrant; dst may be src. Cost max(MIN_II, N) VectorE cycles, N the elements
     per partition."""
     return _ops.nc_stream_shuffle(dst, src, shuffle_mask)
+
+
+def nc_n_gather(dst, data, indices, name=None):
+    """GpSimd gather within each partition: dst[p, j] = data[p, indices[p, j]], data's free
+    dims flattened; indices uint32, in range (else an index_range fault)."""
+    return _gather.nc_n_gather(dst, data, indices)
+
+
+def local_gather(dst, src_buffer, index, num_elem_per_idx=1, num_valid_indices=None,
+                 name=None):
+    """GpSimd gather per 16-partition core: the core's index slice (uint16 element offsets)
+    read partition first; each of its partitions takes num_elem_per_idx elements at each
+    index, dst [P, num_valid_indices x num_elem_per_idx]."""
+    return _gather.local_gather(dst, src_buffer, index, num_elem_per_idx, num_valid_indices)
+
+
+def sequence_bounds(dst, segment_ids, name=None):
+    """GpSimd: dst [1, 2, n] = the start of each element's run of equal segment ids, then one
+    past its end; id 0 is padding (n, -1)."""
+    return _gather.sequence_bounds(dst, segment_ids)
+
+
+def nonzero_with_count(dst, src, index_offset=0, padding_val=-1, name=None):
+    """NC-v3 GpSimd, partitions 0, 16, ..., 112: the positions (+ index_offset) of src's
+    nonzero elements, padding_val for the rest, then their count."""
+    return _gather.nonzero_with_count(dst, src, index_offset, padding_val)
+
+
+def activate2(dst, op, data, imm0, imm1, op0, op1, relu_param=0.0, reverse0=False,
+              reverse1=False, reduce_op=None, reduce_res=None, reduce_cmd=reduce_cmd.idle,
+              name=None):
+    """NC-v4 ScalarE: dst = op((data op0 imm0) op1 imm1), then an optional row reduction."""
+    return _gather.activate2(dst, op, data, imm0, imm1, op0, op1, relu_param, reverse0,
+                             reverse1, reduce_op, reduce_res, reduce_cmd)
+
 
 range_select = _ops.range_select
 dma_copy = _ops.dma_copy
@@ -132,7 +167,6 @@ _WHY = {
     "rng": "trnsim's generators draw uniform values (nl.rand, nisa.dropout) from a "
            "counter-based stream per lane; raw generator words and the XORWOW state the "
            "hardware keeps are not modelled",
-    "gather": "no gather instruction is modelled",
     "register": "runtime registers and dynamic control flow are not traced",
 }
 def dropout(dst, data, prob, name=None):
@@ -159,13 +193,10 @@ def set_rng_seed(src_seeds, name=None):
 
 
 for _name, _why in {
-    "activate2": "",
-    "rng": "rng", "rand2": "rng", "rand_get_state": "rng", "local_gather": "gather",
-    "nc_n_gather": "gather",
-    "sequence_bounds": "",
+    "rng": "rng", "rand2": "rng", "rand_get_state": "rng",
     "tensor_copy_dynamic_src": "register",
     "tensor_copy_dynamic_dst": "register",
     "dma_compute": "", "register_alloc": "register", "register_load": "register",
-    "register_move": "register", "register_store": "register", "nonzero_with_count": "",
+    "register_move": "register", "register_store": "register",
 }.items():
     globals()[_name] = stub(f"nki.isa.{_name}", _WHY.get(_why, ""))

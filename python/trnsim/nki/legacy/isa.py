@@ -10,7 +10,7 @@ import functools
 import inspect
 import math
 
-from trnsim.nki import _ops
+from trnsim.nki import _gather, _ops
 from trnsim.nki import isa as _new
 from trnsim.nki.isa import constants  # noqa: F401 - neuronxcc.nki.isa.constants
 from trnsim.nki._ctx import NkiArgumentError, NkiError, stub, unsupported
@@ -312,10 +312,13 @@ def dma_copy(dst, src, mask=None, dst_rmw_op=None, oob_mode=None, dge_mode=None,
             _ops.dma_copy(d, s, dst_rmw_op, oob_mode)
 
 
-def dma_transpose(src, axes=None, mask=None, dtype=None, **kwargs):
+def dma_transpose(src, axes=None, mask=None, dtype=None, dge_mode=None, **kwargs):
+    """A new tile src.T, transposed by the DMA; dge_mode (which descriptor generator) does not
+    change the transfer trnsim times."""
     _ops.tile(src, "nisa.dma_transpose: src")
     (x,) = _m(mask, src)
-    return _out(lambda d: _ops.dma_transpose(d, x), tuple(reversed(x.shape)), _dt(dtype, x))
+    return _out(lambda d: _ops.dma_transpose(d, x, axes), tuple(reversed(x.shape)),
+                _dt(dtype, x))
 
 
 def tensor_copy_predicated(src, dst, predicate, reverse_pred=False, mask=None, dtype=None,
@@ -361,8 +364,32 @@ def nc_stream_shuffle(src, dst, shuffle_mask, dtype=None, mask=None, **kwargs):
     return _ops.nc_stream_shuffle(dst, src, shuffle_mask, call)
 
 
-for _name in ("local_gather",
-              "sequence_bounds", "tensor_copy_dynamic_src",
+def local_gather(src_buffer, index, num_elem_per_idx=1, num_valid_indices=None, *, mask=None,
+                 **kwargs):
+    """GpSimd gather per 16-partition core (see the current dialect's): a new SBUF tile
+    [P, indices, num_elem_per_idx] of src_buffer's dtype."""
+    call = "neuronxcc.nki.isa.local_gather"
+    if mask is not None:
+        unsupported(f"{call}(mask=...)", "gather whole tiles")
+    _ops.tile(src_buffer, f"{call}: src_buffer")
+    _ops.tile(index, f"{call}: index")
+    shape = _gather.local_gather_shape(src_buffer, index, num_elem_per_idx, num_valid_indices)
+    return _out(lambda d: _gather.local_gather(d, src_buffer, index, num_elem_per_idx,
+                                               num_valid_indices, call),
+                shape, _ops.format_name(src_buffer.dtype))
+
+
+def sequence_bounds(*, segment_ids, dtype=None, **kwargs):
+    """GpSimd: a new [1, 2, n] tile of each element's segment start and end (see the current
+    dialect's); dtype fp32 or int32, segment_ids' by default."""
+    call = "neuronxcc.nki.isa.sequence_bounds"
+    _ops.tile(segment_ids, f"{call}: segment_ids")
+    n = _gather._free(segment_ids)
+    return _out(lambda d: _gather.sequence_bounds(d, segment_ids, call),
+                (segment_ids.shape[0], 2, n), _dt(dtype, segment_ids))
+
+
+for _name in ("tensor_copy_dynamic_src",
               "tensor_copy_dynamic_dst", "tensor_scalar_cumulative"):
     globals()[_name] = getattr(_new, _name)
 # NKI Beta 1 had no MX instructions (they came with NC-v4, in the current dialect).
