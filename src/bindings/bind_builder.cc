@@ -132,11 +132,13 @@ void bind_kernel_builder(nb::module_& m) {
       .def(
           "dma_scatter",
           [](KernelBuilder& b, const View& table, const View& src, const View& offsets,
-             std::optional<Engine> trigger) {
-            b.dma_scatter(table, src, offsets, {trigger, false});
+             std::optional<Engine> trigger, bool accumulate) {
+            b.dma_scatter(table, src, offsets, {trigger, accumulate});
           },
           nb::arg("table"), nb::arg("src"), nb::arg("offsets"), nb::arg("trigger") = nb::none(),
-          "table[offsets[p], :] = src[p, :]: the scatter of dma_gather.")
+          nb::arg("accumulate") = false,
+          "table[offsets[p], :] = src[p, :] (accumulate: +=, partition by partition): the "
+          "scatter of dma_gather.")
       .def(
           "matmul",
           [](KernelBuilder& b, const View& dst, const View& st, const View& mv, bool start,

@@ -207,9 +207,10 @@ constexpr std::array<OpInfo, kNumOpcodes> kTable{
        {kQueue, kRounding}, SR::kDmaIndirect,
        "dst[p] = src[offsets[p]]: row gather from an HBM tensor [rows, F] (cast through fp32)"),
     op(kDmaScatter, kPool, {W("dst", kHbm), R("src", kSbuf), R("offsets", kSbuf, D::kRowIndex)},
-       {kQueue, kRounding}, SR::kDmaIndirect,
+       {kQueue, kAccumulate, kRounding}, SR::kDmaIndirect,
        "dst[offsets[p]] = src[p]: row scatter into an HBM tensor [rows, F]; a repeated row "
-       "keeps the last partition's"),
+       "keeps the last partition's; with accumulate dst[offsets[p]] += src[p] (the DMA's "
+       "read-modify-write, NKI atomic_rmw), partition by partition"),
     // Between the physical cores of a logical core (s6). The engine that issues core_barrier
     // does the remote semaphore update and the local wait (NKI: engine=, gpsimd by default).
     op(kCoreBarrier, kAnyEngine, {}, {}, SR::kNone,

@@ -52,6 +52,13 @@ void check_dma_indirect(Context& c) {
              operand_label(*c.inst, hbm_slot), hbm.free_elements(),
              operand_label(*c.inst, sbuf_slot), sbuf.free_elements());
   if (hbm.space == Space::kHbm) check_table(c, hbm_slot);
+  // A scatter that adds (NKI atomic_rmw): the DMA engine's read-add-write, in bf16 or fp32 on
+  // both sides as dma_copy's accumulate.
+  const auto d = hbm.dtype.dtype;
+  if (c.inst->p.dma_accumulate &&
+      (hbm.dtype != sbuf.dtype || (d != num::Dtype::kBf16 && d != num::Dtype::kFp32)))
+    c.report(RuleKind::kDtype, "accumulate takes bf16 or fp32 on both sides; src is {}, dst {}",
+             c.operand(1).dtype.name(), c.operand(0).dtype.name());
   // Casts go through fp32, as dma_copy's, which MX element and scale formats do not (DMA-OV).
   if (hbm.dtype != sbuf.dtype && (is_mx_only(hbm.dtype) || is_mx_only(sbuf.dtype)))
     c.report(RuleKind::kDtype, "DMA cannot cast {} to {}", c.operand(1).dtype.name(),

@@ -39,6 +39,9 @@ void KernelBuilder::dma_indirect(std::string_view call, isa::Opcode op, const Vi
       op, trigger,
       gather ? std::vector<View>{sbuf, rows, offsets} : std::vector<View>{rows, sbuf, offsets});
   assign_dma_queue(in, trigger);
+  if (opts.accumulate && gather)
+    call_error(call, "accumulate: a gather writes SBUF rows; a scatter adds into the table");
+  in.p.dma_accumulate = opts.accumulate;
   // The table is used whole (every row of it: validation requires that), so dependencies on
   // it are conservative whatever rows the offsets hold at run time.
   std::vector<Use> uses;
@@ -46,6 +49,7 @@ void KernelBuilder::dma_indirect(std::string_view call, isa::Opcode op, const Vi
     uses = {{sbuf, true, sbuf_role}, {rows, false, table_role}, {offsets, false, "offsets"}};
   else
     uses = {{rows, true, table_role}, {sbuf, false, sbuf_role}, {offsets, false, "offsets"}};
+  if (opts.accumulate) uses.push_back({rows, false, table_role});  // it reads what it adds to
   emit(call, std::move(in), uses);
 }
 

@@ -202,8 +202,16 @@ def test_subkernels_trace_inline_and_errors_name_the_problem():
         nl.ndarray((128, 8), nl.float32)
 
     @nki.jit
-    def returns_tile(out):
-        return nl.ndarray((128, 8), nl.float32)
+    def returns_tile(out):  # a tile's value comes back through an HBM output (NKI's simulator)
+        t = nl.ndarray((128, 8), nl.float32)
+        nisa.memset(dst=t, value=2.0)
+        return t
+
+    np.testing.assert_array_equal(returns_tile(out), np.full((128, 8), 2, np.float32))
+
+    @nki.jit
+    def returns_its_argument(out):
+        return out
 
     with pytest.raises(ValueError, match="not an HBM tensor"):
-        returns_tile(out)
+        returns_its_argument(out)

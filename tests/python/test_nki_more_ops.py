@@ -397,7 +397,7 @@ def test_max8_iota_affine_select_legacy_dialect(chip, rng):
 
 @pytest.mark.parametrize("mod", [nisa, lisa], ids=["current", "legacy"])
 @pytest.mark.parametrize("name, missing", [
-    ("local_gather", "no gather instruction is modelled")])
+    ("tensor_copy_dynamic_src", "dynamic control flow")])
 def test_refused_names_say_what_the_core_lacks(mod, name, missing):
     with pytest.raises(NotImplementedError, match=f"{name}.*{missing}"):
         getattr(mod, name)()

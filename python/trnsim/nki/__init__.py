@@ -205,8 +205,10 @@ _LEGACY = {**_CURRENT, "": "trnsim.nki.legacy", ".isa": "trnsim.nki.legacy.isa",
 def install_alias(legacy=True, current=True):
     """Makes ``import nki`` (current dialect) and ``import neuronxcc.nki`` / ``from neuronxcc
     import nki`` (legacy dialect) import trnsim's modules, so kernels written for NKI run
-    unchanged. Replaces modules of those names already imported."""
+    unchanged (and ``from torch_neuronx import nki_jit``, NKI Beta 1's decorator, where the
+    Neuron SDK is not installed). Replaces modules of those names already imported."""
     import importlib
+    import importlib.util
     import types
 
     # Every submodule by its own name too: Python would otherwise load a second copy of a
@@ -224,6 +226,15 @@ def install_alias(legacy=True, current=True):
         for suffix, target in _LEGACY.items():
             sys.modules["neuronxcc.nki" + suffix] = importlib.import_module(target)
         pkg.nki = sys.modules["neuronxcc.nki"]
+        # NKI Beta 1's examples decorate kernels with torch_neuronx.nki_jit; without the
+        # Neuron SDK installed that is the legacy jit (a real torch_neuronx is left alone).
+        tnx = sys.modules.get("torch_neuronx")
+        if tnx is None and importlib.util.find_spec("torch_neuronx") is None:
+            tnx = types.ModuleType("torch_neuronx")
+            tnx._trnsim_alias = True
+            sys.modules["torch_neuronx"] = tnx
+        if getattr(tnx, "_trnsim_alias", False):
+            tnx.nki_jit = sys.modules["neuronxcc.nki"].jit
 
 
 from trnsim.nki import compiler, isa, language, typing  # noqa: E402

@@ -219,7 +219,7 @@ def _trace(fn, args, kwargs, chip, pids, grid, dialect, policy, lnc=1, rank=0):
             bound.arguments[name] = elements(name, val)
     old = _ctx.set_ctx(c)
     try:
-        ret = fn(*bound.args, **bound.kwargs)
+        ret = _onchip_to_hbm(fn(*bound.args, **bound.kwargs))
         c.flush()
     except (AttributeError, TypeError, IndexError, KeyError, ZeroDivisionError,
             OverflowError) as e:
@@ -268,6 +268,24 @@ def _front_end_error(e):
                    "arguments of this call; check their types and shapes)")
     err.unchecked = True  # tests flag these: every mistake should have a message of its own
     return err
+
+
+def _onchip_to_hbm(ret):
+    """A returned SBUF / PSUM tile becomes a new HBM output holding its value (one nl.store
+    at the kernel's end), as NKI's simulator returns such a tile's value."""
+    from trnsim.nki import _ops, language as nl
+
+    if isinstance(ret, NkiTensor):
+        if _ops.view(ret).space == "hbm":
+            return ret
+        out = nl.ndarray(tuple(ret.shape), ret.dtype, buffer=nl.shared_hbm)
+        nl.store(out, ret)
+        return out
+    if isinstance(ret, (tuple, list)):
+        return type(ret)(_onchip_to_hbm(r) for r in ret)
+    if isinstance(ret, dict):
+        return {k: _onchip_to_hbm(v) for k, v in ret.items()}
+    return ret
 
 
 def _returned(ret, outputs):

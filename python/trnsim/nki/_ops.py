@@ -1098,16 +1098,16 @@ def _dma_indirect(dst, src, e, acc, oob_mode):
     if isinstance(dst, Indirect) and isinstance(src, Indirect):
         raise NkiError("dma_copy: both dst and src are tensor-indexed (indirect) accesses; one "
                        "side is an SBUF tile")
-    if acc:
-        unsupported("dma_copy(dst_rmw_op=) with a tensor-indexed (indirect) access",
-                    "a scatter-add into HBM")
+    if acc and isinstance(src, Indirect):
+        unsupported("dma_copy(dst_rmw_op=) with a tensor-indexed (indirect) source",
+                    "a gather writes SBUF rows; a scatter (indirect dst) may add")
     if oob_mode is not None and getattr(oob_mode, "name", oob_mode) != "error":
         unsupported(f"dma_copy(oob_mode={oob_mode}) with a tensor-indexed (indirect) access",
                     "rows outside the tensor fault the run (oob_mode.error)")
     if isinstance(src, Indirect):
         kb().dma_gather(view(dst), src.table, view(src.offsets), e)
     else:
-        kb().dma_scatter(dst.table, sbuf_view(src), view(dst.offsets), e)
+        kb().dma_scatter(dst.table, sbuf_view(src), view(dst.offsets), e, acc)
 
 
 def dma_transpose(dst, src, axes=None, dge_mode=None, name=None):

@@ -352,6 +352,11 @@ class NkiTensor:
     def __imul__(self, o): return self._inplace(o, "mult")
 
     def __bool__(self):
+        # An HBM tensor is a Python object in NKI, true as any (`x if t else None` on an
+        # optional kernel argument); a tile's values are not known while tracing.
+        v = getattr(self, "v", None)
+        if v is not None and v.space == "hbm":
+            return True
         raise NkiError("a tile has no truth value at trace time (use nl.where / nisa.select)")
 
 

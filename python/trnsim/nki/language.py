@@ -20,6 +20,7 @@ from trnsim import _check
 from trnsim.nki import _ctx, _gather, _ops
 from trnsim.nki._ctx import NkiError, stub, unsupported
 from trnsim.nki._index import Expr, Range, abs_pattern
+from trnsim.nki._indirect import Indirect
 from trnsim.nki._masking import Masking, Void
 from trnsim.nki._tensor import Blocked, Lazy, NkiTensor, Packed, Pending
 from trnsim.nki._dtypes import NkiDType, finfo, format_name, packed_format  # noqa: F401 - nl.finfo
@@ -411,7 +412,23 @@ def _no_mask(mask, call):
 
 
 rms_norm = stub("nl.rms_norm", "compose it from square, sum and rsqrt")
-atomic_rmw = stub("nl.atomic_rmw")
+
+
+def atomic_rmw(dst, value, op, mask=None, **kwargs):
+    """dst = op(dst, value) in HBM, rows picked by a tile of row numbers (dst =
+    t[idx_tile, ...]): one dma_scatter that adds (the DMA's read-modify-write, partition by
+    partition, so a repeated row adds every partition's value). op: nl.add."""
+    if mask is not None:
+        unsupported("nl.atomic_rmw(mask=...)", "update whole rows")
+    if _ops.alu(op) != _ops.AluOp.add:
+        unsupported(f"nl.atomic_rmw(op={getattr(op, '__name__', op)})",
+                    "the DMA's read-modify-write adds (op=nl.add)")
+    if not isinstance(dst, Indirect):
+        unsupported("nl.atomic_rmw of a tensor not indexed by a tile",
+                    "index dst's rows with an SBUF [P, 1] tile of row numbers "
+                    "(t[idx_tile, ...]); a direct update is a load, nl.add and a store")
+    _tiles("nl.atomic_rmw", value=value)
+    _ops.dma_copy(dst, value, dst_rmw_op="add")
 
 
 def gather_flattened(data, indices, mask=None, dtype=None, **kwargs):
@@ -679,16 +696,19 @@ def where(condition, x, y, dtype=None, mask=None, **kwargs):
 
 # --- reductions over free axes (VectorE) ---
 def _reduced_shape(x, axes, keepdims):
+    """The shape of a reduction of x (a tile, or its shape) over `axes`."""
+    full = x.shape if isinstance(x, NkiTensor) else tuple(x)
     if keepdims:
-        return [1 if i in axes else s for i, s in enumerate(x.shape)]
-    shape = [s for i, s in enumerate(x.shape) if i not in axes]
+        return [1 if i in axes else s for i, s in enumerate(full)]
+    shape = [s for i, s in enumerate(full) if i not in axes]
     return shape + [1] if len(shape) == 1 else shape
 
 
 def _reduce_fn(name, opname):
     def f(x, axis, dtype=None, mask=None, keepdims=False, **kwargs):
         _tiles(f"nl.{name}", x=x)
-        rank = len(_full_shape(x))
+        full = _full_shape(x)
+        rank = len(full)
         axes = _ops.axes_of(axis, rank, f"nl.{name}")
         m, x = _masked(mask, x, split=axes)
         if m.parts is not None:  # one reduction per box of the mask, into its region
@@ -696,6 +716,14 @@ def _reduce_fn(name, opname):
                                   _reduced_shape(x, axes, keepdims),
                                   _ops.out_dtype(x, dtype=dtype),
                                   _reduced_dims(rank, axes, keepdims))
+        if m.shape is not None and not m.skip and len(m.shape) == rank:
+            # A box: the result has the whole operand's reduced shape (as NKI's does), the
+            # reduction writing the box's region of it.
+            dims = _reduced_dims(rank, axes, keepdims)
+            return Pending(lambda d: _ops.tensor_reduce(m.region(NkiTensor(d), dims), opname,
+                                                        x, axes),
+                           _reduced_shape(full, axes, keepdims),
+                           _ops.out_dtype(x, dtype=dtype))
         return m.gate(Pending(lambda d: _ops.tensor_reduce(NkiTensor(d), opname, x, axes),
                               _reduced_shape(x, axes, keepdims),
                               _ops.out_dtype(x, dtype=dtype)))

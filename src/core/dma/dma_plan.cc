@@ -106,6 +106,8 @@ DmaPlan plan_dma(const DmaShape& s, const arch::CoreSpec& spec) {
   const bool dst_hbm = s.dst_space == isa::Space::kHbm, src_hbm = s.src_space == isa::Space::kHbm;
   if (src_hbm) plan.hbm_read_bytes = s.src_bytes;
   if (dst_hbm) plan.hbm_write_bytes = s.dst_bytes;
+  // A read-modify-write into HBM (a scatter that adds) also reads what it adds to.
+  if (dst_hbm && s.accumulate) plan.hbm_read_bytes += s.dst_bytes;
   plan.hbm_sides = int{dst_hbm} + int{src_hbm};
   plan.gathered = s.hbm_gathered;
 

@@ -8,7 +8,9 @@
 //     (NKI's default oob_mode.error);
 //   - a scatter whose offsets repeat a row writes it once per partition in partition order, so
 //     the last partition's data stays (the hardware's order among DMA engines is not public:
-//     trnsim's choice; NKI asks for unique offsets).
+//     trnsim's choice; NKI asks for unique offsets);
+//   - a scatter with accumulate adds src into the rows (NKI atomic_rmw): each partition's row
+//     read, added in fp32 and written before the next, so a repeated row adds every partition.
 #include <fmt/format.h>
 
 #include <cstring>
@@ -80,9 +82,30 @@ void gather(ExecContext& ctx, const std::vector<int64_t>& rows) {
   ctx.write(0, out);
 }
 
+// dst row offsets[p] += src[p], partition after partition (a repeated row adds each): the
+// row read, the fp32 sum, the row written back in dst's dtype (as dma_copy's accumulate).
+void scatter_add(ExecContext& ctx, const std::vector<int64_t>& rows) {
+  const isa::AccessPattern& table = ctx.ap(0);
+  const int64_t f = ctx.cols(1);
+  const num::Format& fd = ctx.dtype(0);
+  if (fd != ctx.dtype(1) || (fd.dtype != num::Dtype::kBf16 && fd.dtype != num::Dtype::kFp32))
+    return static_cast<void>(
+        ctx.fault_at(mem::FaultKind::kDtype, 0,
+                     "a scatter that adds takes bf16 or fp32, the same on both sides"));
+  const mem::Tile& src = ctx.read(1);
+  mem::Tile& one = ctx.temp(0, 1, f);
+  for (size_t p = 0; p < rows.size(); ++p) {
+    const auto r = static_cast<int64_t>(p);
+    ctx.read_pattern(row_of(table, rows[p]), one);
+    for (int64_t i = 0; i < f; ++i) one.at(0, i) = one.at(0, i) + src.at(r, i);
+    ctx.write_pattern(row_of(table, rows[p]), one, static_cast<uint64_t>(r * f));
+  }
+}
+
 void scatter(ExecContext& ctx, const std::vector<int64_t>& rows) {
   const isa::AccessPattern& table = ctx.ap(0);
   const int64_t f = ctx.cols(1);
+  if (ctx.p.dma_accumulate) return scatter_add(ctx, rows);
   if (ctx.dtype(0) == ctx.dtype(1)) {
     const std::vector<uint8_t>& src = ctx.codes(1, 1);
     const int64_t row_bytes = f * ctx.dtype(1).storage_bytes;

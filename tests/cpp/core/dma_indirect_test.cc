@@ -97,6 +97,48 @@ TEST(DmaScatter, CastsThroughFp32) {
   EXPECT_EQ(got[1], 0.5);
 }
 
+TEST(DmaScatter, AccumulateAddsEveryPartitionIntoItsRow) {
+  // NKI atomic_rmw: row offsets[p] += src[p], in fp32, partition after partition, so a
+  // repeated row gets every partition's addend (bf16 rounds after each add).
+  for (const num::Format f : {num::fp32(), num::bf16()}) {
+    Harness h;
+    const auto table = hbm(f, kTable, 6, 3);
+    h.put(table, table_values(6, 3));
+    const std::vector<double> start = h.get(table);  // as stored (bf16 rounds 301 to 300)
+    const auto src = sbuf(f, 0, 4, 0, {3});
+    const std::vector<double> add{0.5, 1, 2, 256, 0.25, -3, 1.5, 7, 0.125, 1, 1, 1};
+    h.put(src, add);
+    const auto off = sbuf(kI32, 0, 4, kOffsets, {1});
+    h.put(off, {2, 5, 2, 0});
+    isa::Params p;
+    p.dma_accumulate = true;
+    ASSERT_TRUE(h.run(make(Opcode::kDmaScatter, Engine::kGpSimd, {table, src, off}, p)))
+        << h.faults().to_string();
+    std::vector<double> want = start;
+    const int rows[] = {2, 5, 2, 0};
+    for (int q = 0; q < 4; ++q)
+      for (int c = 0; c < 3; ++c) {
+        double& w = want[static_cast<size_t>(rows[q] * 3 + c)];
+        w = round_to(
+            f, static_cast<float>(w) + static_cast<float>(add[static_cast<size_t>(q * 3 + c)]));
+      }
+    EXPECT_EQ(h.get(table), want) << f.name();
+  }
+}
+
+TEST(DmaScatter, AccumulateTakesBf16OrFp32Alike) {
+  Harness h;
+  const auto table = hbm(num::fp32(), kTable, 4, 2);
+  const auto src = sbuf(num::bf16(), 0, 2, 0, {2});
+  const auto off = sbuf(kI32, 0, 2, kOffsets, {1});
+  h.put(off, {0, 1});
+  isa::Params p;
+  p.dma_accumulate = true;
+  EXPECT_FALSE(h.run(make(Opcode::kDmaScatter, Engine::kGpSimd, {table, src, off}, p)));
+  ASSERT_FALSE(h.faults().empty());
+  EXPECT_EQ(h.faults()[0].kind, mem::FaultKind::kDtype);
+}
+
 TEST(DmaIndirect, ARowOutsideTheTableFaultsAndWritesNothing) {
   struct Case {
     num::Format idx;

@@ -24,6 +24,13 @@ TEST(ValidateIndirect, GatherAndScatterOverWholeTables) {
                            ", sbuf[0:4]+4096 [[1,1]] uint32"));
     EXPECT_LEGAL(g, kPool + "dma_scatter B[0:128] [[1,512]] <- sbuf[0:4] [[1,512]] fp32" + kOff +
                         " queue=2\n");
+    // A scatter that adds (NKI atomic_rmw): bf16 or fp32, the same on both sides.
+    EXPECT_LEGAL(g, kPool + "dma_scatter B[0:128] [[1,512]] <- sbuf[0:4] [[1,512]] fp32" + kOff +
+                        " accumulate=true\n");
+    EXPECT_ONLY_RULE(g,
+                     kPool + "dma_scatter B[0:128] [[1,512]] <- sbuf[0:4] [[1,512]] bf16" + kOff +
+                         " accumulate=true\n",
+                     kDtype);
   }
 }
 
