@@ -297,3 +297,46 @@ def test_a_masked_reduction_keeps_the_whole_reduced_shape(rng):
 
     got = kernel(x)
     np.testing.assert_allclose(got[:72, 0], x[:72].sum(axis=1), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("chip", CHIPS)
+def test_atomic_rmw_adds_every_partition_into_its_row(chip, rng):
+    table = rng.standard_normal((40, 64)).astype(np.float32)
+    value = rng.standard_normal((16, 64)).astype(np.float32)
+    rows = np.array([3, 7, 3, 39, 0, 3, 12, 7, 1, 2, 5, 8, 9, 10, 11, 13], np.int32)[:, None]
+
+    @nki.jit(chip=chip)
+    def kernel(table, value, rows):
+        out = hbm((40, 64), nl.float32)
+        nl.store(out, nl.load(table[0:40, :]))
+        ix = nl.arange(64)[None, :]
+        nl.atomic_rmw(out[nl.load(rows), ix], value=nl.load(value), op=nl.add)
+        return out
+
+    want = table.astype(np.float64)
+    for p, r in enumerate(rows[:, 0]):
+        want[r] += value[p]  # a repeated row gets every partition's value
+    np.testing.assert_allclose(kernel(table, value, rows), want, rtol=1e-6, atol=1e-6)
+
+
+def test_atomic_rmw_refusals(rng):
+    table = np.zeros((8, 4), np.float32)
+
+    @nki.jit
+    def direct(table):
+        out = hbm((8, 4), nl.float32)
+        nl.atomic_rmw(out, value=nl.load(table), op=nl.add)
+        return out
+
+    with pytest.raises(NotImplementedError, match="atomic_rmw of a tensor not indexed"):
+        direct(table)
+
+    @nki.jit
+    def maximum(table, rows):
+        out = hbm((8, 4), nl.float32)
+        nl.atomic_rmw(out[nl.load(rows), nl.arange(4)[None, :]], value=nl.load(table),
+                      op=nl.maximum)
+        return out
+
+    with pytest.raises(NotImplementedError, match="op=maximum"):
+        maximum(table, np.arange(8, dtype=np.int32)[:, None])
