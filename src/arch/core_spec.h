@@ -126,6 +126,7 @@ struct FeatureSpec {
   bool range_select = false;        // NC-v3 VectorE range_select
   bool activate2 = false;           // NC-v4 ScalarE activate2
   bool nonzero_with_count = false;  // NC-v3 GpSimd nonzero_with_count
+  bool rand2 = false;               // NC-v4 VectorE rand2
 };
 
 // A kernel launch (one NEFF execution) around the core's own run: the device's start-up and

@@ -184,6 +184,7 @@ void add_flags(S core) {
         "ScalarE activate2: an ALU stage (two tensor-scalar ops) before the function (NC-v4)");
   f.add(TRNSIM_KEY(nonzero_with_count), "",
         "GpSimd nonzero_with_count: nonzero positions and their count (NC-v3 and newer)");
+  f.add(TRNSIM_KEY(rand2), "", "VectorE rand2: uniform draws in [min, max) (NC-v4)");
 }
 
 }  // namespace

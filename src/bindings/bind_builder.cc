@@ -301,6 +301,18 @@ void bind_kernel_builder(nb::module_& m) {
       .def("rand_seed", &KernelBuilder::rand_seed, nb::arg("seeds"),
            nb::arg("engine") = Engine::kGpSimd)
       .def("rand", &KernelBuilder::rand, nb::arg("dst"), nb::arg("engine") = Engine::kGpSimd)
+      .def("rng", &KernelBuilder::rng, nb::arg("dst"), nb::arg("engine") = Engine::kGpSimd,
+           "dst = the generator's raw 32-bit words (low bits of an integer dst).")
+      .def(
+          "rand2",
+          [](KernelBuilder& b, const View& dst, nb::handle lo, nb::handle hi) {
+            b.rand2(dst, scalar_of(lo, "min"), scalar_of(hi, "max"));
+          },
+          nb::arg("dst"), nb::arg("min").none(), nb::arg("max").none(),
+          "NC-v4 VectorE: dst = min + u (max - min), u uniform in [0, 1).")
+      .def("rand_get_state", &KernelBuilder::rand_get_state, nb::arg("dst"),
+           nb::arg("engine") = Engine::kGpSimd,
+           "dst [lanes, 6 or 24] uint32 = the lanes' generator state (rand_seed restores it).")
       .def(
           "dropout",
           [](KernelBuilder& b, const View& dst, const View& src, nb::handle prob) {

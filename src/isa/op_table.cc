@@ -158,6 +158,14 @@ constexpr std::array<OpInfo, kNumOpcodes> kTable{
        "has one partition); its draws start again"),
     op(kRand, kDvePool, {W("dst")}, {}, SR::kNone,
        "dst = uniform [0, 1) values, the next draws of each lane's generator"),
+    op(kRng, kDvePool, {W("dst", kOnChip, D::kInteger)}, {}, SR::kNone,
+       "dst = the next 32-bit words of each lane's generator, the low bits dst's type holds"),
+    op(kRand2, kDve, {W("dst")}, {kArg0, kArg1, kRounding}, SR::kElementwise,
+       "dst = arg0 + u (arg1 - arg0) in fp32, u the lane's next uniform [0, 1) draw",
+       Feature::kRand2),
+    op(kRandState, kDvePool, {W("dst", kOnChip, D::kUint32)}, {}, SR::kRandState,
+       "dst[p] = lane p's generator state: seed (2 words), draws since (2 words), a marker, 0s; "
+       "rand_seed of those words restores it"),
     op(kDropout, kDve, {W("dst"), R("src")}, {kArg0}, SR::kElementwise,
        "dst = src, or 0 where the lane's next draw is below arg0 (the drop probability)"),
     op(kTransposeDve, kDve, {W("dst"), R("src")}, {}, SR::kTransposeDve,
@@ -291,6 +299,8 @@ bool has_feature(const arch::CoreSpec& core, Feature f) {
       return x.activate2;
     case Feature::kNonzeroWithCount:
       return x.nonzero_with_count;
+    case Feature::kRand2:
+      return x.rand2;
   }
   return false;
 }

@@ -52,8 +52,9 @@ enum class DtypeRule : uint8_t {
   kUint16,     // uint16: local_gather's element offsets
   kFp32Int32,  // fp32 or int32: segment ids, nonzero_with_count's input
   kInt32,      // int32: nonzero_with_count's positions and count
+  kInteger,    // an integer type: rng's raw words
 };
-inline constexpr NameTable<DtypeRule, 14> kDtypeRuleNames{{{
+inline constexpr NameTable<DtypeRule, 15> kDtypeRuleNames{{{
     {DtypeRule::kAny, "any"},
     {DtypeRule::kMatmulIn, "matmul_in"},
     {DtypeRule::kPsumOut, "psum_out"},
@@ -68,6 +69,7 @@ inline constexpr NameTable<DtypeRule, 14> kDtypeRuleNames{{{
     {DtypeRule::kUint16, "uint16"},
     {DtypeRule::kFp32Int32, "fp32|int32"},
     {DtypeRule::kInt32, "int32"},
+    {DtypeRule::kInteger, "an integer type"},
 }}};
 
 struct OperandRole {
@@ -97,8 +99,9 @@ enum class Feature : uint8_t {
   kRangeSelect,             // core.features.range_select (NC-v3 VectorE range_select)
   kActivate2,               // core.features.activate2 (NC-v4 ScalarE activate2)
   kNonzeroWithCount,        // core.features.nonzero_with_count (NC-v3 GpSimd)
+  kRand2,                   // core.features.rand2 (NC-v4 VectorE rand2)
 };
-inline constexpr NameTable<Feature, 13> kFeatureNames{{{
+inline constexpr NameTable<Feature, 14> kFeatureNames{{{
     {Feature::kNone, "none"},
     {Feature::kQuantizeMx, "features.quantize_mx"},
     {Feature::kFastExponential, "features.fast_exponential"},
@@ -112,6 +115,7 @@ inline constexpr NameTable<Feature, 13> kFeatureNames{{{
     {Feature::kRangeSelect, "features.range_select"},
     {Feature::kActivate2, "features.activate2"},
     {Feature::kNonzeroWithCount, "features.nonzero_with_count"},
+    {Feature::kRand2, "features.rand2"},
 }}};
 bool has_feature(const arch::CoreSpec& core, Feature f);
 
@@ -129,6 +133,7 @@ enum class ShapeRule : uint8_t {
   kFindIndex8,        // dst [P, 8] from data [P, 8 .. 16384] and vals [P, 8]
   kMatchReplace8,     // dst like data [P, <= 16384], dst_idx and vals [P, 8]
   kRandSeed,          // src [1 or the lanes', k >= 1] seeds
+  kRandState,         // dst [lanes, 6 or 24 words] uint32 from partition 0
   kTransposeDve,      // dst [F, P] from src [P, F], P, F <= 32
   kStreamShuffle,     // dst and src of one dtype and free size, quadrant-aligned partitions
   kCumulative,        // dst like src; op1 add, subtract, mult, max or min; no 32-bit integers

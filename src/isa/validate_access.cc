@@ -144,6 +144,9 @@ bool dtype_allowed(const Context& c, DtypeRule rule, const num::Format& f) {
       return d == Dtype::kFp32 || d == Dtype::kInt32;
     case DtypeRule::kInt32:
       return d == Dtype::kInt32;
+    case DtypeRule::kInteger:
+      return d == Dtype::kInt8 || d == Dtype::kUint8 || d == Dtype::kInt16 || d == Dtype::kUint16 ||
+             d == Dtype::kInt32 || d == Dtype::kUint32;
   }
   return false;
 }

@@ -268,6 +268,16 @@ void check_shapes(Context& c) {
                  "from lane 0",
                  c.operand(0).start_partition);
       break;
+    case ShapeRule::kRandState:
+      // XORWOW's state (NKI rand_get_state): 6 words a lane on GpSimd, 24 on VectorE.
+      if (c.operand(0).start_partition != 0)
+        c.report(RuleKind::kShape, "dst starts at partition {}: row p holds lane p's state",
+                 c.operand(0).start_partition);
+      if (c.operand(0).free_elements() != (c.engine == Engine::kGpSimd ? 6 : 24))
+        c.report(RuleKind::kShape, "dst has {} words per lane; the {} generator's state is {}",
+                 c.operand(0).free_elements(), engine_name(c.engine),
+                 c.engine == Engine::kGpSimd ? 6 : 24);
+      break;
     case ShapeRule::kTransposeDve:
       transposed(c, 0, 1);
       if (c.operand(1).num_partitions > kDveTransposeMax ||

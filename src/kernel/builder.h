@@ -212,6 +212,13 @@ class KernelBuilder {
   // [0, 1); dropout (VectorE) zeroes each element of src whose draw is below prob.
   void rand_seed(const View& seeds, isa::Engine engine = isa::Engine::kGpSimd);
   void rand(const View& dst, isa::Engine engine = isa::Engine::kGpSimd);
+  // The generator's raw 32-bit words, the low bits dst's integer type holds (NKI rng).
+  void rng(const View& dst, isa::Engine engine = isa::Engine::kGpSimd);
+  // NC-v4 VectorE: dst = min + u (max - min), u uniform in [0, 1) (NKI rand2).
+  void rand2(const View& dst, Scalar min, Scalar max);
+  // dst [lanes, 6 (GpSimd) or 24 (VectorE)] uint32: each lane's state, which rand_seed of the
+  // same words restores (NKI rand_get_state).
+  void rand_get_state(const View& dst, isa::Engine engine = isa::Engine::kGpSimd);
   void dropout(const View& dst, const View& src, Scalar prob);
   // NC-v4: dst = exp(src - max_value) on VectorE (its running sum stays in the engine).
   void exponential(const View& dst, const View& src, Scalar max_value = 0.0f);

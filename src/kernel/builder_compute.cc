@@ -154,6 +154,19 @@ void KernelBuilder::rand(const View& dst, Engine engine) {
   emit_op("rand", Opcode::kRand, engine, {dst});
 }
 
+void KernelBuilder::rng(const View& dst, Engine engine) {
+  emit_op("rng", Opcode::kRng, engine, {dst});
+}
+
+void KernelBuilder::rand2(const View& dst, Scalar min, Scalar max) {
+  emit_op("rand2", Opcode::kRand2, Engine::kVector, {dst}, {},
+          {{&min, &Params::arg0}, {&max, &Params::arg1}});
+}
+
+void KernelBuilder::rand_get_state(const View& dst, Engine engine) {
+  emit_op("rand_get_state", Opcode::kRandState, engine, {dst});
+}
+
 void KernelBuilder::dropout(const View& dst, const View& src, Scalar prob) {
   emit_op("dropout", Opcode::kDropout, Engine::kVector, {dst, src}, {}, {{&prob, &Params::arg0}});
 }

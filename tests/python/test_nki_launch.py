@@ -210,8 +210,18 @@ def test_subkernels_trace_inline_and_errors_name_the_problem():
     np.testing.assert_array_equal(returns_tile(out), np.full((128, 8), 2, np.float32))
 
     @nki.jit
-    def returns_its_argument(out):
+    def returns_its_argument(out):  # updated in place (the nki-library's scatter_add)
+        nl.store(out, nl.full((128, 8), 5.0, nl.float32, buffer=nl.sbuf))
         return out
 
+    got = returns_its_argument(out)
+    assert got is out and (out == 5).all()
+    frozen = np.zeros((128, 8), np.float32)
+    frozen.flags.writeable = False
+
+    @nki.jit
+    def returns_a_read_only_argument(x):
+        return x
+
     with pytest.raises(ValueError, match="not an HBM tensor"):
-        returns_its_argument(out)
+        returns_a_read_only_argument(frozen)

@@ -146,3 +146,72 @@ def test_bad_arguments_are_errors_naming_them():
 
     with pytest.raises(NotImplementedError, match="nl.rand"):
         masked()
+
+
+@pytest.mark.parametrize("chip", CHIPS)
+def test_rng_words_are_rands_bits_and_a_saved_state_replays(chip):
+    @nki.jit(chip=chip)
+    def kernel():
+        words = nl.ndarray((128, 64), nl.uint32, buffer=nl.sbuf)
+        halves = nl.ndarray((128, 64), nl.uint16, buffer=nl.sbuf)
+        state = nl.ndarray((128, 6), nl.uint32, buffer=nl.sbuf)
+        nl.random_seed(5)
+        nisa.rng(dst=words)
+        nl.random_seed(5)
+        nisa.rng(dst=halves)
+        nisa.rand_get_state(dst=state)
+        first = nl.rand((128, 32))
+        nisa.rand_set_state(src_seeds=state)
+        again = nl.rand((128, 32))
+        outs = [nl.ndarray(t.shape, t.dtype, buffer=nl.shared_hbm)
+                for t in (words, halves, first, again)]
+        for o, t in zip(outs, (words, halves, first, again)):
+            nl.store(o, t)
+        return tuple(outs)
+
+    words, halves, first, again = kernel()
+    np.testing.assert_array_equal(halves, (words & 0xFFFF).astype(np.uint16))
+    assert len(np.unique(words)) > words.size - 4
+    np.testing.assert_array_equal(first, again)
+
+
+def test_rand2_in_range_on_trn3_only():
+    @nki.jit(chip="trn3")
+    def kernel():
+        t = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+        nisa.rand2(dst=t, min=-2.0, max=6.0)
+        out = nl.ndarray((128, 512), nl.float32, buffer=nl.shared_hbm)
+        nl.store(out, t)
+        return out
+
+    v = kernel()
+    assert v.min() >= -2 and v.max() <= 6
+    assert abs(v.mean() - 2.0) < 0.05
+
+    @nki.jit(chip="trn2")
+    def old():
+        t = nl.ndarray((128, 8), nl.float32, buffer=nl.sbuf)
+        nisa.rand2(dst=t, min=0.0, max=1.0)
+        return t
+
+    with pytest.raises(ValueError, match="rand2"):
+        old()
+
+
+def test_masked_dropout_writes_the_masked_region(rng):
+    x = rng.standard_normal((64, 32)).astype(np.float32) + 5
+
+    @nki.jit
+    def kernel(x):
+        ip = nl.arange(64)[:, None]
+        t = nl.load(x)
+        out = nl.ndarray((64, 32), nl.float32, buffer=nl.shared_hbm)
+        gone = nl.dropout(t, 1.0, mask=(ip < 32))  # an engine access starts at 0 or 32
+        kept = nl.dropout(t, 0.0, mask=(ip >= 32))
+        nl.store(out[0:32, :], gone[0:32, :])
+        nl.store(out[32:64, :], kept[32:64, :])
+        return out
+
+    got = kernel(x)
+    assert (got[:32] == 0).all()
+    np.testing.assert_array_equal(got[32:], x[32:])

@@ -288,18 +288,22 @@ def _onchip_to_hbm(ret):
     return ret
 
 
-def _returned(ret, outputs):
+def _returned(ret, outputs, arrays):
+    """The kernel's return value with its HBM tensors as numpy arrays: one it created, or an
+    argument it updated in place (the caller's array, which now holds the kernel's writes)."""
     if ret is None:
         return None
     if isinstance(ret, NkiTensor):
-        if ret.name not in outputs:
-            raise NkiError(f"the kernel returned {ret!r}, which is not an HBM tensor it created "
-                           "(nl.ndarray(..., buffer=nl.shared_hbm))")
-        return outputs[ret.name]
+        if ret.name in outputs:
+            return outputs[ret.name]
+        if ret.name in arrays and arrays[ret.name].flags.writeable:
+            return arrays[ret.name]
+        raise NkiError(f"the kernel returned {ret!r}, which is not an HBM tensor it created "
+                       "(nl.ndarray(..., buffer=nl.shared_hbm)) or a writable argument")
     if isinstance(ret, (tuple, list)):
-        return type(ret)(_returned(r, outputs) for r in ret)
+        return type(ret)(_returned(r, outputs, arrays) for r in ret)
     if isinstance(ret, dict):
-        return {k: _returned(v, outputs) for k, v in ret.items()}
+        return {k: _returned(v, outputs, arrays) for k, v in ret.items()}
     return ret
 
 
@@ -429,6 +433,6 @@ def launch(fn, args, kwargs, grid=(), chip=None, dialect="nki", trace=True,
                                "a writable array (a copy) to receive what the kernel writes")
         outputs = {n: from_bytes(state[n].tobytes(), f, s) for n, (f, s) in decl.items()
                    if n not in arrays and n in state}
-        run.outputs = _returned(ret, outputs)
+        run.outputs = _returned(ret, outputs, arrays)
     _last = run
     return run.outputs, run

@@ -43,7 +43,7 @@ _NP_ALU = {np.add: "add", np.subtract: "subtract", np.multiply: "mult", np.divid
            np.amin: "min"}
 _NP_ACT = {np.exp: "exp", np.log: "log", np.tanh: "tanh", np.sqrt: "sqrt", np.sin: "sin",
            np.arctan: "arctan", np.abs: "abs", np.sign: "sign", np.reciprocal: "reciprocal",
-           np.square: "square"}
+           np.square: "square", np.copy: "copy"}
 for _f, _n in _NP_ALU.items():
     ALU_OF[_f] = getattr(AluOp, _n)
 for _f, _n in _NP_ACT.items():
@@ -583,17 +583,26 @@ def scalar_tensor_tensor(dst, data, op0, operand0, op1, operand1, reverse0=False
     return dst
 
 
-def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, name=None):
-    """dst = op over the free axes `axis` of data. Axes that are not the innermost are
-    reduced by the same one instruction reading data through a permuted access pattern (the
-    kept dims first, the reduced ones innermost), as the engines walk any pattern."""
+def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, name=None,
+                  minor_first=False):
+    """dst = op over the free axes `axis` of data (numpy's numbering; with `minor_first`,
+    [1, ..., k] that are not the trailing dims count from the most minor, the current ISA's
+    numbering). Axes that are not the innermost are reduced by the same one instruction reading
+    data through a permuted access pattern (the kept dims first, the reduced ones innermost),
+    as the engines walk any pattern."""
     rank = len(tile(data, "nisa.tensor_reduce: data").shape)
     axes = sorted(axes_of(axis, rank, "nisa.tensor_reduce"))
     if 0 in axes:
         unsupported(f"tensor_reduce over the partition dim (axes {tuple(axes)})",
                     "reduce across partitions with nisa.tensor_partition_reduce (GpSimd) or a "
                     "TensorE transpose first")
-    if axes != list(range(rank - len(axes), rank)):
+    trailing = axes == list(range(rank - len(axes), rank))
+    if minor_first and not trailing and axes == list(range(1, len(axes) + 1)):
+        # The ISA numbers reduction axes from the most minor: "the reduction axes must contain
+        # axis 1 (most-minor)" ([1], [1, 2], ...; nisa.tensor_reduce's API reference), as the
+        # nki-library's kernels use them: the innermost len(axes) free dims.
+        axes = list(range(rank - len(axes), rank))
+    elif not trailing:
         kept = [d for d in range(1, rank) if d not in axes]
         data = data.permute([0, *kept, *axes])
     kb().tensor_reduce(view(dst), view(data), alu(op), len(axes))
@@ -915,7 +924,7 @@ def _flat_pattern(dst, pattern):
     return None
 
 
-def iota(dst, pattern, offset, channel_multiplier=0, name=None):
+def iota(dst, pattern, offset=0, channel_multiplier=0, name=None):
     """dst[p, ...] = offset + channel_multiplier * p + the pattern's affine value."""
     tile(dst, "nisa.iota: dst")
     sign = _flat_pattern(dst, pattern)

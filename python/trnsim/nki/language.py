@@ -398,11 +398,12 @@ def random_seed(seed, mask=None, **kwargs):
 
 def dropout(x, rate, dtype=None, mask=None, **kwargs):
     """x with each element zeroed with probability `rate` (a number or a [P, 1] tile),
-    VectorE's generator deciding."""
-    _no_mask(mask, "nl.dropout")
+    VectorE's generator deciding. With mask=, the instruction runs over the masked region only
+    (its lanes draw for those elements alone); the rest of the result is not written."""
     _tiles("nl.dropout", x=x)
-    out = ndarray(x.shape, dtype or x.dtype, sbuf)
-    return _ops.dropout(out, x, rate)
+    m, x, rate = _masked(mask, x, rate, pointwise=True)
+    return m.result(Pending(lambda d: _ops.dropout(NkiTensor(d), x, rate), x.shape,
+                            dtype or x.dtype))
 
 
 def _no_mask(mask, call):

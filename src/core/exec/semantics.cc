@@ -65,6 +65,12 @@ SemanticsFn semantics_for(Opcode op) {
       return exec_rand_seed;
     case Opcode::kRand:
       return exec_rand;
+    case Opcode::kRng:
+      return exec_rng;
+    case Opcode::kRand2:
+      return exec_rand2;
+    case Opcode::kRandState:
+      return exec_rand_state;
     case Opcode::kDropout:
       return exec_dropout;
     case Opcode::kTransposeDve:

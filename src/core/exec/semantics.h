@@ -61,7 +61,10 @@ void exec_match_replace8(ExecContext&);  // exec_match8.cc
 void exec_range_select(ExecContext&);    // exec_range_select.cc
 void exec_rand_seed(ExecContext&);       // exec_random.cc
 void exec_rand(ExecContext&);            // exec_random.cc
-void exec_dropout(ExecContext&);         // exec_random.cc
+void exec_rng(ExecContext&);
+void exec_rand2(ExecContext&);
+void exec_rand_state(ExecContext&);
+void exec_dropout(ExecContext&);  // exec_random.cc
 // exec_quantize_mx.cc
 void exec_quantize_mx(ExecContext&);
 // exec_dma.cc

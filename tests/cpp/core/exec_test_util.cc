@@ -37,7 +37,7 @@ arch::CoreSpec test_core(int version) {
   f.bit_exact_transpose = version >= 3;
   f.range_select = version >= 3;
   f.nonzero_with_count = version >= 3;
-  f.activate2 = version >= 4;
+  f.activate2 = f.rand2 = version >= 4;
   return c;
 }
 

@@ -129,5 +129,69 @@ TEST(Random, DropoutKeepsOrZeroesByTheProbability) {
     }
 }
 
+TEST(Random, RngWordsAreRandsBitsAndKeepTheLowBits) {
+  // rand's value k of a lane is (word k >> 8) * 2^-24: the same generator, so rng's uint32 words
+  // predict rand's values from the same state, and a uint16 dst keeps each word's low half.
+  const auto u32 = num::int_format(num::Dtype::kUint32);
+  const auto u16 = num::int_format(num::Dtype::kUint16);
+  Harness a, b, c;
+  const auto words = sbuf(u32, 0, 8, 0, {40});
+  const auto halves = sbuf(u16, 0, 8, 0, {40});
+  const auto values = sbuf(num::fp32(), 0, 8, 0, {40});
+  ASSERT_TRUE(a.run(make(Opcode::kRng, Engine::kVector, {words})));
+  ASSERT_TRUE(b.run(make(Opcode::kRng, Engine::kVector, {halves})));
+  ASSERT_TRUE(c.run(make(Opcode::kRand, Engine::kVector, {values})));
+  const auto w = a.get_codes(words), hlf = b.get_codes(halves);
+  const auto v = c.get(values);
+  std::set<uint64_t> distinct(w.begin(), w.end());
+  EXPECT_GT(distinct.size(), w.size() - 2);
+  for (size_t i = 0; i < w.size(); ++i) {
+    ASSERT_EQ(hlf[i], w[i] & 0xFFFF);
+    ASSERT_EQ(v[i], static_cast<double>(w[i] >> 8) / 16777216.0);
+  }
+}
+
+TEST(Random, Rand2DrawsInItsRangePerLane) {
+  Harness h(4);
+  const auto d = sbuf(num::fp32(), 0, 64, 0, {512});
+  const auto lo = sbuf(num::fp32(), 0, 64, 4096, {1});
+  std::vector<double> lows(64);
+  for (int p = 0; p < 64; ++p) lows[static_cast<size_t>(p)] = -p;
+  h.put(lo, lows);
+  isa::Params prm;
+  prm.arg0.operand = 1;
+  prm.arg1.imm = 10.0f;
+  ASSERT_TRUE(h.run(make(Opcode::kRand2, Engine::kVector, {d, lo}, prm)));
+  const auto v = h.get(d);
+  for (int p = 0; p < 64; ++p) {
+    double sum = 0;
+    for (int i = 0; i < 512; ++i) {
+      const double x = v[static_cast<size_t>(p * 512 + i)];
+      ASSERT_GE(x, -p);
+      ASSERT_LE(x, 10.0);
+      sum += x;
+    }
+    EXPECT_NEAR(sum / 512, (10.0 - p) / 2, (10.0 + p) * 0.08) << p;
+  }
+}
+
+TEST(Random, SavedStateRestoresTheSequence) {
+  // rand_get_state, draws, rand_seed of the saved words, the same draws again.
+  const auto u32 = num::int_format(num::Dtype::kUint32);
+  Harness h;
+  const auto state = sbuf(u32, 0, 128, 0, {6});
+  const auto first = sbuf(num::fp32(), 0, 128, 1024, {32});
+  const auto again = sbuf(num::fp32(), 0, 128, 2048, {32});
+  ASSERT_TRUE(h.run(make(Opcode::kRand, Engine::kGpSimd, {first})));  // some draws first
+  ASSERT_TRUE(h.run(make(Opcode::kRandState, Engine::kGpSimd, {state})));
+  ASSERT_TRUE(h.run(make(Opcode::kRand, Engine::kGpSimd, {first})));
+  ASSERT_TRUE(h.run(seed_from(state)));
+  ASSERT_TRUE(h.run(make(Opcode::kRand, Engine::kGpSimd, {again})));
+  EXPECT_EQ(h.get(first), h.get(again));
+  const auto words = h.get_codes(state);
+  EXPECT_EQ(words[2], 32u);  // 32 draws before the save
+  EXPECT_EQ(words[5], 0u);
+}
+
 }  // namespace
 }  // namespace trnsim::core::testing

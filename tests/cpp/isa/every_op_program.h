@@ -65,6 +65,7 @@ loop:
   exponential sbuf[0:128]+106496 [[1,512]] fp32 <- sbuf[0:128]+45056 [[1,512]] fp32, sbuf[0:128]+32768 [[1,1]] fp32 arg0=@2
   quantize_mx sbuf[0:128]+110592 [[1,512]] fp8_e4m3fn, sbuf[0:128]+114688 [[1,128]] e8m0 <- sbuf[0:128] [[1,512]] bf16
   dropout sbuf[0:128]+156672 [[1,512]] bf16 <- sbuf[0:128] [[1,512]] bf16 arg0=0.25
+  rand2 sbuf[0:128]+179392 [[1,64]] bf16 arg0=-1 arg1=3
   range_select sbuf[0:128]+157696 [[1,512]] fp32, sbuf[0:128]+159744 [[1,1]] fp32 <- sbuf[0:128]+45056 [[1,512]] fp32, sbuf[0:128]+32768 [[1,1]] fp32 op0=is_ge arg0=@3 op1=is_lt arg1=100 reduce_op=max iota_base=32 value=-inf
 
 .engine pool
@@ -81,6 +82,8 @@ loop:
   iota sbuf[0:128]+143360 [[1,1]] int32 channel_multiplier=1
   rand_seed sbuf[0:128]+143360 [[1,1]] int32
   rand sbuf[0:128]+155648 [[1,64]] fp32
+  rng sbuf[0:128]+179200 [[1,64]] uint16
+  rand_get_state sbuf[0:128]+179328 [[1,6]] uint32
   tensor_tensor sbuf[0:128]+135168 [[1,512]] fp32 <- sbuf[0:128] [[1,512]] bf16, sbuf[0:128]+4096 [[1,512]] bf16 op0=max signal=s5+1
   dma_copy S[0:128] [[1,512]] fp32 <- sbuf[0:128]+135168 [[1,512]] fp32 queue=16 wait=s5>=1
   dma_gather sbuf[0:128]+147456 [[1,512]] bf16 <- A[0:128] [[1,512]], sbuf[0:128]+143360 [[1,1]] int32 queue=18

@@ -156,7 +156,8 @@ TEST(Features, NamesAreSpecKeysAndMapToTheirFlags) {
   for (const auto& k : schema["keys"]) keys.insert(k["key"].get<std::string>());
   arch::CoreSpec none, all;
   all.dma.transpose = true;
-  all.features = {true, true, true, true, true, true, true, true, true, true, true, true, true, true};
+  all.features = {true, true, true, true, true, true, true, true,
+                  true, true, true, true, true, true, true};
   for (size_t i = 1; i < kFeatureNames.size(); ++i) {
     const auto [f, name] = kFeatureNames.entries[i];
     EXPECT_TRUE(keys.count("core." + std::string(name))) << name << " is not a spec key";

@@ -235,6 +235,18 @@ TEST(ValidateOps, Activate2) {
   EXPECT_ONLY_RULE("trn3", r2 + "mult\n", kMalformed);
 }
 
+TEST(ValidateOps, RandomGeneratorWordsRangeAndState) {
+  EXPECT_LEGAL("trn1", ".engine dve\nrng sbuf[0:128] [[1,8]] uint16\n");
+  EXPECT_ONLY_RULE("trn1", ".engine dve\nrng sbuf[0:128] [[1,8]] fp32\n", kDtype);
+  EXPECT_LEGAL("trn3", ".engine dve\nrand2 sbuf[0:128] [[1,8]] bf16 arg0=-1 arg1=1\n");
+  EXPECT_ONLY_RULE("trn2", ".engine dve\nrand2 sbuf[0:128] [[1,8]] bf16 arg0=-1 arg1=1\n",
+                   kFeature);
+  EXPECT_LEGAL("trn2", ".engine pool\nrand_get_state sbuf[0:128] [[1,6]] uint32\n");
+  EXPECT_LEGAL("trn2", ".engine dve\nrand_get_state sbuf[0:128] [[1,24]] uint32\n");
+  EXPECT_ONLY_RULE("trn2", ".engine dve\nrand_get_state sbuf[0:128] [[1,6]] uint32\n", kShape);
+  EXPECT_ONLY_RULE("trn2", ".engine pool\nrand_get_state sbuf[0:128] [[1,6]] int32\n", kDtype);
+}
+
 TEST(ValidateOps, QueuesSemaphoresBranches) {
   const std::string dma =
       ".engine sp\ndma_copy sbuf[0:128] [[1,512]] bf16 <- A[0:128] "

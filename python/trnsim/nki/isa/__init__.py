@@ -28,7 +28,16 @@ activation_reduce = _ops.activation_reduce
 tensor_tensor = _ops.tensor_tensor
 tensor_scalar = _ops.tensor_scalar
 scalar_tensor_tensor = _ops.scalar_tensor_tensor
-tensor_reduce = _ops.tensor_reduce
+
+
+def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, name=None):
+    """dst = op over free axes of data (VectorE): the trailing dims `axis` names (numpy's
+    numbering, `axis=(2, 3)` of a 4-dim tile), or, for [1], [1, 2], ... that are not trailing,
+    the innermost 1, 2, ... dims ("the reduction axes must contain axis 1 (most-minor)": the
+    numbering of NKI 0.x's reference, which the nki-library's kernels use). Other axes: a
+    permuted access pattern (docs/nki.md)."""
+    return _ops.tensor_reduce(dst, op, data, axis, negate, keepdims, minor_first=True)
+
 tensor_partition_reduce = _ops.tensor_partition_reduce
 tensor_tensor_scan = _ops.tensor_tensor_scan
 tensor_scalar_reduce = _ops.tensor_scalar_reduce
@@ -37,7 +46,31 @@ reciprocal = _ops.reciprocal
 exponential = _ops.exponential
 memset = _ops.memset
 iota = _ops.iota
-affine_select = _ops.affine_select
+
+
+def affine_select(dst, pattern, *args, offset=0, channel_multiplier=None, on_true_tile=None,
+                  on_false_value=None, cmp_op="is_equal", name=None):
+    """dst = cmp_op(offset + channel_multiplier * p + pattern value, 0) ? on_true_tile :
+    on_false_value (GpSimd). Positional arguments in either of NKI's orders: (offset,
+    channel_multiplier, on_true_tile, on_false_value[, cmp_op]) as NKI 0.x had them, or the
+    later (channel_multiplier, on_true_tile, on_false_value[, cmp_op, offset]), told apart by
+    where the tile is; offset defaults to 0."""
+    names = ("offset", "channel_multiplier", "on_true_tile", "on_false_value", "cmp_op")
+    if len(args) >= 2 and isinstance(args[1], _ops.NkiTensor):
+        names = ("channel_multiplier", "on_true_tile", "on_false_value", "cmp_op", "offset")
+    if len(args) > len(names):
+        raise NkiError(f"nisa.affine_select: {len(args) + 2} positional arguments; it takes at "
+                       f"most {len(names) + 2}")
+    given = dict(offset=offset, channel_multiplier=channel_multiplier,
+                 on_true_tile=on_true_tile, on_false_value=on_false_value, cmp_op=cmp_op)
+    given.update(zip(names, args))
+    for k in ("channel_multiplier", "on_true_tile", "on_false_value"):
+        if given[k] is None:
+            raise NkiError(f"nisa.affine_select: missing argument {k!r}")
+    return _ops.affine_select(dst, pattern, given["offset"], given["channel_multiplier"],
+                              given["on_true_tile"], given["on_false_value"], given["cmp_op"])
+
+
 bn_stats = _ops.bn_stats
 bn_aggr = _ops.bn_aggr
 max8 = _ops.max8
@@ -164,11 +197,10 @@ def sendrecv(src, dst, send_to_rank, recv_from_rank, pipe_id, dma_engine=dma_eng
 
 
 _WHY = {
-    "rng": "trnsim's generators draw uniform values (nl.rand, nisa.dropout) from a "
-           "counter-based stream per lane; raw generator words and the XORWOW state the "
-           "hardware keeps are not modelled",
     "register": "runtime registers and dynamic control flow are not traced",
 }
+
+
 def dropout(dst, data, prob, name=None):
     """dst = data with each element zeroed where VectorE's draw is below prob."""
     return _ops.dropout(dst, data, prob)
@@ -186,6 +218,42 @@ def rand_set_state(src_seeds, engine=engine.unknown, name=None):
     _ops.rand_seed(src_seeds, (e,), "nisa.rand_set_state")
 
 
+def _rng_engine(engine_, call):
+    e = _ops.engine(engine_, _ops.Engine.gpsimd)
+    if e not in (_ops.Engine.gpsimd, _ops.Engine.vector):
+        raise NkiError(f"{call}: engine={engine_!r}: only GpSimd and VectorE have a random "
+                       "generator")
+    return e
+
+
+def rng(dst, engine=engine.unknown, name=None):
+    """The engine's generator words: 32 random bits per element, the low bits an integer dst
+    (int8 .. uint32) holds. GpSimd by default (VectorE on request); trnsim's counter-based
+    words, the same stream nl.rand's values come from, not the hardware's XORWOW values."""
+    e = _rng_engine(engine, "nisa.rng")
+    _ops.tile(dst, "nisa.rng: dst")
+    _ops.kb().rng(_ops.engine_view(dst, e), engine=e)
+    return dst
+
+
+def rand2(dst, min, max, name=None):  # noqa: A002 - NKI's parameter names
+    """NC-v4 VectorE: dst = min + u (max - min), u uniform in [0, 1) from the lane's generator;
+    min / max numbers or [P, 1] tiles, as fp32."""
+    _ops.tile(dst, "nisa.rand2: dst")
+    _ops.kb().rand2(_ops.view(dst), _ops.scalar(min), _ops.scalar(max))
+    return dst
+
+
+def rand_get_state(dst, engine=engine.unknown, name=None):
+    """Each lane's generator state into row p of dst (uint32, 6 words a lane on GpSimd, 24 on
+    VectorE): trnsim's seed, the draws since, a marker; rand_set_state of the same tile
+    restores the lanes exactly."""
+    e = _rng_engine(engine, "nisa.rand_get_state")
+    _ops.tile(dst, "nisa.rand_get_state: dst")
+    _ops.kb().rand_get_state(_ops.engine_view(dst, e), engine=e)
+    return dst
+
+
 def set_rng_seed(src_seeds, name=None):
     """Seeds VectorE's generator from a [1, 1] 32-bit tile (every lane the same seed)."""
     _ops.tile(src_seeds, "nisa.set_rng_seed: src_seeds")
@@ -193,7 +261,6 @@ def set_rng_seed(src_seeds, name=None):
 
 
 for _name, _why in {
-    "rng": "rng", "rand2": "rng", "rand_get_state": "rng",
     "tensor_copy_dynamic_src": "register",
     "tensor_copy_dynamic_dst": "register",
     "dma_compute": "", "register_alloc": "register", "register_load": "register",
