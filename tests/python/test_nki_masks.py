@@ -215,3 +215,29 @@ def test_masks_that_are_not_a_box_refuse_where_no_lowering_keeps_them(case, what
 
     with pytest.raises(NotImplementedError, match=what):
         kernel(np.zeros((16, 16), np.float32))
+
+
+def test_slices_past_the_end_under_a_mask_that_drops_the_overhang(rng):
+    """NKI's masked tail tiles written with nl.ds: t[nl.ds(i * 128, 128)] of a tensor with 300
+    rows runs past its end in the last tile, and the mask (over grid ranges that index
+    nothing) keeps the rows inside; used without such a mask, the slice is an error."""
+    x = rng.standard_normal((300, 40)).astype(np.float32)
+
+    @legacy.jit
+    def kernel(x):
+        out = nl.ndarray((300, 40), nl.float32, buffer=nl.shared_hbm)
+        ip = nl.arange(128)[:, None]
+        for i in nl.affine_range(3):
+            t = nl.load(x[nl.ds(i * 128, 128), :], mask=(i * 128 + ip < 300))
+            nl.store(out[nl.ds(i * 128, 128), :], nl.exp(t), mask=(i * 128 + ip < 300))
+        return out
+
+    np.testing.assert_allclose(kernel(x), np.exp(x), rtol=1e-6)
+
+    @legacy.jit
+    def unmasked(x):
+        t = nl.load(x[nl.ds(256, 128), :])
+        return t
+
+    with pytest.raises(ValueError, match="past the tensor's end"):
+        unmasked(x)

@@ -104,6 +104,11 @@ class NkiTensor:
             return NkiTensor(v[key])
         except TypeError as e:  # the C++ index check's own message (bind_kernel.cc)
             raise NkiError(str(e)) from None
+        except ValueError as e:  # a slice past the end: usable under a mask that drops it
+            over = Overhang.of(self, v, key, e)
+            if over is None:
+                raise
+            return over
 
     def __setitem__(self, key, value):
         dst = self[key]
@@ -586,6 +591,77 @@ class Pending(NkiTensor):
                 kb.fixed = None
             self.emit = None  # its operands need not live as long as the result
         return self.v
+
+
+class Overhang(NkiTensor):
+    """An HBM access by integers and slices whose slices run past the tensor's end
+    (``t[nl.ds(i * 128, 128)]`` of a tensor with fewer rows): the shape it names, for an
+    instruction whose mask= keeps only elements inside (NKI's masked tail tiles). A mask cuts
+    it (Masking.cut indexes it) to an access inside the tensor; used whole, it raises the
+    index error it was made from."""
+
+    __slots__ = ("base", "key", "oshape", "error")
+
+    def __init__(self, base, key, shape, error):
+        super().__init__(None)
+        self.base, self.key, self.oshape, self.error = base, key, shape, error
+
+    @classmethod
+    def of(cls, base, v, key, error):
+        """The overhang of v[key], or None when key is not ints and step-1 slices that start
+        inside the tensor (other index errors stay errors)."""
+        if v.space != "hbm":
+            return None
+        key = key if isinstance(key, tuple) else (key,)
+        if len(key) > len(v.shape) or any(k is Ellipsis or k is None for k in key):
+            return None
+        full, shape, past = [], [], False
+        for k, n in zip(key + (slice(None),) * (len(v.shape) - len(key)), v.shape):
+            if isinstance(k, (int, np.integer)) and not isinstance(k, bool):
+                if not 0 <= k < n:
+                    return None
+                full.append(int(k))
+                continue
+            if not isinstance(k, slice) or k.step not in (None, 1):
+                return None
+            start = 0 if k.start is None else int(k.start)
+            stop = n if k.stop is None else int(k.stop)
+            if start < 0 or stop <= start or start >= n:
+                return None
+            past |= stop > n
+            full.append(slice(start, stop))
+            shape.append(stop - start)
+        # The message only: the exception's traceback would keep the frames' Views alive.
+        return cls(base, tuple(full), tuple(shape), str(error)) if past else None
+
+    @property
+    def shape(self):
+        return self.oshape
+
+    @property
+    def dtype(self):
+        return self.base.dtype
+
+    def _view(self):
+        raise NkiError(f"{self.error} (a slice past the tensor's end is taken only under a "
+                       "mask= that keeps the elements inside)") from None
+
+    def __getitem__(self, key):
+        """The access limited by `key` (a mask's box: slices of this access's dims), made
+        again on the tensor."""
+        key = key if isinstance(key, tuple) else (key,)
+        parts, it = [], iter(key)
+        for k in self.key:
+            if not isinstance(k, slice):
+                parts.append(k)
+                continue
+            sub = next(it, slice(None))
+            if not isinstance(sub, slice) or sub.step not in (None, 1):
+                raise NkiError("an access past the tensor's end is cut by slices only")
+            lo = 0 if sub.start is None else sub.start
+            hi = k.stop - k.start if sub.stop is None else sub.stop
+            parts.append(slice(k.start + lo, k.start + hi))
+        return self.base[tuple(parts)]
 
 
 class Lazy(NkiTensor):
