@@ -28,19 +28,23 @@ View View::pattern(int64_t offset, const std::vector<ViewDim>& dims) const {
   // Elements per partition on chip (the partition dim's required stride); all of them in HBM.
   const int64_t row = product(r.shape, chip ? 1 : 0);
   const int64_t total = chip ? row * r.shape[0] : row;
-  int64_t last = offset;
+  // The lowest and highest element the pattern reaches: a negative step walks downwards
+  // (t[-1 * nl.arange(2) + 1]), which the engines and DMA take as any other step.
+  int64_t lo = offset, hi = offset, inner_lo = 0, inner_hi = 0;
   for (size_t i = 0; i < dims.size(); ++i) {
-    if (dims[i].size < 1 || dims[i].stride < 0)
+    if (dims[i].size < 1)
       fail(*this, "access pattern",
-           fmt::format("dim {}: [{}, {}]: sizes >= 1, strides >= 0", i, dims[i].stride,
-                       dims[i].size));
-    last += (dims[i].size - 1) * dims[i].stride;
+           fmt::format("dim {}: [{}, {}]: sizes >= 1", i, dims[i].stride, dims[i].size));
+    const int64_t span = (dims[i].size - 1) * dims[i].stride;
+    (span < 0 ? lo : hi) += span;
+    if (i > 0 || !chip) (span < 0 ? inner_lo : inner_hi) += span;
   }
-  if (offset < 0 || last >= total)
+  if (lo < 0 || hi >= total)
     fail(*this, "access pattern",
-         fmt::format("reaches element {} (offset {}); the region has {}", last, offset, total));
+         fmt::format("reaches element {} (offset {}); the region has {}", lo < 0 ? lo : hi, offset,
+                     total));
   if (!chip) return View(region_, 0, offset, dims);
-  if (dims[0].stride != row && dims[0].size > 1)
+  if (dims[0].size > 1 && dims[0].stride != row)
     fail(*this, "access pattern",
          fmt::format("partition step {}: partitions are contiguous, the step must be {} (the "
                      "elements per partition)",
@@ -48,8 +52,8 @@ View View::pattern(int64_t offset, const std::vector<ViewDim>& dims) const {
   std::vector<ViewDim> d = dims;
   d[0] = {dims[0].size, 1};
   const int64_t start = offset / row;
-  const int64_t inner_last = (offset % row) + (last - offset) - (d[0].size - 1) * dims[0].stride;
-  if (start + d[0].size > r.shape[0] || inner_last >= row)
+  if (start + d[0].size > r.shape[0] || offset % row + inner_lo < 0 ||
+      offset % row + inner_hi >= row)
     fail(*this, "access pattern", "the pattern crosses a partition boundary");
   return View(region_, start, offset % row, std::move(d));
 }

@@ -216,3 +216,22 @@ def test_iota_of_grid_fields_fills_the_whole_grid(chip):
                                 6 * y + 2 * z - p, p]):
         np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(sel, np.where(m != 0, 3 * y + z, 9))
+
+
+@pytest.mark.parametrize("chip", CHIPS)
+def test_a_negative_coefficient_walks_the_index_downwards(rng, chip):
+    """-1 * nl.arange(n) + (n - 1) reads a dim backwards (nki-samples' bilinear
+    interpolation weights its neighbours so), on chip and from HBM."""
+
+    @nki.jit
+    def k(a):
+        out = nl.ndarray((128, 32), nl.float32, buffer=nl.shared_hbm)
+        i_p, i_f = nl.arange(128)[:, None], nl.arange(32)[None, :]
+        t = nl.load(a[i_p, -1 * i_f + 31])  # a[:, ::-1]
+        u = nl.copy(t[i_p, 31 - i_f])  # back again
+        nl.store(out, value=nl.add(t, u))
+        return out
+
+    a = rng.standard_normal((128, 32)).astype(np.float32)
+    out, _ = nki.run(k, a, chip=chip)
+    np.testing.assert_array_equal(out, a[:, ::-1] + a)

@@ -44,5 +44,25 @@ TEST(ViewPattern, HbmPatternTransposesAndBitcastHalvesElements) {
     for (size_t c = 0; c < 8; ++c) ASSERT_EQ(out["y"][r * 8 + c], xv[c * 4 + r]);
 }
 
+TEST(ViewPattern, NegativeStepsWalkDownwards) {
+  // Each row read right to left (offset at the last column, step -1), on chip and from HBM;
+  // the bounds are those of the lowest and highest element reached.
+  KernelBuilder kb(chip("trn2"));
+  auto x = kb.input("x", num::fp32(), {4, 8});
+  auto y = kb.output("y", num::fp32(), {4, 8});
+  auto t = kb.sbuf("t", num::fp32(), {4, 8});
+  auto u = kb.sbuf("u", num::fp32(), {4, 8});
+  kb.dma_copy(t, x.pattern(7, {{4, 8}, {8, -1}}));     // x[:, ::-1]
+  kb.tensor_copy(u, t.pattern(7, {{4, 8}, {8, -1}}));  // reversed again: x
+  kb.dma_copy(y, u);
+  EXPECT_THROW(t.pattern(6, {{4, 8}, {8, -1}}), InputError);  // reaches before the row
+  EXPECT_THROW(x.pattern(3, {{4, 8}, {8, -1}}), InputError);  // element -4 of the tensor
+  const isa::Program p = kb.build();
+  std::vector<float> xv(32);
+  for (size_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<float>(i);
+  auto out = run(chip("trn2"), p, {{"x", xv}});
+  EXPECT_EQ(out["y"], xv);
+}
+
 }  // namespace
 }  // namespace trnsim::kernel_test
