@@ -315,7 +315,9 @@ void KernelBuilder::emit(std::string_view call, isa::Instruction in, const std::
     bool whole = false;
     if (u.write && r.tile >= 0) {
       const TileRec& t = tiles_[static_cast<size_t>(r.tile)];
-      whole = where.back().rect.contains({0, t.whole.partitions(), r.base, r.base + t.bytes});
+      // A write replaces the tile's value only if it writes every byte (not merely spans them).
+      whole = where.back().rect.contains({0, t.whole.partitions(), r.base, r.base + t.bytes}) &&
+              fills_footprint(u.view);
     }
     uses_.push_back({where.back(), r.tile, u.write, whole});
   }

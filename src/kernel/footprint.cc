@@ -1,6 +1,8 @@
 #include "kernel/footprint.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <vector>
 
 namespace trnsim::kernel {
 
@@ -40,6 +42,20 @@ Footprint footprint(const View& v) {
     f.rect = {lo / row, (hi - 1) / row + 1, 0, row * es};
   }
   return f;
+}
+
+bool fills_footprint(const View& v) {
+  std::vector<ViewDim> d;
+  for (size_t i = v.on_chip() ? 1 : 0; i < v.dims().size(); ++i)
+    if (v.dims()[i].size > 1) d.push_back({v.dims()[i].size, std::abs(v.dims()[i].stride)});
+  std::sort(d.begin(), d.end(),
+            [](const ViewDim& a, const ViewDim& b) { return a.stride < b.stride; });
+  int64_t next = 1;
+  for (const ViewDim& x : d) {
+    if (x.stride != next) return false;
+    next *= x.size;
+  }
+  return true;
 }
 
 }  // namespace trnsim::kernel

@@ -44,4 +44,10 @@ struct Footprint {
 
 Footprint footprint(const View& v);
 
+// Whether an on-chip view's free elements fill their footprint's bytes exactly, each once:
+// its dims, ordered by |stride|, count as mixed-radix digits (stride 1, then each the product
+// of the sizes below). A strided or repeating view (t[:, 0:8:7]) does not, so writing it
+// leaves the bytes between its elements as they were.
+bool fills_footprint(const View& v);
+
 }  // namespace trnsim::kernel

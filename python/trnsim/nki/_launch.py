@@ -294,10 +294,14 @@ def _returned(ret, outputs, arrays):
     if ret is None:
         return None
     if isinstance(ret, NkiTensor):
-        if ret.name in outputs:
-            return outputs[ret.name]
-        if ret.name in arrays and arrays[ret.name].flags.writeable:
-            return arrays[ret.name]
+        got = outputs.get(ret.name)
+        if got is None and ret.name in arrays and arrays[ret.name].flags.writeable:
+            got = arrays[ret.name]
+        if got is not None:
+            # A reshape of the whole tensor (t.reshape(...) returned) comes back in its shape.
+            shape = tuple(ret.shape)
+            return got.reshape(shape) if shape != got.shape and got.size == np.prod(shape) \
+                else got
         raise NkiError(f"the kernel returned {ret!r}, which is not an HBM tensor it created "
                        "(nl.ndarray(..., buffer=nl.shared_hbm)) or a writable argument")
     if isinstance(ret, (tuple, list)):

@@ -64,5 +64,30 @@ TEST(ViewPattern, NegativeStepsWalkDownwards) {
   EXPECT_EQ(out["y"], xv);
 }
 
+TEST(ViewPattern, AStridedWriteKeepsTheElementsBetween) {
+  // t = 0, then t[:, 0:8:7] = x[:, 0:2]: the write spans the row but writes two elements, so
+  // the tile's earlier value stays live for the six between (placement must not treat the
+  // write as replacing the tile, which left those bytes unwritten in its new place).
+  KernelBuilder kb(chip("trn2"));
+  auto x = kb.input("x", num::fp32(), {4, 8});
+  auto y = kb.output("y", num::fp32(), {4, 8});
+  auto s = kb.sbuf("s", num::fp32(), {4, 8});
+  auto t = kb.sbuf("t", num::fp32(), {4, 8});
+  kb.dma_copy(s, x);
+  kb.memset(t, 0.0);
+  kb.tensor_copy(t.pattern(0, {{4, 8}, {2, 7}}), s.pattern(0, {{4, 8}, {2, 1}}));
+  kb.dma_copy(y, t);
+  const isa::Program p = kb.build();
+  std::vector<float> xv(32);
+  for (size_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<float>(i + 1);
+  auto out = run(chip("trn2"), p, {{"x", xv}});
+  for (size_t r = 0; r < 4; ++r)
+    for (size_t c = 0; c < 8; ++c)
+      ASSERT_EQ(out["y"][r * 8 + c], c == 0   ? xv[r * 8]
+                                     : c == 7 ? xv[r * 8 + 1]
+                                              : 0.0f)
+          << r << ", " << c;
+}
+
 }  // namespace
 }  // namespace trnsim::kernel_test
