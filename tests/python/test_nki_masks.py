@@ -241,3 +241,23 @@ def test_slices_past_the_end_under_a_mask_that_drops_the_overhang(rng):
 
     with pytest.raises(ValueError, match="past the tensor's end"):
         unmasked(x)
+
+
+def test_a_mask_keeps_grid_positions_of_every_operand(rng):
+    """out[i_p_hbm, i_f] = t[i_p_tile, i_f] with mask=i_p_hbm < n: the two ranges differ but lie
+    on the same grid axis, so the mask's positions hold for both (NKI masks the instruction's
+    index grid), as nki-samples' bilinear interpolation stores its tail rows."""
+    x = rng.standard_normal((22, 16)).astype(np.float32)
+
+    @legacy.jit
+    def kernel(x):
+        out = nl.ndarray((22, 16), nl.float32, buffer=nl.shared_hbm)
+        t = nl.load(x[nl.arange(128)[:, None], nl.arange(16)[None, :]],
+                    mask=(nl.arange(128)[:, None] < 22))
+        i_tile = nl.arange(128)[:, None]
+        i_hbm = 0 * 128 + nl.arange(128)[:, None]
+        i_f = nl.arange(16)[None, :]
+        nl.store(out[i_hbm, i_f], value=t[i_tile, i_f], mask=(i_hbm < 22))
+        return out
+
+    np.testing.assert_array_equal(kernel(x), x)

@@ -119,7 +119,9 @@ class Masking:
         used, resolved = set(), set()
         for i, x in enumerate(self.xs):
             if isinstance(x, Lazy):
-                used |= {r for k in x.key if isinstance(k, Expr) for r, _ in k.terms}
+                ranges = {r for k in x.key if isinstance(k, Expr) for r, _ in k.terms}
+                used |= ranges
+                box = _same_grid_positions(self.box, ranges)
                 base = x.base._view()
                 if self.shape is None:
                     dims = resolve_index(base, x.key, box, dims=True)
@@ -259,6 +261,22 @@ class Masking:
             _ops.affine_select(pred, [[s, n] for s, n in zip(steps[1:], shape[1:])], offset,
                                steps[0], pred, 0, _CMP[op])
         return pred
+
+
+def _same_grid_positions(box, ranges):
+    """`box` with the operand's other ranges limited alike: a mask keeps positions of the
+    instruction's index grid, so a range on the same grid axis with as many values as one
+    the mask limits (out[i_p_hbm, ...] = t[i_p_tile, ...], mask=i_p_hbm < n) keeps the same
+    positions (NKI masks apply to every operand of the instruction)."""
+    extra = {}
+    for r in ranges:
+        if r in box or r.axis is None:
+            continue
+        for m, lohi in box.items():
+            if m.axis == r.axis and m.n == r.n:
+                extra[r] = lohi
+                break
+    return {**box, **extra} if extra else box
 
 
 def _dims_of(xs):
