@@ -5,11 +5,13 @@
 // nonzero_with_count work per core.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
 #include "core/exec/int_path.h"
 #include "core/exec/semantics.h"
+#include "isa/op_table.h"
 
 namespace trnsim::core {
 
@@ -39,11 +41,21 @@ std::vector<double> values(ExecContext& ctx, int slot) {
   return v;
 }
 
+// Raw codes move: dst and the source share a dtype (validation checks it; an unvalidated
+// program must not read past the source's bytes either).
+bool same_dtype(ExecContext& ctx, int dst, int src) {
+  if (ctx.dtype(dst) == ctx.dtype(src)) return true;
+  return ctx.fault_at(mem::FaultKind::kDtype, dst,
+                      fmt::format("{} moves {} unchanged; dst is {}", isa::mnemonic(ctx.in.op),
+                                  ctx.dtype(src).name(), ctx.dtype(dst).name()));
+}
+
 }  // namespace
 
 // Operands: dst [P, n], data [P, F], indices [P, n] uint32: dst[p, j] = data[p, indices[p, j]].
 void exec_n_gather(ExecContext& ctx) {
   const int64_t rows = ctx.rows(0), n = ctx.cols(0), f = ctx.cols(1);
+  if (!same_dtype(ctx, 0, 1) || !ctx.shape_is(1, rows, f) || !ctx.shape_is(2, rows, n)) return;
   const auto bytes = static_cast<size_t>(ctx.dtype(0).storage_bytes);
   std::vector<uint32_t> idx;
   read_bits(ctx, 2, idx);
@@ -68,6 +80,14 @@ void exec_local_gather(ExecContext& ctx) {
   const int64_t rows = ctx.rows(0), f = ctx.cols(1), m = ctx.cols(2);
   const int64_t e = ctx.p.gather_elems;
   const int64_t k = ctx.p.gather_indices == 0 ? kCorePartitions * m : ctx.p.gather_indices;
+  if (!same_dtype(ctx, 0, 1) || !ctx.shape_is(1, rows, f) || !ctx.shape_is(2, rows, m)) return;
+  if (rows % kCorePartitions != 0 || e < 1 || k < 1 || k > kCorePartitions * m ||
+      ctx.cols(0) != k * e)
+    return static_cast<void>(ctx.fault(
+        mem::FaultKind::kShape,
+        fmt::format("local_gather of {} indices x {} elements on {} partitions (whole cores of "
+                    "16, at most {} indices) into {} elements per partition",
+                    k, e, rows, kCorePartitions * m, ctx.cols(0))));
   const auto bytes = static_cast<size_t>(ctx.dtype(0).storage_bytes);
   std::vector<uint32_t> idx;
   read_bits(ctx, 2, idx);
@@ -90,6 +110,7 @@ void exec_local_gather(ExecContext& ctx) {
 // Operands: dst [1, 2 n], segment_ids [1, n]. A run of equal nonzero ids spans [s, t): each of
 // its elements gets start s (dst[0, i]) and end t (dst[0, n + i]); id 0 is padding: n and -1.
 void exec_sequence_bounds(ExecContext& ctx) {
+  if (!ctx.shape_is(1, 1, ctx.cols(1)) || !ctx.shape_is(0, 1, 2 * ctx.cols(1))) return;
   const std::vector<double> id = values(ctx, 1);
   const auto n = static_cast<int64_t>(id.size());
   mem::Tile& out = ctx.temp(0, 1, 2 * n);
@@ -117,17 +138,23 @@ void exec_sequence_bounds(ExecContext& ctx) {
 // other partitions of dst keep their values.
 void exec_nonzero_with_count(ExecContext& ctx) {
   const int64_t rows = ctx.rows(1), f = ctx.cols(1);
+  if (!ctx.shape_is(0, rows, f + 1)) return;
+  if (ctx.dtype(0).storage_bytes != static_cast<int>(sizeof(int32_t)))
+    return static_cast<void>(
+        ctx.fault_at(mem::FaultKind::kDtype, 0, "nonzero_with_count writes int32 positions"));
   const std::vector<double> x = values(ctx, 1);
   std::vector<uint8_t>& out = ctx.codes(0, 1);
-  const auto offset = static_cast<int64_t>(ctx.p.iota_base);
-  const auto pad = static_cast<int32_t>(ctx.p.value);
+  // int32 operands (NKI); a wider one from a hand-written program wraps as int32 arithmetic.
+  const auto offset = static_cast<int32_t>(ctx.p.iota_base);
+  const auto pad = static_cast<int32_t>(std::clamp(ctx.p.value, -2147483648.0, 2147483647.0));
   for (int64_t r = 0; r < rows; ++r) {
     if ((ctx.ap(1).start_partition + r) % kCorePartitions != 0) continue;
     std::vector<int32_t> row(static_cast<size_t>(f + 1), pad);
     int32_t count = 0;
     for (int64_t i = 0; i < f; ++i)
       if (x[static_cast<size_t>(r * f + i)] != 0)
-        row[static_cast<size_t>(count++)] = static_cast<int32_t>(i + offset);
+        row[static_cast<size_t>(count++)] =
+            static_cast<int32_t>(static_cast<uint32_t>(i) + static_cast<uint32_t>(offset));
     row[static_cast<size_t>(f)] = count;
     std::memcpy(out.data() + static_cast<size_t>(r * (f + 1)) * sizeof(int32_t), row.data(),
                 row.size() * sizeof(int32_t));
