@@ -38,10 +38,11 @@ def local_gather(dst, src_buffer, index, num_elem_per_idx=1, num_valid_indices=N
 
 def local_gather_shape(src_buffer, index, num_elem_per_idx=1, num_valid_indices=None):
     """The [P, indices, elems] result of a legacy local_gather."""
-    p = index.shape[0]
-    per_core = 16 * _free(index)
-    k = per_core if num_valid_indices is None else int(num_valid_indices)
-    return (p, k, int(num_elem_per_idx))
+    call = "neuronxcc.nki.isa.local_gather"
+    k = 16 * _free(index) if num_valid_indices is None else integer(
+        num_valid_indices, f"{call}: num_valid_indices", 1, 4096)
+    return (index.shape[0], int(k), int(integer(num_elem_per_idx, f"{call}: num_elem_per_idx",
+                                                1, 32)))
 
 
 def _free(t):
