@@ -252,17 +252,25 @@ def test_returning_an_sbuf_tile_returns_its_value(rng):
 
 def test_an_hbm_argument_is_true_a_tile_has_no_truth_value(rng):
     x = rng.standard_normal((8, 8)).astype(np.float32)
+    y = rng.standard_normal((8, 8)).astype(np.float32)
 
     @nki.jit
-    def kernel(x, y=None):
-        src = y if y else x
-        t = nl.load(src)
-        if t:
+    def pick(x, y=None):
+        src = y if y else x  # an optional HBM argument, tested as a Python object
+        out = hbm((8, 8), nl.float32)
+        nl.store(out, nl.load(src))
+        return out
+
+    np.testing.assert_array_equal(pick(x, y), y)
+    np.testing.assert_array_equal(pick(x), x)
+
+    @nki.jit
+    def tile_truth(x):
+        if nl.load(x):
             pass
-        return t
 
     with pytest.raises(nki.NkiError, match="no truth value"):
-        kernel(x)
+        tile_truth(x)
 
 
 def test_torch_neuronx_nki_jit_is_the_legacy_jit(rng):

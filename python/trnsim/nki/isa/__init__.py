@@ -6,7 +6,7 @@ NotImplementedError naming them."""
 from __future__ import annotations
 
 from trnsim import _check
-from trnsim.nki import _ctx, _gather, _ops
+from trnsim.nki import _activate2, _ctx, _gather, _ops
 from trnsim.nki._ctx import NkiError, stub, unsupported
 from trnsim.nki.isa.constants import (  # noqa: F401 - nisa.<enum> as in NKI
     dge_mode, dma_engine, engine, gpsimd_engine, matmul_perf_mode, nc_version, oob_mode,
@@ -117,7 +117,7 @@ def activate2(dst, op, data, imm0, imm1, op0, op1, relu_param=0.0, reverse0=Fals
               reverse1=False, reduce_op=None, reduce_res=None, reduce_cmd=reduce_cmd.idle,
               name=None):
     """NC-v4 ScalarE: dst = op((data op0 imm0) op1 imm1), then an optional row reduction."""
-    return _gather.activate2(dst, op, data, imm0, imm1, op0, op1, relu_param, reverse0,
+    return _activate2.activate2(dst, op, data, imm0, imm1, op0, op1, relu_param, reverse0,
                              reverse1, reduce_op, reduce_res, reduce_cmd)
 
 
@@ -209,11 +209,8 @@ def dropout(dst, data, prob, name=None):
 def rand_set_state(src_seeds, engine=engine.unknown, name=None):
     """Seeds `engine`'s generator (GpSimd by default, VectorE on request): row p of the uint32
     src_seeds seeds lane p (XORWOW takes 6 words on GpSimd, 24 on VectorE; trnsim mixes
-    whatever a row holds into its lane's seed)."""
-    e = _ops.engine(engine, _ops.Engine.gpsimd)
-    if e not in (_ops.Engine.gpsimd, _ops.Engine.vector):
-        raise NkiError(f"nisa.rand_set_state: engine={engine!r}: only GpSimd and VectorE "
-                       "have a random generator")
+    whatever a row holds into its lane's seed, and restores a row rand_get_state wrote)."""
+    e = _rng_engine(engine, "nisa.rand_set_state")
     _ops.tile(src_seeds, "nisa.rand_set_state: src_seeds")
     _ops.rand_seed(src_seeds, (e,), "nisa.rand_set_state")
 
