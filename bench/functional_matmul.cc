@@ -185,6 +185,10 @@ class PhaseTimer : public core::InstructionExecutor {
     seconds[static_cast<size_t>(ins.op)] +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
+  int32_t register_value(isa::Engine engine, int reg) override {
+    const core::RegisterFile& r = exec_.registers(engine);
+    return r.valid(reg) ? r.get(reg) : 0;
+  }
   std::array<double, isa::kNumOpcodes> seconds{};
 
  private:

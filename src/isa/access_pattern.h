@@ -3,6 +3,11 @@
 // active partition the same free-dim pattern of up to 4 dims, each a size and a stride in
 // ELEMENTS, starting at a BYTE offset within the partition. In HBM, the partition dim becomes
 // an outer row dim with its own element stride, from a byte address in device memory.
+// A dynamic operand also adds r x dyn_step bytes to the offset, r read from the issuing engine's
+// scalar register dyn_reg when the instruction executes (register-relative addressing: NKI's
+// register offsets, tensor_copy_dynamic_src/dst, DGE DMAs with a runtime start address). r must
+// lie in 0..dyn_max, else the instruction faults (as the DGE's bounds check): validation checks
+// the pattern at both ends, so every r allowed stays inside memory.
 #pragma once
 
 #include <array>
@@ -32,7 +37,7 @@ struct FreeDim {
 // compares them as bytes: core/timing/timing_program.cc; tests/cpp/isa/layout_test.cc checks).
 struct AccessPattern {
   Space space = Space::kSbuf;
-  uint8_t reserved0 = 0;
+  int8_t dyn_reg = -1;  // >= 0: a dynamic operand (above); the scalar register it reads
   num::Format dtype = num::fp32();
   std::array<uint8_t, 2> reserved1{};
   int32_t start_partition = 0;   // SBUF/PSUM: first partition; HBM: 0
@@ -41,7 +46,8 @@ struct AccessPattern {
   int64_t offset = 0;            // bytes: within each partition (SBUF/PSUM) or device address (HBM)
   std::array<FreeDim, kMaxFreeDims> dims{};  // outermost first; dims[0..ndim)
   int32_t ndim = 0;
-  std::array<uint8_t, 4> reserved2{};
+  int32_t dyn_max = 0;   // the largest register value a dynamic operand accepts
+  int64_t dyn_step = 0;  // bytes the offset moves per register unit
 
   bool operator==(const AccessPattern&) const = default;
 
@@ -62,6 +68,17 @@ struct AccessPattern {
     return n;
   }
   int64_t elements() const { return saturating_product(free_elements(), num_partitions); }
+  bool dynamic() const { return dyn_reg >= 0; }
+  // The static operand a dynamic one addresses when its register holds r (r unchecked).
+  AccessPattern at(int64_t r) const {
+    AccessPattern a = *this;
+    a.offset += r * dyn_step;
+    a.dyn_reg = -1;
+    a.dyn_max = 0;
+    a.dyn_step = 0;
+    return a;
+  }
+
   // Whether the innermost dim is unit-stride (or there is at most one element per partition).
   bool contiguous_inner() const { return ndim == 0 || dims[ndim - 1].stride == 1; }
 };

@@ -100,6 +100,10 @@ struct ScalarArg {
   std::array<uint8_t, 3> reserved{};
 };
 
+// Scalar registers per engine sequencer: 64 of 32 bits on NeuronCore-v2..v4 (NKI API reference,
+// nki.isa.register_alloc).
+inline constexpr int kScalarRegisters = 64;
+
 struct Params {
   // Vector / GpSimd / Scalar ALU ops: out = (in op0 arg0) op1 arg1, reductions with reduce_op.
   AluOp op0 = AluOp::kBypass, op1 = AluOp::kBypass, reduce_op = AluOp::kAdd;

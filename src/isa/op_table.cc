@@ -28,6 +28,7 @@ constexpr SpaceSet kPsum{S::kPsum};
 constexpr SpaceSet kOnChip{S::kSbuf, S::kPsum};
 constexpr SpaceSet kDmaEnd{S::kSbuf, S::kHbm};
 constexpr SpaceSet kHbm{S::kHbm};
+constexpr SpaceSet kAnyMemory{S::kSbuf, S::kPsum, S::kHbm};
 
 constexpr OperandRole W(std::string_view name, SpaceSet s = kOnChip,
                         DtypeRule d = DtypeRule::kAny) {
@@ -69,6 +70,12 @@ constexpr std::array<OpInfo, kNumOpcodes> kTable{
        "rd = ra op0 rb (op0 imm when rb is unset)"),
     op(kBranch, kAnyEngine, {}, {kTarget, kRa, kRb, kImm, kOp0}, SR::kNone,
        "jump to target when (ra op0 rb-or-imm) != 0; op0=bypass jumps always"),
+    // The sequencer's own memory reads and writes (NKI register_load / register_store): one
+    // element, any memory, converted to and from a 32-bit integer.
+    op(kRegLoad, kAnyEngine, {R("src", kAnyMemory)}, {kRd}, SR::kOneElement,
+       "rd = src, one element of SBUF, PSUM or HBM (floats truncate toward zero)"),
+    op(kRegStore, kAnyEngine, {W("dst", kAnyMemory)}, {kRa}, SR::kOneElement,
+       "dst = ra, one element of SBUF, PSUM or HBM, converted to dst's dtype"),
     // TensorE (s2.1): SBUF in, PSUM out.
     op(kLoadStationary, kPe, {R("stationary", kSbuf, D::kMatmulIn)}, ParamKeySet{kPerfMode} | kTile,
        SR::kLoadStationary,

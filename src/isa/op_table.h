@@ -151,6 +151,7 @@ enum class ShapeRule : uint8_t {
   kDmaTranspose,      // dst [F, P] from src [P, F]
   kDmaIndirect,       // SBUF [P, F], offsets [P, 1], HBM [rows, F] over a tensor's rows
   kSendRecv,          // dst and src of one shape and dtype (what the peer sends is alike)
+  kOneElement,        // one operand of a single element (one partition or row, one element)
 };
 
 struct OpInfo {

@@ -15,6 +15,8 @@ namespace trnsim::isa {
   X(kRegSet, "reg_set")       /* scalar register = immediate */                                  \
   X(kRegAlu, "reg_alu")       /* scalar register ALU op */                                       \
   X(kBranch, "branch")        /* conditional branch on scalar registers (loops) */               \
+  X(kRegLoad, "reg_load")     /* scalar register = one element of memory */                      \
+  X(kRegStore, "reg_store")   /* one element of memory = scalar register */                      \
   /* TensorE */                                                                                  \
   X(kLoadStationary, "load_stationary")                                                          \
   X(kMultiplyMoving, "multiply_moving")                                                          \

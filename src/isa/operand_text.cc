@@ -61,6 +61,34 @@ std::optional<num::Format> maybe_dtype(LineCursor& cur) {
   return cur.with_where([&] { return num::parse_format(id); });
 }
 
+// A dynamic operand's suffix, "+rN*STEP<=MAX": the offset moves by STEP per unit of register rN,
+// in the offset's unit (bytes on chip, elements of a named tensor), for rN in 0..MAX.
+std::string dynamic_text(const AccessPattern& ap, int64_t unit) {
+  if (!ap.dynamic()) return "";
+  return fmt::format("+r{}*{}<={}", ap.dyn_reg, ap.dyn_step / unit, ap.dyn_max);
+}
+
+bool parse_dynamic(LineCursor& cur, AccessPattern& ap) {
+  const size_t m = cur.mark();
+  if (!cur.eat('+')) return false;
+  const std::string_view reg = cur.identifier();
+  if (reg.size() < 2 || reg[0] != 'r') {
+    cur.reset(m);
+    return false;
+  }
+  const auto n = cur.with_where([&] { return parse_integer<int32_t>(reg.substr(1)); });
+  if (n < 0 || n >= kScalarRegisters)
+    cur.fail(reg, fmt::format("registers are r0..r{}", kScalarRegisters - 1));
+  ap.dyn_reg = static_cast<int8_t>(n);
+  cur.expect('*', "after a dynamic offset's register (+rN*STEP<=MAX)");
+  ap.dyn_step = read_int<int64_t>(cur, "a dynamic offset's step");
+  if (!cur.eat("<="))
+    cur.fail(cur.next_token(),
+             "expected <= before a dynamic offset's largest register value (+rN*STEP<=MAX)");
+  ap.dyn_max = read_int<int32_t>(cur, "a dynamic offset's largest register value");
+  return true;
+}
+
 }  // namespace
 
 std::string format_operand(const AccessPattern& ap, const Program& prog) {
@@ -70,7 +98,7 @@ std::string format_operand(const AccessPattern& ap, const Program& prog) {
   const int64_t esize = ap.dtype.storage_bytes;
   if (ap.space == Space::kHbm && esize > 0) {
     const HbmTensor* t = prog.tensor_at(ap.offset);
-    if (t && (ap.offset - t->address) % esize == 0) {
+    if (t && (ap.offset - t->address) % esize == 0 && ap.dyn_step % esize == 0) {
       base = t->name;
       off = (ap.offset - t->address) / esize;
       natural_stride = t->row_elements();
@@ -79,7 +107,9 @@ std::string format_operand(const AccessPattern& ap, const Program& prog) {
   const int64_t end = int64_t{ap.start_partition} + ap.num_partitions;
   std::string s = fmt::format("{}[{}:{}", base, ap.start_partition, end);
   if (ap.partition_stride != natural_stride) s += fmt::format(":{}", ap.partition_stride);
-  return s + "]" + signed_suffix(off) + " " + dims_text(ap) + " " + ap.dtype.name();
+  const int64_t unit = base == name_of(ap.space) || esize <= 0 ? 1 : esize;
+  return s + "]" + signed_suffix(off) + dynamic_text(ap, unit) + " " + dims_text(ap) + " " +
+         ap.dtype.name();
 }
 
 AccessPattern parse_operand(LineCursor& cur, const Program& prog) {
@@ -108,8 +138,11 @@ AccessPattern parse_operand(LineCursor& cur, const Program& prog) {
   ap.num_partitions = static_cast<int32_t>(count);
   if (cur.eat(':')) ap.partition_stride = read_int<int64_t>(cur, "a row stride (elements)");
   cur.expect(']', "to close [start:end]");
+  bool dynamic = parse_dynamic(cur, ap);
   const char c = cur.peek();
-  const int64_t off = (c == '+' || c == '-') ? read_int<int64_t>(cur, "an offset") : 0;
+  const int64_t off =
+      !dynamic && (c == '+' || c == '-') ? read_int<int64_t>(cur, "an offset") : 0;
+  if (!dynamic) dynamic = parse_dynamic(cur, ap);
   parse_dims(cur, ap);
   const auto dtype = maybe_dtype(cur);
   if (!dtype && !tensor) cur.fail(cur.next_token(), "expected the operand's dtype");
@@ -118,7 +151,13 @@ AccessPattern parse_operand(LineCursor& cur, const Program& prog) {
     ap.offset = off;
     return ap;
   }
-  // Tensor operands count the offset in elements of the operand's dtype.
+  // Tensor operands count the offset (and a dynamic step) in elements of the operand's dtype.
+  if (dynamic) {
+    const int128 step = int128{ap.dyn_step} * ap.dtype.storage_bytes;
+    if (step < INT64_MIN || step > INT64_MAX)
+      cur.fail(std::to_string(ap.dyn_step), "dynamic step out of range");
+    ap.dyn_step = static_cast<int64_t>(step);
+  }
   const int128 addr = int128{tensor->address} + int128{off} * ap.dtype.storage_bytes;
   if (addr < INT64_MIN || addr > INT64_MAX) cur.fail(std::to_string(off), "offset out of range");
   ap.offset = static_cast<int64_t>(addr);

@@ -89,9 +89,18 @@ void check_control(Context& c, size_t stream_size) {
       break;
     case Opcode::kRegSet:
     case Opcode::kRegAlu:
-      if (p.reg_dst < 0) c.report(RuleKind::kControl, "no destination register (rd=rN)");
-      if (in.op == Opcode::kRegAlu && p.reg_a < 0)
-        c.report(RuleKind::kControl, "no source register (ra=rN)");
+    case Opcode::kRegLoad:
+      if (p.reg_dst < 0 || p.reg_dst >= kScalarRegisters)
+        c.report(RuleKind::kControl, "destination register r{} does not exist (rd=r0..r{})",
+                 p.reg_dst, kScalarRegisters - 1);
+      if (in.op == Opcode::kRegAlu && (p.reg_a < 0 || p.reg_a >= kScalarRegisters))
+        c.report(RuleKind::kControl, "source register r{} does not exist (ra=r0..r{})", p.reg_a,
+                 kScalarRegisters - 1);
+      break;
+    case Opcode::kRegStore:
+      if (p.reg_a < 0 || p.reg_a >= kScalarRegisters)
+        c.report(RuleKind::kControl, "source register r{} does not exist (ra=r0..r{})", p.reg_a,
+                 kScalarRegisters - 1);
       break;
     case Opcode::kBranch:
       if (p.branch_target < 0 || static_cast<size_t>(p.branch_target) > stream_size)

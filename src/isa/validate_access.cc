@@ -106,6 +106,23 @@ void check_hbm(Context& c, const AccessPattern& ap, const std::string& label) {
            static_cast<int64_t>(x.lo), static_cast<int64_t>(x.hi));
 }
 
+void check_placed(Context& c, const AccessPattern& ap, const std::string& label, bool engine) {
+  if (ap.space == Space::kHbm)
+    check_hbm(c, ap, label);
+  else
+    check_on_chip(c, ap, label, engine);
+}
+
+// Both ends of a dynamic HBM operand inside one tensor, not one end in each.
+void check_one_tensor(Context& c, const AccessPattern& ap, const std::string& label) {
+  const ByteExtent a = byte_extent(ap.at(0)), b = byte_extent(ap.at(ap.dyn_max));
+  const int128 lo = std::min(a.lo, b.lo), hi = std::max(a.hi, b.hi);
+  for (const HbmTensor& t : c.prog.tensors)
+    if (lo >= t.address && hi <= int128{t.address} + t.bytes()) return;
+  c.report(RuleKind::kHbmRange, "{}: its register's range reaches HBM bytes [{}, {}), not inside "
+           "one declared tensor", label, static_cast<int64_t>(lo), static_cast<int64_t>(hi));
+}
+
 }  // namespace
 
 bool dtype_allowed(const Context& c, DtypeRule rule, const num::Format& f) {
@@ -153,7 +170,9 @@ bool dtype_allowed(const Context& c, DtypeRule rule, const num::Format& f) {
 
 void check_operands(Context& c) {
   const Instruction& in = *c.inst;
-  const bool engine_access = !is_dma(in.op);
+  // DMAs and the sequencer's register loads and stores do not go through an engine's datapath.
+  const bool engine_access =
+      !is_dma(in.op) && in.op != Opcode::kRegLoad && in.op != Opcode::kRegStore;
   for (int i = 0; i < in.num_operands; ++i) {
     const AccessPattern& ap = c.operand(i);
     const OperandRole& role = operand_role(in.op, i);
@@ -166,13 +185,26 @@ void check_operands(Context& c) {
     if (!dtype_allowed(c, role.dtype, ap.dtype))
       c.report(RuleKind::kDtype, "{} is {}; {} takes {} formats on {}", label, ap.dtype.name(),
                mnemonic(in.op), kDtypeRuleNames.name(role.dtype), c.core.name);
-    if (ap.space == Space::kHbm)
-      check_hbm(c, ap, label);
-    else
-      // MX block scales are read by TensorE one quadrant at a time, four partitions each:
-      // NKI's MX tutorial keeps a second operand's scales at partitions 4..7 of every
-      // quadrant (scales[4:, ...]), so the engines' start-partition rule does not bind them.
-      check_on_chip(c, ap, label, engine_access && role.dtype != DtypeRule::kMxScale);
+    // MX block scales are read by TensorE one quadrant at a time, four partitions each:
+    // NKI's MX tutorial keeps a second operand's scales at partitions 4..7 of every
+    // quadrant (scales[4:, ...]), so the engines' start-partition rule does not bind them.
+    const bool engine_rules = engine_access && role.dtype != DtypeRule::kMxScale;
+    if (!ap.dynamic()) {
+      check_placed(c, ap, label, engine_rules);
+      continue;
+    }
+    // A dynamic operand moves linearly with its register, so checking both ends of 0..dyn_max
+    // covers every address it can reach.
+    if (ap.dyn_reg >= kScalarRegisters || ap.dyn_max < 0) {
+      c.report(RuleKind::kMalformed, "{}: dynamic offset r{} x {} bytes, r in 0..{}: registers are "
+               "r0..r{} and the range is not empty", label, ap.dyn_reg, ap.dyn_step, ap.dyn_max,
+               kScalarRegisters - 1);
+      continue;
+    }
+    check_placed(c, ap.at(0), label + " (register at 0)", engine_rules);
+    check_placed(c, ap.at(ap.dyn_max), fmt::format("{} (register at {})", label, ap.dyn_max),
+                 engine_rules);
+    if (ap.space == Space::kHbm) check_one_tensor(c, ap, label);
   }
 }
 

@@ -325,6 +325,11 @@ void check_shapes(Context& c) {
     case ShapeRule::kDmaIndirect:
       check_dma_indirect(c);
       break;
+    case ShapeRule::kOneElement:
+      if (c.operand(0).elements() != 1)
+        c.report(RuleKind::kShape, "{} is {}; {} moves one element", operand_label(*c.inst, 0),
+                 shape_text(c.operand(0)), mnemonic(c.inst->op));
+      break;
     default:
       break;  // kNone; TensorE rules are validate_matmul.cc's
   }

@@ -30,7 +30,8 @@ enum class FaultKind : uint8_t {
   kStepLimit,         // the runner's instruction budget was exhausted (runaway loop)
   kTimeLimit,         // simulated time passed the run's limit (an endless DMA loop, ...)
   kPeer,              // core_barrier / sendrecv with no core to meet, or a mismatched peer
-  kIndexRange,        // an indirect DMA's row number outside its tensor (NKI oob_mode.error)
+  kIndexRange,        // an indirect DMA's row number outside its tensor (NKI oob_mode.error), or
+                      // a dynamic operand's register outside its range
 };
 
 std::string_view fault_kind_name(FaultKind k);

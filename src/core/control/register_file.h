@@ -1,17 +1,19 @@
 // The per-engine scalar registers of the sequencers (HARDWARE.md s2: 32-bit registers for
-// ALU ops, branches, dynamic addresses). The count is not public (s11 item 1); trnsim assumes
-// 32 per engine, all zero at start.
+// ALU ops, branches, dynamic addresses): 64 per engine sequencer (isa::kScalarRegisters, from the
+// NKI API reference), all zero at start.
 #pragma once
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
 
+#include "isa/instruction.h"
+
 namespace trnsim::core {
 
 class RegisterFile {
  public:
-  static constexpr int kCount = 32;
+  static constexpr int kCount = isa::kScalarRegisters;
 
   bool valid(int r) const { return r >= 0 && r < kCount; }
   int32_t get(int r) const { return regs_[static_cast<size_t>(r)]; }

@@ -44,10 +44,20 @@ uint64_t fixed_cycles(const isa::Instruction& ins, const arch::CoreSpec& spec) {
   }
 }
 
+bool has_dynamic_operand(const isa::Instruction& ins) {
+  for (int i = 0; i < ins.num_operands; ++i)
+    if (ins.operands[static_cast<size_t>(i)].dynamic()) return true;
+  return false;
+}
+
 }  // namespace
 
 Cost instruction_cost(const isa::Instruction& ins, const arch::CoreSpec& spec) {
   Cost c;
+  if (ins.op == isa::Opcode::kRegLoad || ins.op == isa::Opcode::kRegStore) {
+    c.ii = c.latency = costk::kRegisterMemoryCycles;
+    return c;
+  }
   if (is_control(ins.op) || isa::is_dma(ins.op)) {
     // A DMA trigger's own latency is its issue cost; the transfer is timed by the DMA model.
     c.ii = c.latency = std::max<uint64_t>(control_cycles(ins, spec), 1);
@@ -77,6 +87,10 @@ Cost instruction_cost(const isa::Instruction& ins, const arch::CoreSpec& spec) {
       break;
     default:
       break;
+  }
+  if (has_dynamic_operand(ins)) {
+    c.ii = std::max(c.ii, costk::kMinIiDynamic);
+    c.latency = std::max(c.latency, c.ii + fixed_cycles(ins, spec));
   }
   return c;
 }

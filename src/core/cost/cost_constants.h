@@ -55,6 +55,15 @@ inline constexpr uint64_t kControlCycles = 1;
 // the one published descriptor-generation time, the hardware DGE's ~600 ns per instruction
 // (DGE, AG3), on every generation and whatever the partition count (docs/timing.md).
 inline constexpr double kSwdgeInstructionNs = 600.0;
+// A sequencer reading an element of memory into a register (reg_load) or writing one
+// (reg_store): "an overhead of approximately 140 cycles is incurred to read index elements from
+// SBUF / PSUM into the engine" (NKI API reference, tensor_copy_dynamic_src of NKI Beta 1). HBM
+// is assumed no slower: the figure is the only one published (HARDWARE.md s11 item 1).
+inline constexpr uint64_t kRegisterMemoryCycles = 140;
+// An engine instruction with a register-relative operand: "max(MIN_II_DYNAMIC, N) engine
+// cycles ... MIN_II_DYNAMIC is roughly 600 engine cycles" (NKI API reference,
+// tensor_copy_dynamic_src / _dst).
+inline constexpr uint64_t kMinIiDynamic = 600;
 
 // --- DMA (HARDWARE.md s4) ----------------------------------------------------------------
 // DMA transpose reaches up to 90% of DMA throughput HBM->SBUF and 50% SBUF->SBUF (AG3).

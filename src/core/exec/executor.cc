@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "core/control/dynamic_operands.h"
 #include "core/exec/exec_context.h"
 #include "core/exec/operand_roles.h"
 #include "core/exec/semantics.h"
@@ -44,8 +45,22 @@ bool Executor::check_operands(ExecContext& ctx) {
   return true;
 }
 
-ExecResult Executor::execute(const isa::Instruction& in, isa::Engine engine,
+ExecResult Executor::execute(const isa::Instruction& given, isa::Engine engine,
                              uint64_t instruction_id) {
+  // Register-relative operands read the engine's registers now (the timing model resolves them
+  // at issue and hands over static ones).
+  std::optional<isa::Instruction> resolved;
+  if (reads_registers(given)) {
+    resolved = given;
+    const RegisterResolution r =
+        resolve_registers(*resolved, st_.regs[static_cast<size_t>(engine)]);
+    if (!r.ok()) {
+      ExecContext ctx(st_, given, engine, instruction_id);
+      ctx.fault(r.out_of_range ? mem::FaultKind::kIndexRange : mem::FaultKind::kRegister, r.fault);
+      return {false, std::nullopt};
+    }
+  }
+  const isa::Instruction& in = resolved ? *resolved : given;
   ExecContext ctx(st_, in, engine, instruction_id);
   const SemanticsFn fn = semantics_for(in.op);
   if (fn == nullptr) {

@@ -63,6 +63,10 @@ class TimedExecutor : public InstructionExecutor {
   void execute(const isa::Instruction& ins, isa::Engine engine, uint64_t id) override {
     exec_.execute(ins, engine, id);
   }
+  int32_t register_value(isa::Engine engine, int reg) override {
+    const RegisterFile& r = exec_.registers(engine);
+    return r.valid(reg) ? r.get(reg) : 0;
+  }
 
  private:
   Executor& exec_;

@@ -14,6 +14,10 @@ SemanticsFn semantics_for(Opcode op) {
     case Opcode::kRegAlu:
     case Opcode::kBranch:
       return exec_control;
+    case Opcode::kRegLoad:
+      return exec_reg_load;
+    case Opcode::kRegStore:
+      return exec_reg_store;
     case Opcode::kLoadStationary:
       return exec_load_stationary;
     case Opcode::kMultiplyMoving:

@@ -18,6 +18,8 @@ SemanticsFn semantics_for(isa::Opcode op);
 // signals), scalar registers and branches.
 void exec_nop(ExecContext&);
 void exec_control(ExecContext&);  // reg_set, reg_alu, branch
+void exec_reg_load(ExecContext&);
+void exec_reg_store(ExecContext&);
 // exec_matmul.cc, exec_matmul_mx.cc, exec_transpose.cc
 void exec_load_stationary(ExecContext&);
 void exec_multiply_moving(ExecContext&);

@@ -215,6 +215,10 @@ RaceReport Checker::run() {
   rep_.dma_write_barrier = chip_.core.dma.write_barrier;
   barrier_ = dma_write_order(chip_.core.dma);
   rep_.instructions = hb_.executed();
+  if (hb_.data_dependent())
+    return too_big(
+        "a branch depends on a value a reg_load reads from memory: the order of execution is "
+        "data, which a check from the program alone cannot unroll");
   if (hb_.too_big())
     return too_big(
         fmt::format("more than {} instructions execute (loops unrolled); the "

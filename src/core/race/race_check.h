@@ -41,7 +41,7 @@ enum class FindingKind : uint8_t {
   kDeadlock,            // semaphore waits that wait for each other (a cycle)
   kUnsatisfiableWait,   // a wait for more than the semaphore's signals ever add
   kMultipleSignallers,  // a semaphore that goes down, signalled by several agents: order unknown
-  kTooBig,              // not checked: the program is over the size limit
+  kTooBig,              // not checked: over the size limit, or its control flow is data
 };
 inline constexpr isa::NameTable<FindingKind, 7> kFindingKindNames{{{
     {FindingKind::kReadAfterWrite, "read-after-write"},

@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "base/int128.h"
+#include "isa/access_rules.h"
 #include "core/cost/cost.h"
 #include "core/dma/dma_plan.h"
 #include "isa/op_table.h"
@@ -179,6 +180,22 @@ void add_table(const AccessPattern& ap, bool write, const Pieces& dma, std::vect
   merge(out, from);
 }
 
+// A dynamic operand (isa/access_pattern.h): which bytes it touches depends on a register the
+// checker may not know (reg_load), so every byte between the lowest and highest it can reach
+// counts, on every ring of a DMA. Conservative, like the indirect tables above.
+void add_dynamic(const AccessPattern& ap, bool write, const Pieces* dma,
+                 std::vector<ByteRect>& out) {
+  const isa::ByteExtent a = isa::byte_extent(ap.at(0)), b = isa::byte_extent(ap.at(ap.dyn_max));
+  const auto lo = static_cast<int64_t>(std::min(a.lo, b.lo));
+  const auto hi = static_cast<int64_t>(std::max(a.hi, b.hi));
+  const bool hbm = ap.space == isa::Space::kHbm;
+  const auto part = static_cast<int32_t>(hbm ? 0 : ap.start_partition);
+  const auto last = static_cast<int32_t>(hbm ? 0 : ap.start_partition + ap.num_partitions - 1);
+  const std::vector<int32_t> rings =
+      dma == nullptr || dma->rings.empty() ? std::vector<int32_t>{-1} : dma->rings;
+  for (int32_t ring : rings) out.push_back({ap.space, write, part, last, lo, hi, ring});
+}
+
 }  // namespace
 
 bool footprint(const isa::Instruction& in, const arch::CoreSpec& core, int64_t max_elements,
@@ -193,7 +210,9 @@ bool footprint(const isa::Instruction& in, const arch::CoreSpec& core, int64_t m
       return false;
     }
     const bool write = isa::operand_role(in.op, k).access == isa::Access::kWrite;
-    if (dma && is_indirect_dma(in.op) && ap.space == isa::Space::kHbm)
+    if (ap.dynamic())
+      add_dynamic(ap, write, dma ? &*dma : nullptr, out);
+    else if (dma && is_indirect_dma(in.op) && ap.space == isa::Space::kHbm)
       add_table(ap, write, *dma, out);
     else
       add_operand(ap, write, dma ? &*dma : nullptr, out);

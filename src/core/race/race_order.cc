@@ -73,6 +73,7 @@ HappensBefore::HappensBefore(const isa::Program& prog, const arch::CoreSpec& cor
     executed_ += order.indices.size();
     if (!order.complete || executed_ > limit) {
       too_big_ = true;
+      data_dependent_ = order.data_dependent;
       return;
     }
     std::vector<int64_t> seen(stream.size(), 0);

@@ -62,6 +62,8 @@ class HappensBefore {
   HappensBefore(const isa::Program& prog, const arch::CoreSpec& core, size_t limit);
 
   bool too_big() const { return too_big_; }
+  // Not checked because a branch depends on a value read from memory (control_flow.h).
+  bool data_dependent() const { return data_dependent_; }
   size_t executed() const { return executed_; }
   const std::vector<ExecNode>& nodes() const { return nodes_; }
   const Agent& agent(uint32_t a) const { return agents_[a]; }
@@ -89,6 +91,7 @@ class HappensBefore {
   const isa::Program& prog_;
   const arch::CoreSpec& core_;
   bool too_big_ = false;
+  bool data_dependent_ = false;
   size_t executed_ = 0;
   std::vector<Agent> agents_;
   std::vector<ExecNode> nodes_;

@@ -26,6 +26,9 @@ class InstructionExecutor {
   // numbering mem::Fault::instruction_id uses. Control instructions (semaphores, registers,
   // branches) are resolved by the timing model's sequencers and are not passed here.
   virtual void execute(const isa::Instruction& ins, isa::Engine engine, uint64_t id) = 0;
+  // A register a reg_load just wrote: the sequencer takes it over at the reg_load's completion,
+  // since the loop conditions and dynamic addresses it resolves at issue read it.
+  virtual int32_t register_value(isa::Engine engine, int reg) = 0;
 };
 
 }  // namespace trnsim::core

@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "base/same_bytes.h"
+#include "core/control/dynamic_operands.h"
 #include "core/dma/dma_plan_cache.h"
 #include "core/exec/operand_roles.h"
 #include "isa/op_table.h"
@@ -48,17 +49,22 @@ int64_t footprint_extent(const isa::AccessPattern& ap) {
   int64_t hi = 0;
   for (int d = 0; d < ap.ndim; ++d)
     if (ap.dims[d].stride > 0) hi += (ap.dims[d].size - 1) * ap.dims[d].stride;
-  return (hi + 1) * static_cast<int64_t>(ap.dtype.storage_bytes);
+  // A dynamic operand reaches as far as its register's range moves it.
+  const int64_t moves = ap.dynamic() ? std::max<int64_t>(0, ap.dyn_max * ap.dyn_step) : 0;
+  return (hi + 1) * static_cast<int64_t>(ap.dtype.storage_bytes) + moves;
 }
 
 // Whether two access patterns differ at most in their offset (the cost functions, the DMA plan,
 // the FLOPs and the shared ports never read it: core/cost*.cc, dma_plan.cc). The fields before
-// `offset` compare as bytes (no implicit padding: isa/access_pattern.h), the dims in use too.
+// `offset` compare as bytes (no implicit padding: isa/access_pattern.h), the dims in use and a
+// dynamic operand's range too (the footprint extents are memoised with the price).
 bool same_but_offset(const isa::AccessPattern& a, const isa::AccessPattern& b) {
-  static_assert(sizeof(isa::AccessPattern) == 112 && offsetof(isa::AccessPattern, offset) == 32 &&
+  static_assert(sizeof(isa::AccessPattern) == 120 && offsetof(isa::AccessPattern, offset) == 32 &&
                     offsetof(isa::AccessPattern, dims) == 40,
                 "AccessPattern changed: compare the new field here (or say why not)");
-  if (!same_bytes<offsetof(isa::AccessPattern, offset)>(&a, &b) || a.ndim != b.ndim) return false;
+  if (!same_bytes<offsetof(isa::AccessPattern, offset)>(&a, &b) || a.ndim != b.ndim ||
+      a.dyn_max != b.dyn_max || a.dyn_step != b.dyn_step)
+    return false;
   const int n = std::clamp(a.ndim, 0, isa::kMaxFreeDims);
   for (int d = 0; d < n; ++d)
     if (!same_bytes<sizeof(isa::FreeDim)>(&a.dims[d], &b.dims[d])) return false;
@@ -80,7 +86,8 @@ int64_t bytes_below(const isa::AccessPattern& ap) {
   int64_t lo = 0;
   for (int d = 0; d < ap.ndim; ++d)
     if (ap.dims[d].stride < 0) lo += (ap.dims[d].size - 1) * ap.dims[d].stride;
-  return lo * static_cast<int64_t>(ap.dtype.storage_bytes);
+  const int64_t moves = ap.dynamic() ? std::min<int64_t>(0, ap.dyn_max * ap.dyn_step) : 0;
+  return lo * static_cast<int64_t>(ap.dtype.storage_bytes) + moves;
 }
 
 // Shapes remembered per opcode (the memo of priced shapes).
@@ -228,6 +235,7 @@ TimingProgram::TimingProgram(const isa::Program& program, const arch::CoreSpec& 
       }
       // DMA transfers complete through the DMA engines, under semaphores (kernel/
       // sync_resolver.h); the engine's own compute instructions follow each other here.
+      x.registers = reads_registers(ins);
       x.raw_back = 0;
       if (!x.control && !x.dma) {
         x.raw_back = raw.scan(ins, i, rep.write_mask, rep.extent.data(), rep.below.data());

@@ -7,6 +7,7 @@
 
 #include "base/interrupt.h"
 #include "core/control/control_step.h"
+#include "core/control/dynamic_operands.h"
 #include "core/dma/dma_engines.h"
 #include "core/timing/cross_core.h"
 #include "core/timing/timing_path.h"
@@ -70,6 +71,10 @@ void Sequencer::try_issue() {
     uint64_t ready = unit_ready;
     if (info.cost.waits_background)
       ready = std::max(ready, unit_free_[static_cast<size_t>(Unit::kBackground)]);
+    // Branches and register-relative instructions read registers a reg_load may still be
+    // fetching from memory.
+    if ((info.control || info.registers) && reg_load_retire_ > now)
+      ready = std::max(ready, clock_.cycle_at_or_after(reg_load_retire_));
     if (info.raw_back != 0 && info.raw_back <= issued_)
       ready = std::max(
           ready, clock_.cycle_at_or_after(retired_[(issued_ - info.raw_back) % retired_.size()]));
@@ -163,6 +168,14 @@ void Sequencer::issue(const isa::Instruction& ins, const InstrInfo& info, uint64
                         t_retire);
 
   const bool control = info.control;
+  const isa::Instruction* run = info.registers ? resolve(ins, info, id) : &ins;
+  if (info.op == isa::Opcode::kRegLoad) {
+    reg_load_retire_ = t_retire;
+    if (ctx_.executor == nullptr)
+      ctx_.fault(mem::FaultKind::kUnsupported, ins, engine_, id,
+                 "reg_load reads a value from memory, and a timing-only run has none: its "
+                 "register is left unchanged (run with values)");
+  }
   pc_ = control ? run_control(ins, id) : pc_ + 1;
   prefetch_ahead();
   if (info.op == isa::Opcode::kCoreBarrier && ctx_.cross != nullptr) {
@@ -187,9 +200,11 @@ void Sequencer::issue(const isa::Instruction& ins, const InstrInfo& info, uint64
     ctx_.apply_signals(ctx_.prog.signals(info), t_retire);  // the rest of the run goes on
     return;
   }
-  if (info.dma) {
-    ctx_.dma->submit(ins, ctx_.prog.dma_plan(info.dma_plan), ctx_.prog.signals(info), engine_, id,
-                     t0);
+  if (info.dma && run == nullptr) {
+    ctx_.apply_signals(ctx_.prog.signals(info), t_retire);  // faulted at issue: nothing moves
+  } else if (info.dma) {
+    ctx_.dma->submit(*run, ctx_.prog.dma_plan(info.dma_plan), ctx_.prog.signals(info), engine_,
+                     id, t0);
   } else if (info.num_signals != 0 && ctx_.defers_signals()) {
     ctx_.defer(ctx_.prog.signals(info), t_retire, t0);  // no completion event needed
   } else if (info.num_signals != 0 || (ctx_.executor != nullptr && !control)) {
@@ -203,8 +218,18 @@ void Sequencer::complete(uint64_t payload) {
   const uint64_t last = issued_ - 1;
   const uint64_t id = last - ((last - (payload >> 32)) & kLow32);
   const InstrInfo& info = info_[index];
-  if (ctx_.executor != nullptr && !info.control)
-    ctx_.executor->execute(stream_[index], engine_, id);
+  if (ctx_.executor != nullptr && !info.control) {
+    if (info.registers) {
+      // Resolved at issue; a nop stands for one that faulted there.
+      ctx_.executor->execute(resolved_.front(), engine_, id);
+      resolved_.pop_front();
+    } else {
+      ctx_.executor->execute(stream_[index], engine_, id);
+    }
+    if (info.op == isa::Opcode::kRegLoad)
+      regs_.set(stream_[index].p.reg_dst,
+                ctx_.executor->register_value(engine_, stream_[index].p.reg_dst));
+  }
   ctx_.apply_signals(ctx_.prog.signals(info), ctx_.sim.now());
 }
 
@@ -223,6 +248,25 @@ void Sequencer::released(Picoseconds now) {
     ctx_.path->on_barrier_release(engine_, ctx_.prog.signals(info_[barrier_index_]), now);
   ctx_.apply_signals(ctx_.prog.signals(info_[barrier_index_]), now);
   wake(now);
+}
+
+const isa::Instruction* Sequencer::resolve(const isa::Instruction& ins, const InstrInfo& info,
+                                           uint64_t id) {
+  isa::Instruction r = ins;
+  const RegisterResolution res = resolve_registers(r, regs_);
+  if (!res.ok()) {
+    ctx_.fault(res.out_of_range ? mem::FaultKind::kIndexRange : mem::FaultKind::kRegister, ins,
+               engine_, id, res.fault);
+    if (info.dma) return nullptr;
+    r = isa::Instruction{};  // executes as nothing, in its place in the completion order
+    r.op = isa::Opcode::kNop;
+    r.engine = ins.engine;
+  }
+  // Only a run with values executes it (and pops it).
+  if (ctx_.executor == nullptr && !info.dma) return &ins;
+  std::deque<isa::Instruction>& q = info.dma ? resolved_dma_ : resolved_;
+  q.push_back(std::move(r));
+  return &q.back();
 }
 
 size_t Sequencer::run_control(const isa::Instruction& ins, uint64_t id) {

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <deque>
 
 #include "core/control/register_file.h"
 #include "core/timing/timing_clock.h"
@@ -49,6 +50,9 @@ class Sequencer : public sim::Component {
   void issue(const isa::Instruction& ins, const InstrInfo& info, uint64_t cycle);
   // Resolves a control instruction; returns the next pc (or the current one after a fault).
   size_t run_control(const isa::Instruction& ins, uint64_t id);
+  // The instruction `ins` stands for once its registers are read, or null after a fault.
+  const isa::Instruction* resolve(const isa::Instruction& ins, const InstrInfo& info,
+                                  uint64_t id);
   void complete(uint64_t payload);
   void released(Picoseconds now);
   void schedule_try(Picoseconds t);
@@ -76,6 +80,11 @@ class Sequencer : public sim::Component {
   uint64_t next_issue_cycle_ = 0;                // one issue per cycle
   std::array<uint64_t, kNumUnits> unit_free_{};  // cycle each unit is free again
   RegisterFile regs_;
+  // Register-relative instructions as resolved at issue (core/control/dynamic_operands.h), kept
+  // until they execute: engine instructions complete in issue order (popped from the front);
+  // DMAs complete in the DMA engines, which hold a pointer, so those stay for the run.
+  std::deque<isa::Instruction> resolved_, resolved_dma_;
+  Picoseconds reg_load_retire_;  // when the latest reg_load's register is written
   Picoseconds last_retire_;   // retirement time of the latest instruction issued
   Picoseconds active_until_;  // end of the engine's active time counted so far
   // Retirement times of the last kRawWindow instructions issued, by issue number: an

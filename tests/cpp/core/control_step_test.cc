@@ -70,18 +70,18 @@ TEST(ControlStep, FaultsChangeNothing) {
     EXPECT_EQ(r.get(2), 0);
     return s.fault;
   };
-  EXPECT_EQ(fault(control(Opcode::kRegSet, 32, -1, -1, 1)),
-            "destination register 32 does not exist (0..31)");
-  EXPECT_EQ(fault(control(Opcode::kRegAlu, 2, 40, -1, 1, AluOp::kAdd)),
-            "source register 40 does not exist (0..31)");
-  EXPECT_EQ(fault(control(Opcode::kRegAlu, 2, 1, 33, 1, AluOp::kAdd)),
-            "source register 33 does not exist (0..31)");
+  EXPECT_EQ(fault(control(Opcode::kRegSet, 64, -1, -1, 1)),
+            "destination register 64 does not exist (0..63)");
+  EXPECT_EQ(fault(control(Opcode::kRegAlu, 2, 70, -1, 1, AluOp::kAdd)),
+            "source register 70 does not exist (0..63)");
+  EXPECT_EQ(fault(control(Opcode::kRegAlu, 2, 1, 65, 1, AluOp::kAdd)),
+            "source register 65 does not exist (0..63)");
   EXPECT_EQ(fault(control(Opcode::kRegAlu, 2, 1, -1, 0, AluOp::kDivide)),
             "register op " + std::to_string(static_cast<int>(AluOp::kDivide)) +
                 " with operands 10 and 0 is not defined");
   EXPECT_EQ(fault(control(Opcode::kBranch, -1, 1, -1, 0, AluOp::kIsLt)), "branch without a target");
   EXPECT_EQ(fault(control(Opcode::kBranch, -1, -1, -1, 0, AluOp::kIsLt, 0)),
-            "condition register -1 does not exist (0..31)");
+            "condition register -1 does not exist (0..63)");
   EXPECT_EQ(fault(control(Opcode::kBranch, -1, 1, -1, 0, AluOp::kAdd, 0)),
             "branch condition must be a comparison or logical op");
 }

@@ -43,7 +43,7 @@ TEST(Registers, AluAndBranchConditions) {
   p.op0 = AluOp::kDivide;
   p.reg_imm = 0;
   EXPECT_FALSE(h.run(make(Opcode::kRegAlu, Engine::kSync, {}, p)));
-  p.reg_dst = 40;
+  p.reg_dst = 70;
   EXPECT_FALSE(h.run(make(Opcode::kRegSet, Engine::kSync, {}, p)));
   EXPECT_EQ(h.faults()[1].kind, mem::FaultKind::kRegister);
 }

@@ -81,6 +81,9 @@ loop:
   memset sbuf[0:128]+131072 [[1,512]] fp32 value=3.25
   iota sbuf[0:128]+143360 [[1,1]] int32 channel_multiplier=1
   rand_seed sbuf[0:128]+143360 [[1,1]] int32
+  reg_load sbuf[5:6]+143360 [[1,1]] int32 rd=r1
+  tensor_copy sbuf[0:128]+180224 [[1,8]] fp32 <- sbuf[0:128]+131072+r1*4<=504 [[1,8]] fp32
+  reg_store sbuf[0:1]+180256 [[1,1]] int32 ra=r1
   rand sbuf[0:128]+155648 [[1,64]] fp32
   rng sbuf[0:128]+179200 [[1,64]] uint16
   rand_get_state sbuf[0:128]+179328 [[1,6]] uint32

@@ -52,9 +52,9 @@ TEST(Layout, FormatHasNoPadding) {
 TEST(Layout, AccessPatternHasNoPadding) {
   using A = AccessPattern;
   static_assert(std::is_trivially_copyable_v<A>);
-  EXPECT_EQ(sum(F(A, space), F(A, reserved0), F(A, dtype), F(A, reserved1), F(A, start_partition),
+  EXPECT_EQ(sum(F(A, space), F(A, dyn_reg), F(A, dtype), F(A, reserved1), F(A, start_partition),
                 F(A, num_partitions), F(A, partition_stride), F(A, offset), F(A, dims), F(A, ndim),
-                F(A, reserved2)),
+                F(A, dyn_max), F(A, dyn_step)),
             sizeof(A));
   EXPECT_EQ(sum(F(FreeDim, stride), F(FreeDim, size)), sizeof(FreeDim));
 }
