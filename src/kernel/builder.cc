@@ -288,6 +288,7 @@ int32_t KernelBuilder::dma_agent(const isa::Instruction& in) {
 void KernelBuilder::emit(std::string_view call, isa::Instruction in, const std::vector<Use>& uses,
                          bool matmul) {
   if (built_) call_error(call, "the kernel was already built");
+  materialize_registers(in);
   if ((++emitted_ & 1023) == 0) check_interrupt();  // Ctrl-C while a huge kernel builds
   if (emitted_ > max_instructions_)
     call_error(call,
@@ -335,10 +336,12 @@ void KernelBuilder::emit(std::string_view call, isa::Instruction in, const std::
 
 isa::Program KernelBuilder::build() {
   if (built_) call_error("build", "the kernel was already built");
+  if (!open_loops_.empty()) call_error("build", "a loop was begun and not ended (end_loop)");
   close_all_groups();
   built_ = true;
   place();
   sync_.finalize(prog_);
+  finish_loops();
   isa::throw_if_any(isa::validate(prog_, core_, numerics_), "kernel build");
   return std::move(prog_);
 }

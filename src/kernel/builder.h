@@ -269,6 +269,39 @@ class KernelBuilder {
 
   const SyncStats& sync_stats() const { return sync_.stats(); }
   const SyncResolver& sync() const { return sync_; }
+  // --- Scalar registers (builder_registers.cc) ---
+  // NKI's virtual registers. Register r is r on every engine's sequencer (r0..r63), backed by a
+  // one-element int32 SBUF tile, its home: register_set writes the home (memset),
+  // register_load copies one element into it (a DMA from HBM, a VectorE copy on chip; floats
+  // convert to int32). An instruction that reads r on an engine (a dynamic view, reg_store, a
+  // loop's branch) first loads the home into that engine's r (reg_load) unless the engine's copy
+  // is current. A loop's counter lives in the registers only. Throws InputError when all are in
+  // use, or for a register not allocated.
+  int32_t new_register();
+  void free_register(int32_t r);
+  void register_set(int32_t r, int64_t value);
+  void register_load(int32_t r, const View& src);  // src: one element
+  void register_store(const View& dst, int32_t r);  // dst: one element; on the Sync engine
+
+  // --- Hardware loops (builder_loop.cc; NKI dynamic_range, while on a register) ---
+  // The instructions emitted until end_loop() run as one loop on every engine, with the
+  // registers and branches of the sequencers. As the Neuron compiler does (NKI dynamic loops),
+  // the loop starts after a drain of every engine and DMA queue, every iteration ends with a
+  // drain and a barrier of all engines, and the semaphores are reset before the next one, so
+  // iterations never overlap. Tiles used in the body keep one place for the whole loop (a body
+  // that does not fit in SBUF without spilling is an InputError at build()).
+  struct Bound {
+    int64_t value = 0;
+    int32_t reg = -1;  // >= 0: the register's value when the loop starts
+  };
+  // for (i = start; i < stop; i += step), step > 0. Returns i's register: a view made dynamic
+  // with it moves every iteration; it is freed by end_loop().
+  int32_t begin_for(Bound start, Bound stop, int64_t step);
+  // while (r != 0), r read at the start and after every iteration.
+  void begin_while(int32_t r);
+  void end_loop();
+  int loop_depth() const { return static_cast<int>(open_loops_.size()); }
+
   // As emitted so far (tiles at their virtual bases until build()).
   const isa::Program& program() const { return prog_; }
 
@@ -302,6 +335,22 @@ class KernelBuilder {
   struct Emitted {
     InstrRef ref;  // in the streams as emitted
     uint32_t uses = 0;
+    bool barrier = false;  // waits for the latest instruction of every agent (a drain)
+  };
+  struct RegisterRec {
+    bool used = false;
+    bool counter = false;  // a loop's counter: in the registers only, no home
+    Tile home;
+  };
+  // One hardware loop: per engine, the stream positions of its parts (as emitted, remapped by
+  // place()), and the range of order_ it spans.
+  struct LoopRec {
+    size_t first_order = 0, end_order = 0;  // order_ [first, end): the body and its tail
+    std::array<int32_t, isa::kNumEngines> head{}, end{};  // stream [head, end): the same
+    InstrRef reset, restore;  // the leader's semaphore reset and restore (set at build())
+    std::array<InstrRef, isa::kNumEngines> go{};  // the others' wait for the reset
+    int32_t counter = -1, stop = -1, cond = -1;
+    int64_t step = 0, stop_value = 0;  // stop_value: when `stop` (its register) is -1
   };
   struct Group {
     Footprint where;
@@ -354,6 +403,21 @@ class KernelBuilder {
   void emit_op(std::string_view call, isa::Opcode op, isa::Engine engine,
                const std::vector<View>& ops, isa::Params p = {},
                std::initializer_list<ColumnArg> columns = {});
+  // Registers (builder_registers.cc): loads r's home into engine e's r; the registers `in`
+  // reads, on its engine, where that engine's copy is not current.
+  void materialize(int32_t r, isa::Engine e);
+  void materialize_registers(const isa::Instruction& in);
+  void check_register(std::string_view call, int32_t r) const;
+  void stale_everywhere(int32_t r);
+  // Loops (builder_loop.cc): a control instruction with no memory operands, appended as is
+  // (branch targets are stream positions, which validation of one instruction cannot check);
+  // a drain of every agent on every engine; the semaphore deltas of build().
+  InstrRef emit_control(isa::Instruction in, bool barrier = false);
+  void drain(std::string_view call);
+  void finish_loops();
+  // place(): moves branch targets and the loops' positions to where the traced instructions
+  // landed (`moved`: per stream, traced index -> placed index; -1: not placed).
+  void remap_positions(std::array<std::vector<int32_t>, isa::kNumEngines>& moved);
 
   arch::CoreSpec core_;
   arch::NumericsSpec numerics_;
@@ -378,6 +442,10 @@ class KernelBuilder {
   int64_t hbm_bytes_ = 0;  // the chip's HBM, which the tensors must fit (0: not known)
   size_t emitted_ = 0;
   size_t max_instructions_;
+  std::array<RegisterRec, isa::kScalarRegisters> regs_{};
+  std::array<std::array<bool, isa::kScalarRegisters>, isa::kNumEngines> reg_fresh_{};
+  std::vector<LoopRec> loops_;
+  std::vector<size_t> open_loops_;  // into loops_, innermost last
   std::vector<int32_t> tensor_symbols_;         // by tensor index: its name in Program::symbols
   int32_t source_file_ = -1, source_line_ = 0;  // set_source
 };

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 
 #include "base/error.h"
 #include "isa/op_table.h"
@@ -83,6 +84,30 @@ void KernelBuilder::place() {
   std::vector<uint64_t> first_use(order_.size() + 1, 0);  // order_[k]'s uses start here
   for (size_t k = 0; k < order_.size(); ++k) first_use[k + 1] = first_use[k] + order_[k].uses;
 
+  // A loop's body runs again and again at the same places: every tile it uses keeps one
+  // residency from the body's first instruction to its last (two extra reads), and no write in
+  // it starts a new live range.
+  std::vector<int32_t> loop_at(order_.size() + 1, -1);  // order index -> loop starting / ending
+  std::vector<std::vector<int32_t>> loop_tiles(loops_.size());
+  std::vector<bool> in_loop(order_.size(), false);
+  for (size_t l = 0; l < loops_.size(); ++l) {
+    const LoopRec& L = loops_[l];
+    for (size_t k = L.first_order; k < L.end_order; ++k) {
+      in_loop[k] = true;
+      for (uint64_t u = first_use[k]; u < first_use[k + 1]; ++u)
+        if (uses_[u].tile >= 0) loop_tiles[l].push_back(uses_[u].tile);
+    }
+    std::sort(loop_tiles[l].begin(), loop_tiles[l].end());
+    loop_tiles[l].erase(std::unique(loop_tiles[l].begin(), loop_tiles[l].end()),
+                        loop_tiles[l].end());
+  }
+  std::vector<std::vector<std::pair<int64_t, int32_t>>> extra(order_.size());  // (k, tile)
+  for (size_t l = 0; l < loops_.size(); ++l)
+    for (int32_t t : loop_tiles[l])
+      for (size_t k : {loops_[l].first_order, loops_[l].end_order - 1})
+        extra[k].push_back({static_cast<int64_t>(k), t});
+  (void)loop_at;
+
   std::vector<PlaceTile> tiles;
   tiles.reserve(tiles_.size());
   for (const TileRec& t : tiles_) tiles.push_back({t.whole.name(), t.bytes});
@@ -98,18 +123,35 @@ void KernelBuilder::place() {
     const bool sbuf = space == isa::Space::kSbuf;
     std::vector<PlaceUse> uses;
     std::vector<size_t> which;  // index into uses_
-    for (size_t k = 0; k < order_.size(); ++k)
+    constexpr size_t kSynthetic = SIZE_MAX;
+    for (size_t k = 0; k < order_.size(); ++k) {
       for (uint64_t u = first_use[k]; u < first_use[k + 1]; ++u) {
         const UseRec& r = uses_[u];
         if (r.tile < 0 || r.where.key.space != space) continue;
-        uses.push_back({static_cast<int64_t>(k), r.tile, r.write, r.whole, reuse[u]});
+        uses.push_back({static_cast<int64_t>(k), r.tile, r.write, r.whole && !in_loop[k],
+                        in_loop[k] ? -1 : reuse[u]});
         which.push_back(u);
       }
+      for (const auto& [at, t] : extra[k]) {
+        if (tiles_[static_cast<size_t>(t)].whole.space() != space) continue;
+        uses.push_back({at, t, false, false, -1});
+        which.push_back(kSynthetic);
+      }
+    }
     const PlaceMemory mem{sbuf ? "SBUF" : "PSUM", sbuf ? sbuf_capacity_ : psum_capacity_,
                           sbuf ? kSbufAlignment : kPsumAlignment,
                           sbuf ? 0 : int64_t{core_.psum.bank_bytes}, sbuf};
     Placement p = place_tiles(mem, tiles, uses, describe);
-    for (size_t i = 0; i < which.size(); ++i) base_of[which[i]] = p.use_base[i];
+    for (size_t i = 0; i < which.size(); ++i)
+      if (which[i] != kSynthetic) base_of[which[i]] = p.use_base[i];
+    for (const SpillOp& op : p.spills)
+      if (in_loop[static_cast<size_t>(op.at)])
+        throw InputError("kernel build", "loop",
+                         fmt::format("the tiles a hardware loop uses do not fit in SBUF together "
+                                     "(tile '{}' would spill at {}): a loop's body keeps every "
+                                     "tile in place for the whole loop",
+                                     tiles_[static_cast<size_t>(op.tile)].whole.name(),
+                                     describe(op.at)));
     if (sbuf) sbuf_place = std::move(p);
   }
 
@@ -132,10 +174,15 @@ void KernelBuilder::place() {
   for (auto& s : prog_.streams) s.clear();
   std::vector<Footprint> where;
   std::vector<AgentSeq> deps;
+  // Where each traced instruction lands (spills move them), for branch targets and loops.
+  std::array<std::vector<int32_t>, isa::kNumEngines> moved;
+  for (size_t e = 0; e < traced.size(); ++e) moved[e].assign(traced[e].size() + 1, -1);
+  bool barrier = false;
   const auto append = [&](isa::Instruction in, const std::vector<Footprint>& fp,
                           const std::vector<bool>& write) {
     deps.clear();
     for (size_t i = 0; i < fp.size(); ++i) deps_.conflicts(fp[i], write[i], deps);
+    if (barrier) deps = sync_.latest();
     const int32_t agent = agent_of(in);
     const InstrRef ref{in.engine, static_cast<int32_t>(prog_.stream(in.engine).size())};
     const AgentSeq me = sync_.add(agent, in.engine, ref, deps);
@@ -178,6 +225,9 @@ void KernelBuilder::place() {
     const InstrRef r = order_[k].ref;
     isa::Instruction in =
         std::move(traced[static_cast<size_t>(r.stream)][static_cast<size_t>(r.index)]);
+    moved[static_cast<size_t>(r.stream)][static_cast<size_t>(r.index)] =
+        static_cast<int32_t>(prog_.stream(r.stream).size());
+    barrier = order_[k].barrier;
     // Operands: each at its tile's place at this instruction.
     for (int j = 0; j < in.num_operands; ++j) {
       isa::AccessPattern& ap = in.operands[static_cast<size_t>(j)];
@@ -202,11 +252,42 @@ void KernelBuilder::place() {
       write.push_back(uses_[u].write);
     }
     append(std::move(in), where, write);
+    barrier = false;
     while (si < spills.size() && spills[si].at == static_cast<int64_t>(k) && spills[si].store)
       spill(spills[si++]);
   }
+  remap_positions(moved);
   TRNSIM_ASSERT(si == spills.size());
   prog_.spill.tiles = sbuf_place.spilled_tiles;
+}
+
+}  // namespace trnsim::kernel
+
+namespace trnsim::kernel {
+
+void KernelBuilder::remap_positions(std::array<std::vector<int32_t>, isa::kNumEngines>& moved) {
+  // A branch target or a loop boundary is the position after an instruction: it stays right
+  // after where that instruction landed, ahead of any spill added before the next one.
+  const auto after = [&](isa::Engine e, int32_t t) {
+    return t <= 0 ? 0 : moved[static_cast<size_t>(e)][static_cast<size_t>(t - 1)] + 1;
+  };
+  const auto at = [&](const InstrRef& r) {
+    return moved[static_cast<size_t>(r.stream)][static_cast<size_t>(r.index)];
+  };
+  for (isa::Engine e : isa::kAllEngines)
+    for (isa::Instruction& in : prog_.stream(e))
+      if (in.op == isa::Opcode::kBranch && in.p.branch_target >= 0)
+        in.p.branch_target = after(e, in.p.branch_target);
+  for (LoopRec& L : loops_) {
+    for (isa::Engine e : isa::kAllEngines) {
+      const auto i = static_cast<size_t>(e);
+      L.head[i] = after(e, L.head[i]);
+      L.end[i] = after(e, L.end[i]);
+      if (e != L.reset.stream) L.go[i].index = at(L.go[i]);
+    }
+    L.reset.index = at(L.reset);
+    L.restore.index = at(L.restore);
+  }
 }
 
 }  // namespace trnsim::kernel

@@ -85,6 +85,14 @@ AgentSeq SyncResolver::add(int32_t agent, isa::Engine stream, InstrRef ref,
   return me;
 }
 
+std::vector<AgentSeq> SyncResolver::latest() const {
+  std::vector<AgentSeq> out;
+  for (size_t a = 0; a < instrs_.size(); ++a)
+    if (!instrs_[a].empty())
+      out.push_back({static_cast<int32_t>(a), static_cast<int32_t>(instrs_[a].size() - 1)});
+  return out;
+}
+
 void SyncResolver::finalize(isa::Program& prog) {
   // The instructions somebody waits for, per agent, in order: they signal.
   std::vector<std::vector<int32_t>> needed(agents_.size());

@@ -70,6 +70,9 @@ class SyncResolver {
   // `deps`. Returns its AgentSeq. Its waits are added to the program by finalize().
   AgentSeq add(int32_t agent, isa::Engine stream, InstrRef ref, std::vector<AgentSeq> deps);
 
+  // The latest instruction of every agent so far: what a barrier waits for.
+  std::vector<AgentSeq> latest() const;
+
   // Adds every signal and semaphore wait to `prog` and sets num_semaphores. Throws InputError
   // when the kernel needs more semaphores than a core has.
   void finalize(isa::Program& prog);

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include "base/error.h"
+#include "isa/instruction.h"
 
 namespace trnsim::kernel {
 
@@ -171,7 +172,37 @@ isa::AccessPattern View::access(const std::vector<int>& groups,
                      isa::kMaxFreeDims));
   for (size_t i = 0; i < out.size(); ++i) ap.dims[i] = {out[i].stride, out[i].size};
   ap.ndim = static_cast<int32_t>(out.size());
+  if (is_dynamic()) {
+    ap.dyn_reg = static_cast<int8_t>(dyn_.reg);
+    ap.dyn_step = dyn_.step * dtype().storage_bytes;
+    ap.dyn_max = dyn_.max;
+  }
   return ap;
+}
+
+View View::dynamic(int32_t reg, int64_t step, int32_t max) const {
+  if (is_dynamic()) fail(*this, "dynamic offset", "the view already has one");
+  if (reg < 0 || reg >= isa::kScalarRegisters)
+    fail(*this, "dynamic offset",
+         fmt::format("register r{}; engines have r0..r{}", reg, isa::kScalarRegisters - 1));
+  if (max < 0) fail(*this, "dynamic offset", fmt::format("largest register value {}", max));
+  // Every place the register may move it to stays inside the tile or tensor (the hardware
+  // checks memory bounds only; a view must not reach its neighbours).
+  int64_t lo = 0, hi = 0;
+  const auto reach = [&](int64_t stride, int64_t size) {
+    (stride < 0 ? lo : hi) += stride * (size - 1);
+  };
+  for (size_t i = on_chip() ? 1 : 0; i < dims_.size(); ++i) reach(dims_[i].stride, dims_[i].size);
+  reach(step, int64_t{max} + 1);
+  int64_t extent = 1;
+  for (size_t i = on_chip() ? 1 : 0; i < region_->shape.size(); ++i) extent *= region_->shape[i];
+  if (offset_ + lo < 0 || offset_ + hi >= extent)
+    fail(*this, "dynamic offset",
+         fmt::format("r{} x {} elements for r in 0..{} reaches elements [{}, {}] of {}", reg, step,
+                     max, offset_ + lo, offset_ + hi, extent));
+  View v = *this;
+  v.dyn_ = {reg, step, max};
+  return v;
 }
 
 std::string View::describe() const {

@@ -37,6 +37,14 @@ struct ViewDim {
   int64_t stride = 1;  // elements (on-chip dim 0: unused, partitions are contiguous)
 };
 
+// A register-relative start (isa/access_pattern.h): scalar register `reg` of the engine that runs
+// the instruction moves the view by reg x step elements, reg in 0..max.
+struct DynamicOffset {
+  int32_t reg = -1;  // -1: a static view
+  int64_t step = 0;  // elements
+  int32_t max = 0;
+};
+
 class View {
  public:
   View() = default;
@@ -86,6 +94,12 @@ class View {
   // The same bytes read as `dtype` (NKI's tensor.view(dtype)): the innermost dim, which must be
   // contiguous, and the strides scale by the ratio of element sizes.
   View bitcast(num::Format dtype) const;
+  // The same view moved by r x step elements when the instruction runs, r read from scalar
+  // register `reg` (0..max, else the instruction faults). Views made from it keep the dynamic
+  // part. Throws InputError for a view already dynamic, or a register out of range.
+  View dynamic(int32_t reg, int64_t step, int32_t max) const;
+  const DynamicOffset& dynamic_offset() const { return dyn_; }
+  bool is_dynamic() const { return dyn_.reg >= 0; }
 
   // The hardware operand. Free dims are merged where contiguous and size-1 dims dropped,
   // but never across a boundary in `groups` (free-dim indices, counted from dim 1, where a
@@ -101,6 +115,7 @@ class View {
   int64_t start_partition_ = 0;
   int64_t offset_ = 0;
   std::vector<ViewDim> dims_;
+  DynamicOffset dyn_;
 };
 
 // Aliases that say what a value is meant to be; both are views.

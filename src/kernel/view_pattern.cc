@@ -59,6 +59,7 @@ View View::pattern(int64_t offset, const std::vector<ViewDim>& dims) const {
 }
 
 View View::bitcast(num::Format dtype) const {
+  if (is_dynamic()) fail(*this, "view as " + dtype.name(), "a dynamic view keeps its dtype");
   const int64_t from = this->dtype().storage_bytes, to = dtype.storage_bytes;
   if (from == to) {
     auto r = std::make_shared<Region>(region());
