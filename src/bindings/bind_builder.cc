@@ -310,6 +310,25 @@ void bind_kernel_builder(nb::module_& m) {
           },
           nb::arg("dst"), nb::arg("min").none(), nb::arg("max").none(),
           "NC-v4 VectorE: dst = min + u (max - min), u uniform in [0, 1).")
+      .def("new_register", &KernelBuilder::new_register,
+           "A free scalar register (0..63) of every engine (NKI register_alloc).")
+      .def("free_register", &KernelBuilder::free_register, nb::arg("r"))
+      .def("register_set", &KernelBuilder::register_set, nb::arg("r"), nb::arg("value"))
+      .def("register_load", &KernelBuilder::register_load, nb::arg("r"), nb::arg("src"),
+           "r = src, one element (a float converts to int32).")
+      .def("register_store", &KernelBuilder::register_store, nb::arg("dst"), nb::arg("r"))
+      .def(
+          "begin_for",
+          [](KernelBuilder& b, int64_t start, int32_t start_reg, int64_t stop, int32_t stop_reg,
+             int64_t step) { return b.begin_for({start, start_reg}, {stop, stop_reg}, step); },
+          nb::arg("start"), nb::arg("start_reg"), nb::arg("stop"), nb::arg("stop_reg"),
+          nb::arg("step"),
+          "A hardware loop for (i = start; i < stop; i += step) until end_loop(); a bound is its "
+          "register when *_reg >= 0. Returns i's register.")
+      .def("begin_while", &KernelBuilder::begin_while, nb::arg("r"),
+           "A hardware loop while (r != 0) until end_loop().")
+      .def("end_loop", &KernelBuilder::end_loop)
+      .def_prop_ro("loop_depth", &KernelBuilder::loop_depth)
       .def("rand_get_state", &KernelBuilder::rand_get_state, nb::arg("dst"),
            nb::arg("engine") = Engine::kGpSimd,
            "dst [lanes, 6 or 24] uint32 = the lanes' generator state (rand_seed restores it).")

@@ -327,6 +327,15 @@ void bind_kernel(nb::module_& m) {
           nb::arg("pattern").none(), nb::arg("offset").none() = 0,
           "NKI's .ap(): [[step, num], ...] over the region's elements from `offset`.")
       .def(
+          "dynamic",
+          [](const View& v, int32_t reg, int64_t step, int32_t max) {
+            return v.dynamic(reg, step, max < 0 ? v.dynamic_limit(step) : max);
+          },
+          nb::arg("reg"), nb::arg("step"), nb::arg("max") = -1,
+          "The view moved by r x step elements when the instruction runs, r = scalar register "
+          "`reg` in 0..max (-1: as far as the tile or tensor allows).")
+      .def_prop_ro("is_dynamic", &View::is_dynamic)
+      .def(
           "bitcast",
           [](const View& v, nb::handle f) {
             if (nb::isinstance<nb::str>(f)) return v.bitcast(format_of(nb::cast<std::string>(f)));

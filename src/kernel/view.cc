@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <limits>
+
 #include "base/error.h"
 #include "isa/instruction.h"
 
@@ -180,6 +182,35 @@ isa::AccessPattern View::access(const std::vector<int>& groups,
   return ap;
 }
 
+namespace {
+
+// Elements [lo, hi] a view reaches from its offset, and the elements of its region (per
+// partition on chip).
+struct Extent {
+  int64_t lo = 0, hi = 0, size = 1;
+};
+
+Extent extent_of(const View& v) {
+  Extent x;
+  const size_t first = v.on_chip() ? 1 : 0;
+  for (size_t i = first; i < v.dims().size(); ++i)
+    (v.dims()[i].stride < 0 ? x.lo : x.hi) += v.dims()[i].stride * (v.dims()[i].size - 1);
+  for (size_t i = first; i < v.region().shape.size(); ++i) x.size *= v.region().shape[i];
+  x.lo += v.offset();
+  x.hi += v.offset();
+  return x;
+}
+
+}  // namespace
+
+int32_t View::dynamic_limit(int64_t step) const {
+  const Extent x = extent_of(*this);
+  if (x.lo < 0 || x.hi >= x.size) return -1;
+  if (step == 0) return std::numeric_limits<int32_t>::max();
+  const int64_t room = step > 0 ? (x.size - 1 - x.hi) / step : x.lo / -step;
+  return static_cast<int32_t>(std::min<int64_t>(room, std::numeric_limits<int32_t>::max()));
+}
+
 View View::dynamic(int32_t reg, int64_t step, int32_t max) const {
   if (is_dynamic()) fail(*this, "dynamic offset", "the view already has one");
   if (reg < 0 || reg >= isa::kScalarRegisters)
@@ -188,18 +219,13 @@ View View::dynamic(int32_t reg, int64_t step, int32_t max) const {
   if (max < 0) fail(*this, "dynamic offset", fmt::format("largest register value {}", max));
   // Every place the register may move it to stays inside the tile or tensor (the hardware
   // checks memory bounds only; a view must not reach its neighbours).
-  int64_t lo = 0, hi = 0;
-  const auto reach = [&](int64_t stride, int64_t size) {
-    (stride < 0 ? lo : hi) += stride * (size - 1);
-  };
-  for (size_t i = on_chip() ? 1 : 0; i < dims_.size(); ++i) reach(dims_[i].stride, dims_[i].size);
-  reach(step, int64_t{max} + 1);
-  int64_t extent = 1;
-  for (size_t i = on_chip() ? 1 : 0; i < region_->shape.size(); ++i) extent *= region_->shape[i];
-  if (offset_ + lo < 0 || offset_ + hi >= extent)
+  if (max > dynamic_limit(step)) {
+    Extent x = extent_of(*this);
+    (step < 0 ? x.lo : x.hi) += step * max;
     fail(*this, "dynamic offset",
          fmt::format("r{} x {} elements for r in 0..{} reaches elements [{}, {}] of {}", reg, step,
-                     max, offset_ + lo, offset_ + hi, extent));
+                     max, x.lo, x.hi, x.size));
+  }
   View v = *this;
   v.dyn_ = {reg, step, max};
   return v;

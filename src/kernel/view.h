@@ -98,6 +98,9 @@ class View {
   // register `reg` (0..max, else the instruction faults). Views made from it keep the dynamic
   // part. Throws InputError for a view already dynamic, or a register out of range.
   View dynamic(int32_t reg, int64_t step, int32_t max) const;
+  // The largest register value that keeps the view moved by r x step inside its tile or
+  // tensor (-1: none does; INT32_MAX when step is 0).
+  int32_t dynamic_limit(int64_t step) const;
   const DynamicOffset& dynamic_offset() const { return dyn_; }
   bool is_dynamic() const { return dyn_.reg >= 0; }
 

@@ -43,14 +43,18 @@ _PURE = frozenset({
 # The arguments a builder call writes, when not just the first (dst).
 _WRITTEN = {"activation_reduce": (0, 1), "tensor_scalar_reduce": (0, 1),
             "match_replace8": (0, 1), "range_select": (0, 1),
-            "quantize_mx": (0, 1)}  # dst, scale (given by position, _ops.quantize_mx)
+            "quantize_mx": (0, 1),  # dst, scale (given by position, _ops.quantize_mx)
+            # a register's home is the builder's own tile, no name of the kernel's
+            "register_set": (), "register_load": (),
+            "begin_for": (), "begin_while": (), "end_loop": ()}
 _WRITTEN_KW = ("dst", "reduce_dst", "dst_idx")
-# Calls after which another core may have written shared HBM.
-_BARRIERS = frozenset({"core_barrier", "sendrecv"})
+# Calls after which another core may have written shared HBM, and the edges of a hardware
+# loop (a body runs again after writes later in it: nothing computed before stands inside).
+_BARRIERS = frozenset({"core_barrier", "sendrecv", "begin_for", "begin_while", "end_loop"})
 # Builder members that emit nothing.
 _QUIET = frozenset({"sbuf", "psum", "input", "output", "inout", "scratch", "build",
                     "set_seed", "set_dma_policy", "program", "num_instructions",
-                    "add_source_file", "set_source"})
+                    "add_source_file", "set_source", "new_register", "free_register"})
 
 
 class TrackedBuilder:

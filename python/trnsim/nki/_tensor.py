@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from trnsim.nki import _ctx, _cse
+from trnsim.nki import _ctx, _cse, _register
 from trnsim.nki._ctx import NkiError
 from trnsim.nki._source import here
 from trnsim.nki._index import abs_pattern, has_expr, resolve_index
@@ -90,6 +90,8 @@ class NkiTensor:
     # --- views ---
     def __getitem__(self, key):
         key = plain_key(key)
+        if _register.has_register(key):  # t[i]: moved by a device register (_register.py)
+            return _register.index(self, key)
         if _has_tile(key):  # t[idx_tile, ...]: rows picked at run time (_indirect.py)
             from trnsim.nki import _indirect
 
@@ -169,12 +171,11 @@ class NkiTensor:
         """A hardware access pattern over this tensor: [[step, num], ...] from ``offset``
         elements (NKI's ``.ap()``). ``vector_offset=idx_tile, indirect_dim=0`` makes it an
         indirect access whose row p is the tensor's row idx[p] (_indirect.py);
-        scalar_offset is not supported."""
+        ``scalar_offset=r`` (a register, or a one-element tile read into one) moves it by r
+        times the step of pattern dim ``indirect_dim`` when the instruction runs."""
         if args and isinstance(pattern, (list, tuple)) and pattern and \
                 not isinstance(pattern[0], (list, tuple)):
             pattern = [pattern, *args]  # t.ap([32, 16], [1, 32])
-        if kwargs.get("scalar_offset") is not None:
-            _ctx.unsupported("NkiTensor.ap(scalar_offset)", "a dynamic start offset")
         if pattern is None:
             raise NkiError("NkiTensor.ap: a pattern [[step, num], ...] is needed")
         if kwargs.get("vector_offset") is not None:
@@ -186,7 +187,20 @@ class NkiTensor:
         pattern = ops.pattern_of(pattern, "NkiTensor.ap: pattern")
         offset = ops.integer(offset, "NkiTensor.ap: offset")
         t = self if dtype is None else self._viewed(dtype, "NkiTensor.ap: dtype")
-        return t._with_pattern(pattern, offset)
+        if kwargs.get("scalar_offset") is None:
+            return t._with_pattern(pattern, offset)
+        reg = _register.scalar_offset(self, kwargs["scalar_offset"], None)
+        dim = ops.integer(kwargs.get("indirect_dim") or 0, "NkiTensor.ap: indirect_dim", 0,
+                          len(pattern) - 1)
+        if dim == 0 and self._view().space != "hbm":
+            _ctx.unsupported("NkiTensor.ap(scalar_offset=) along the partition dim of an on-chip "
+                             "tensor", "move it along a free dim (indirect_dim >= 1)")
+        step = pattern[dim][0]
+        moved = t._with_pattern(pattern, offset + reg.bias * step)._view()
+        try:
+            return NkiTensor(moved.dynamic(reg.r, reg.scale * step))
+        except ValueError as e:
+            raise NkiError(str(e)) from None
 
     def _with_pattern(self, pattern, offset):
         """The tensor's elements in an .ap() pattern (its steps and offset in elements)."""

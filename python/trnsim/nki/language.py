@@ -17,7 +17,7 @@ import ml_dtypes
 import numpy as np
 
 from trnsim import _check
-from trnsim.nki import _ctx, _gather, _ops
+from trnsim.nki import _ctx, _gather, _ops, _register
 from trnsim.nki._ctx import NkiError, stub, unsupported
 from trnsim.nki._index import Expr, Range, abs_pattern
 from trnsim.nki._indirect import Indirect
@@ -123,7 +123,9 @@ class par_dim(int):
 
 
 def ds(start, size):
-    """nl.ds(start, size): the slice start:start+size."""
+    """nl.ds(start, size): the slice start:start+size (start may be a register)."""
+    if _register.is_register(start):
+        return _register.ds_start(start, _ops.integer(size, "nl.ds: size", 1))
     start = _ops.integer(start, "nl.ds: start", 0)
     # A size < 1 made a slice with a negative stop, which numpy rules read from the end.
     size = _ops.integer(size, "nl.ds: size", 1)
@@ -202,8 +204,11 @@ def no_reorder():
     yield
 
 
-def dynamic_range(*args, **kwargs):
-    unsupported("nl.dynamic_range", "runtime loops on device registers")
+def dynamic_range(start, stop=None, step=1):
+    """A hardware loop: the body is traced once and runs on the engines' registers and
+    branches for i = start, start + step, ... < stop (ints or registers). Every iteration ends
+    with a drain and a barrier of all engines, as NKI's compiler lowers it."""
+    return _register.dynamic_range(start, stop, step)
 
 
 # --- SPMD ---

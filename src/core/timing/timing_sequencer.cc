@@ -266,6 +266,7 @@ const isa::Instruction* Sequencer::resolve(const isa::Instruction& ins, const In
   if (ctx_.executor == nullptr && !info.dma) return &ins;
   std::deque<isa::Instruction>& q = info.dma ? resolved_dma_ : resolved_;
   q.push_back(std::move(r));
+  if (info.dma && ctx_.trace) ctx_.trace->on_resolved(&q.back(), static_cast<uint32_t>(pc_));
   return &q.back();
 }
 

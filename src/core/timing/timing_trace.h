@@ -43,6 +43,9 @@ class TimingTrace {
   }
   // A DMA piece on `dma_engine`'s queue `queue`, part of `ins`, the DMA instruction that
   // `trigger` issued as its issue number `id`.
+  // A DMA the trigger's sequencer resolved at issue (a register-relative operand) is handed to
+  // the DMA engines as a copy: `copy` stands for instruction `index` of its stream.
+  void on_resolved(const isa::Instruction* copy, uint32_t index) { resolved_[copy] = index; }
   void on_piece(int dma_engine, int queue, const isa::Instruction& ins, isa::Engine trigger,
                 uint64_t id, Picoseconds start, Picoseconds end);
   // The run is over: adds the flows and counters to the trace.
@@ -84,6 +87,7 @@ class TimingTrace {
   std::vector<SemWaitRec> waits_;
   std::vector<SemSignalRec> signals_;
   std::vector<TransferRec> transfers_;
+  std::unordered_map<const isa::Instruction*, uint32_t> resolved_;  // on_resolved
   std::unordered_map<uint64_t, uint32_t> transfer_of_;  // id x engines + trigger -> transfers_
   Picoseconds end_;
 };

@@ -6,7 +6,7 @@ NotImplementedError naming them."""
 from __future__ import annotations
 
 from trnsim import _check
-from trnsim.nki import _activate2, _ctx, _gather, _ops
+from trnsim.nki import _activate2, _ctx, _gather, _ops, _register
 from trnsim.nki._ctx import NkiError, stub, unsupported
 from trnsim.nki.isa.constants import (  # noqa: F401 - nisa.<enum> as in NKI
     dge_mode, dma_engine, engine, gpsimd_engine, matmul_perf_mode, nc_version, oob_mode,
@@ -196,9 +196,6 @@ def sendrecv(src, dst, send_to_rank, recv_from_rank, pipe_id, dma_engine=dma_eng
     _ops.kb().sendrecv(d, s, int(send_to_rank), int(recv_from_rank), int(pipe_id))
 
 
-_WHY = {
-    "register": "runtime registers and dynamic control flow are not traced",
-}
 
 
 def dropout(dst, data, prob, name=None):
@@ -257,10 +254,28 @@ def set_rng_seed(src_seeds, name=None):
     _ops.rand_seed(src_seeds, (_ops.Engine.vector,), "nisa.set_rng_seed")
 
 
-for _name, _why in {
-    "tensor_copy_dynamic_src": "register",
-    "tensor_copy_dynamic_dst": "register",
-    "dma_compute": "", "register_alloc": "register", "register_load": "register",
-    "register_move": "register", "register_store": "register",
-}.items():
-    globals()[_name] = stub(f"nki.isa.{_name}", _WHY.get(_why, ""))
+dma_compute = stub("nki.isa.dma_compute")
+
+VirtualRegister = _register.VirtualRegister
+register_alloc = _register.register_alloc
+register_move = _register.register_move
+register_load = _register.register_load
+register_store = _register.register_store
+
+
+def _dynamic_copy(call, dst, src, engine, name):
+    _ops.tile(dst, f"{call}: dst")
+    _ops.tile(src, f"{call}: src")
+    return _ops.tensor_copy(dst, src, engine=engine, name=name)
+
+
+def tensor_copy_dynamic_src(dst, src, engine=engine.unknown, name=None):
+    """dst = src, src at a dynamic offset within each partition: index it with a register
+    (``src[:, nl.ds(r, n)]``) or ``.ap(..., scalar_offset=r, indirect_dim=1)``. The engine
+    reads the register when the copy issues (at least MIN_II_DYNAMIC, ~600 cycles)."""
+    return _dynamic_copy("nisa.tensor_copy_dynamic_src", dst, src, engine, name)
+
+
+def tensor_copy_dynamic_dst(dst, src, engine=engine.unknown, name=None):
+    """dst = src, dst at a dynamic offset within each partition (as tensor_copy_dynamic_src)."""
+    return _dynamic_copy("nisa.tensor_copy_dynamic_dst", dst, src, engine, name)

@@ -389,9 +389,20 @@ def sequence_bounds(*, segment_ids, dtype=None, **kwargs):
                 (segment_ids.shape[0], 2, n), _dt(dtype, segment_ids))
 
 
-for _name in ("tensor_copy_dynamic_src",
-              "tensor_copy_dynamic_dst", "tensor_scalar_cumulative"):
-    globals()[_name] = getattr(_new, _name)
+tensor_scalar_cumulative = _new.tensor_scalar_cumulative
+
+
+def tensor_copy_dynamic_src(src, mask=None, dtype=None, engine=None, **kwargs):
+    """A copy of src, which sits at a dynamic offset within each partition (index it with a
+    register: ``src[:, nl.ds(r, n)]``); the engine reads the register when the copy issues."""
+    return tensor_copy(src, mask=mask, dtype=dtype, engine=engine)
+
+
+def tensor_copy_dynamic_dst(dst, src, mask=None, dtype=None, engine=None, **kwargs):
+    """dst = src, dst at a dynamic offset within each partition (a register index)."""
+    _ops.tile(dst, "nisa.tensor_copy_dynamic_dst: dst")
+    _ops.assign(dst, tensor_copy(src, mask=mask, dtype=dtype, engine=engine))
+    return dst
 # NKI Beta 1 had no MX instructions (they came with NC-v4, in the current dialect).
 for _name in ("nc_matmul_mx", "quantize_mx"):
     globals()[_name] = stub(f"neuronxcc.nki.isa.{_name}",
