@@ -130,10 +130,10 @@ def register_alloc(x=None):
 
 def register_move(dst, imm):
     """dst = imm: an int, or another register (through an SBUF element)."""
+    from trnsim.nki import _ops
+
     r = plain(dst, "nisa.register_move: dst")
     if isinstance(imm, VirtualRegister):
-        from trnsim.nki import _ops
-
         tmp = _ops.alloc([1, 1], "int32", name="register_move")
         _kb().register_store(tmp._view(), plain(imm, "nisa.register_move: src"))
         _kb().register_load(r, tmp._view())

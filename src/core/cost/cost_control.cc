@@ -2,7 +2,8 @@
 // datapath. A DMA trigger with hardware descriptor generation costs the published DGE time on
 // the issuing sequencer (~600 ns on NC-v3, HARDWARE.md s4 "DGE"); without DGE (NC-v2:
 // descriptors are prebuilt in HBM) a trigger is one sequencer cycle like any control op. An
-// indirect DMA's descriptors come from software DGE on GpSimd (costk::kSwdgeInstructionNs).
+// indirect DMA's descriptors come from software DGE on GpSimd (costk::kSwdgeInstructionNs), and
+// so do a register-relative DMA's on a generation without hardware DGE.
 #include <algorithm>
 #include <cmath>
 
@@ -47,8 +48,23 @@ bool is_cross_core(isa::Opcode op) {
   return op == isa::Opcode::kCoreBarrier || op == isa::Opcode::kSendRecv;
 }
 
+namespace {
+
+bool has_dynamic_operand(const isa::Instruction& ins) {
+  for (int i = 0; i < ins.num_operands; ++i)
+    if (ins.operands[static_cast<size_t>(i)].dynamic()) return true;
+  return false;
+}
+
+}  // namespace
+
 uint64_t control_cycles(const isa::Instruction& ins, const arch::CoreSpec& spec) {
-  if (ins.op == isa::Opcode::kDmaGather || ins.op == isa::Opcode::kDmaScatter) {
+  // Descriptors made at run time in software: an indirect DMA's, and a register-relative DMA's
+  // where the generation has no hardware DGE (NC-v2: nisa.dge_mode.swdge).
+  const bool software_dge =
+      ins.op == isa::Opcode::kDmaGather || ins.op == isa::Opcode::kDmaScatter ||
+      (isa::is_dma(ins.op) && spec.dma.hwdge_per_core == 0 && has_dynamic_operand(ins));
+  if (software_dge) {
     // Software DGE: GpSimd makes the descriptors (costk::kSwdgeInstructionNs says what is
     // assumed), rounded up to whole cycles of the issuing engine.
     const double cycles =

@@ -4,6 +4,7 @@
 // published cost floor, the text form and the race checker's conservative footprint.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -195,6 +196,21 @@ TEST(DynamicOperands, CostFloorIsMinIiDynamic) {
   EXPECT_LT(instruction_cost(s[0], core).ii, 600u);
   EXPECT_EQ(instruction_cost(s[1], core).ii, 600u);  // max(MIN_II_DYNAMIC, N)
   EXPECT_EQ(instruction_cost(s[2], core).ii, 140u);
+  // A register-relative DMA's descriptors: software DGE where there is no hardware DGE (trn1),
+  // the hardware DGE's time otherwise; a static DMA without DGE is one sequencer cycle.
+  const isa::Program d = isa::assemble(R"(
+.tensor A hbm fp32 [4, 16] input
+.engine pool
+  dma_copy sbuf[0:1] [[1,16]] fp32 <- A[0:1]+r0*16<=3 [[1,16]]
+  dma_copy sbuf[0:1] [[1,16]] fp32 <- A[0:1] [[1,16]]
+)",
+                                       "d.s");
+  const auto& ds = d.stream(isa::Engine::kGpSimd);
+  const arch::CoreSpec& trn1 = chip("trn1").core;
+  EXPECT_EQ(instruction_cost(ds[0], trn1).ii,
+            static_cast<uint64_t>(std::ceil(600.0 * trn1.gpsimd.clock_ghz)));
+  EXPECT_EQ(instruction_cost(ds[1], trn1).ii, 1u);
+  EXPECT_EQ(instruction_cost(ds[0], core).ii, instruction_cost(ds[1], core).ii);
 }
 
 // A dynamic write may reach any byte of its range: an unordered read of the range's far end
