@@ -173,9 +173,10 @@ void KernelBuilder::end_loop() {
   for (isa::Engine e : isa::kAllEngines) {
     const InstrRef s = skip[static_cast<size_t>(e)];
     // The leader's skip lands on the restore; the others' after their tails.
-    prog_.stream(e)[static_cast<size_t>(s.index)].p.branch_target =
-        e == kLeader ? L.restore.index : static_cast<int32_t>(prog_.stream(e).size());
-    L.end[static_cast<size_t>(e)] = static_cast<int32_t>(prog_.stream(e).size());
+    // The loop's region ends before the restore, which runs once, not every iteration.
+    const int32_t exit = e == kLeader ? L.restore.index : static_cast<int32_t>(prog_.stream(e).size());
+    prog_.stream(e)[static_cast<size_t>(s.index)].p.branch_target = exit;
+    L.end[static_cast<size_t>(e)] = exit;
   }
   L.end_order = order_.size();
   for (int32_t r : {L.counter, L.stop}) {

@@ -114,6 +114,40 @@ def test_while_on_a_register_the_body_reloads(n):
     assert kernel(np.array([[n]], dtype=np.int32))[0, 0] == n
 
 
+def test_fori_loop_and_while_loop(rng):
+    x = rng.standard_normal((4, 32)).astype(np.float32)
+
+    @nki.jit
+    def kernel(x, count):
+        out = hbm(x.shape, x.dtype)
+        nl.store(out, nl.zeros(x.shape, dtype=x.dtype, buffer=nl.sbuf))
+
+        def body(i):
+            nl.store(out[i, :], nl.multiply(nl.load(x[i, :]), 3.0))
+
+        nl.fori_loop(1, 3, body)
+        c = nl.load(count)
+        acc = nl.zeros((1, 1), dtype=nl.float32, buffer=nl.sbuf)
+        left = nisa.register_alloc()
+        nisa.register_load(left, c)
+
+        def countdown(r):
+            nisa.tensor_scalar(dst=acc, data=acc, op0=nl.add, operand0=1.0)
+            nisa.tensor_scalar(dst=c, data=c, op0=nl.subtract, operand0=1)
+            nxt = nisa.register_alloc()
+            nisa.register_load(nxt, c)
+            return nxt
+
+        nl.while_loop(left, countdown)
+        nl.store(out[0:1, 0:1], acc)
+        return out
+
+    want = np.zeros_like(x)
+    want[1:3] = 3 * x[1:3]
+    want[0, 0] = 4
+    np.testing.assert_array_equal(kernel(x, np.array([[4]], dtype=np.int32)), want)
+
+
 def test_register_store_and_move():
     @nki.jit
     def kernel():

@@ -186,6 +186,26 @@ def dynamic_range(start, stop=None, step=1):
     kb.end_loop()
 
 
+def fori_loop(lower, upper, body_fun, step=1):
+    """for i in dynamic_range(lower, upper, step): body_fun(i)."""
+    for i in dynamic_range(lower, upper, step):
+        body_fun(i)
+
+
+def while_loop(init, body_fun):
+    """r = init; while r != 0: r = body_fun(r) -- a hardware loop on init's register; the
+    register the body returns becomes the next condition."""
+    r = plain(init, "nl.while_loop: init")
+    kb = _kb()
+    kb.begin_while(r)
+    nxt = body_fun(init)
+    if nxt is None:
+        raise NkiError("nl.while_loop: body_fun returns the next condition register")
+    if not (isinstance(nxt, VirtualRegister) and nxt.plain and nxt.r == r):
+        register_move(init, nxt)
+    kb.end_loop()
+
+
 # --- dynamic views ---------------------------------------------------------------------------
 
 def _register_of(k):

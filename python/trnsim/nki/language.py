@@ -211,6 +211,10 @@ def dynamic_range(start, stop=None, step=1):
     return _register.dynamic_range(start, stop, step)
 
 
+fori_loop = _register.fori_loop
+while_loop = _register.while_loop
+
+
 # --- SPMD ---
 def _grid_axis(axis, what):
     """A grid axis: axes past the grid's rank are size 1 (id 0), as a launch without a grid

@@ -164,6 +164,53 @@ TEST(HardwareLoop, RegistersStoreAndSet) {
   EXPECT_EQ(run.functional().read_tensor_f32("out"), (std::vector<float>{-1, 1, 2, 3}));
 }
 
+// Two loops one after the other, the second a while loop whose body reloads its register: the
+// waits after the first loop count its signals once (the restore runs once, outside the loop's
+// reset count).
+TEST(HardwareLoop, TwoLoopsInARow) {
+  KernelBuilder kb(chip("trn2"));
+  Tensor x = kb.input("x", num::fp32(), {4, 8});
+  Tensor c0 = kb.input("c0", kI32, {1, 1});
+  Tensor out = kb.output("out", num::fp32(), {4, 8});
+  Tile zero = kb.sbuf("zero", num::fp32(), {4, 8});
+  kb.memset(zero, 0.0);
+  kb.dma_copy(out, zero);
+  const int32_t i = kb.begin_for({1, -1}, {3, -1}, 1);
+  Tile t = kb.sbuf("t", num::fp32(), {1, 8});
+  kb.dma_copy(t, x(kernel::Idx(0, 1)).dynamic(i, 8, 3));
+  kb.tensor_scalar(t, t, {isa::AluOp::kMult, 3.0f});
+  kb.dma_copy(out(kernel::Idx(0, 1)).dynamic(i, 8, 3), t);
+  kb.end_loop();
+  Tile c = kb.sbuf("c", kI32, {1, 1});
+  Tile acc = kb.sbuf("acc", num::fp32(), {1, 1});
+  kb.dma_copy(c, c0);
+  kb.memset(acc, 0.0);
+  const int32_t r = kb.new_register();
+  kb.register_load(r, c);
+  kb.begin_while(r);
+  kb.tensor_scalar(acc, acc, {isa::AluOp::kAdd, 1.0f});
+  kb.tensor_scalar(c, c, {isa::AluOp::kSubtract, 1.0f});
+  kb.register_load(r, c);
+  kb.end_loop();
+  kb.dma_copy(out(kernel::Idx(0, 1), kernel::Idx(0, 1)), acc);
+  const isa::Program p = kb.build();
+  std::vector<float> xs(32);
+  for (size_t k = 0; k < xs.size(); ++k) xs[k] = static_cast<float>(k) + 1.0f;
+  for (int32_t n : {4, 0}) {
+    core::CoreRunner run(chip("trn2"), p);
+    run.functional().write_tensor_f32("x", xs);
+    std::vector<uint8_t> b(4);
+    std::memcpy(b.data(), &n, 4);
+    run.functional().write_tensor("c0", b);
+    const core::TimingResult res = run.run();
+    ASSERT_TRUE(res.ok()) << res.faults.to_string();
+    const std::vector<float> o = run.functional().read_tensor_f32("out");
+    for (size_t k = 1; k < 32; ++k)
+      EXPECT_EQ(o[k], k / 8 == 1 || k / 8 == 2 ? 3.0f * xs[k] : 0.0f) << k;
+    EXPECT_EQ(o[0], static_cast<float>(n));
+  }
+}
+
 TEST(HardwareLoop, MisuseIsAnInputError) {
   KernelBuilder kb(chip("trn2"));
   EXPECT_THROW(kb.end_loop(), InputError);
