@@ -329,6 +329,7 @@ void bind_kernel_builder(nb::module_& m) {
            "A hardware loop while (r != 0) until end_loop().")
       .def("end_loop", &KernelBuilder::end_loop)
       .def_prop_ro("loop_depth", &KernelBuilder::loop_depth)
+
       .def("rand_get_state", &KernelBuilder::rand_get_state, nb::arg("dst"),
            nb::arg("engine") = Engine::kGpSimd,
            "dst [lanes, 6 or 24] uint32 = the lanes' generator state (rand_seed restores it).")

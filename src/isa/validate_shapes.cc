@@ -187,11 +187,10 @@ void dma_rules(Context& c) {
   if (dst.dtype != src.dtype && (is_mx_only(dst.dtype) || is_mx_only(src.dtype)))
     c.report(RuleKind::kDtype, "DMA cannot cast {} to {}", src.dtype.name(), dst.dtype.name());
   if (!p.dma_accumulate) return;
+  // Every generation adds into SBUF: NC-v4 near memory at full DMA throughput, earlier ones
+  // through the DMA CC engines at half of it (HARDWARE.md s4, AG4; core/dma/dma_plan.cc).
   if (dst.space != Space::kSbuf)
     c.report(RuleKind::kSpace, "accumulate adds into SBUF only; dst is in {}", name_of(dst.space));
-  else if (!has_feature(c.core, Feature::kNearMemoryAccumulation))
-    c.report(RuleKind::kFeature, "accumulate into SBUF needs {}, which {} does not have",
-             kFeatureNames.name(Feature::kNearMemoryAccumulation), c.core.name);
   const auto d = dst.dtype.dtype;
   if (dst.dtype != src.dtype || (d != num::Dtype::kBf16 && d != num::Dtype::kFp32))
     c.report(RuleKind::kDtype, "accumulate takes bf16 or fp32 on both sides; src is {}, dst {}",

@@ -345,10 +345,42 @@ def test_limits_raise_like_nki():
         psum_matmul_too_wide(np.zeros((128, 1024), np.float32), np.zeros(1, np.float32))
 
 
-@pytest.mark.parametrize("name", ["dma_compute"])
-def test_left_out_names_raise_not_implemented(name):
-    with pytest.raises(NotImplementedError, match=f"nki.isa.{name}"):
-        getattr(nisa, name)()
+@pytest.mark.parametrize("chip", ["trn1", "trn2", "trn3"])
+def test_dma_compute_sums_in_fp32_and_rounds_once(chip, rng):
+    # dst = srcs[0] + srcs[1] + srcs[2] in float32, cast to dst's bf16 once (NKI API reference).
+    a, b, c = (rng.standard_normal((64, 96)).astype(np.float32) for _ in range(3))
+
+    @nki.jit(chip=chip)
+    def kernel(a, b, c):
+        sb = nl.load(b)
+        out = nl.ndarray((64, 96), nl.bfloat16, buffer=nl.shared_hbm)
+        nisa.dma_compute(out, [a, sb, c], nl.add)
+        return out
+
+    want = ((a + b) + c).astype(ml_dtypes.bfloat16)
+    np.testing.assert_array_equal(kernel(a, b, c), want)
+
+
+def test_dma_compute_refuses_what_the_hardware_does_not_do(rng):
+    a = rng.standard_normal((8, 8)).astype(np.float32)
+
+    @nki.jit
+    def scaled(a):
+        out = nl.ndarray((8, 8), nl.float32, buffer=nl.shared_hbm)
+        nisa.dma_compute(out, [a, a], [1.0, 2.0], nl.add)
+        return out
+
+    with pytest.raises(NotImplementedError, match="scales"):
+        scaled(a)
+
+    @nki.jit
+    def maximum(a):
+        out = nl.ndarray((8, 8), nl.float32, buffer=nl.shared_hbm)
+        nisa.dma_compute(out, [a, a], reduce_op=nl.maximum)
+        return out
+
+    with pytest.raises(NotImplementedError, match="reduce_op"):
+        maximum(a)
 
 
 def test_tensor_view_methods(rng):

@@ -279,8 +279,6 @@ def test_left_out_names_raise():
     for name in ("cos", "all_reduce", "rms_norm"):
         with pytest.raises(NotImplementedError, match=f"nl.{name}"):
             getattr(nl, name)(None)
-    with pytest.raises(NotImplementedError, match="nki.isa.tensor_copy_dynamic_src"):
-        nisa.tensor_copy_dynamic_src(None, 0.5)
 
 
 def test_ragged_rows_masks_on_whole_tiles_and_partition_broadcast(rng):

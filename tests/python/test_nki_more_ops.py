@@ -393,16 +393,6 @@ def test_max8_iota_affine_select_legacy_dialect(chip, rng):
     np.testing.assert_array_equal(sel, np.where(p - i >= 0, x, np.float32(-5)))
 
 
-# --- refused: what the core lacks is named ---
-
-@pytest.mark.parametrize("mod", [nisa, lisa], ids=["current", "legacy"])
-@pytest.mark.parametrize("name, missing", [
-    ("tensor_copy_dynamic_src", "dynamic control flow")])
-def test_refused_names_say_what_the_core_lacks(mod, name, missing):
-    with pytest.raises(NotImplementedError, match=f"{name}.*{missing}"):
-        getattr(mod, name)()
-
-
 # --- legacy ISA calls: an unknown keyword is an error naming it, never ignored ---
 
 def test_legacy_isa_unknown_keyword_is_an_error_naming_it(rng):

@@ -1077,8 +1077,8 @@ def _walked(v, pattern, order):
 
 def dma_copy(dst, src, dst_rmw_op=None, oob_mode=None, dge_mode=None, engine=None, name=None,
              **kwargs):
-    """dst = src between HBM and SBUF (or HBM to HBM); dst_rmw_op=nl.add accumulates
-    (NC-v4)."""
+    """dst = src between HBM and SBUF (or HBM to HBM); dst_rmw_op=nl.add adds into SBUF (NC-v4
+    near memory; earlier generations through the DMA CC engines at half throughput)."""
     acc = dst_rmw_op is not None
     if acc and alu(dst_rmw_op) != AluOp.add:
         unsupported("dma_copy(dst_rmw_op) other than add")

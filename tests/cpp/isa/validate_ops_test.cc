@@ -121,8 +121,10 @@ TEST(ValidateOps, GenerationFeatures) {
   const std::string acc =
       ".engine sp\ndma_copy sbuf[0:128] [[1,512]] fp32 <- B[0:128] [[1,512]] "
       "accumulate=true\n";
+  // Every generation adds into SBUF (before NC-v4 through the DMA CC engines, at half rate).
   EXPECT_LEGAL("trn3", acc);
-  EXPECT_ONLY_RULE("trn2", acc, kFeature);
+  EXPECT_LEGAL("trn2", acc);
+  EXPECT_LEGAL("trn1", acc);
   const std::string tp =
       ".engine pe\ntranspose_pe psum[0:32] [[1,64]] bf16 <- sbuf[0:64] "
       "[[1,32]] bf16 transpose=true\n";

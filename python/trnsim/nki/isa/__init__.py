@@ -6,8 +6,8 @@ NotImplementedError naming them."""
 from __future__ import annotations
 
 from trnsim import _check
-from trnsim.nki import _activate2, _ctx, _gather, _ops, _register
-from trnsim.nki._ctx import NkiError, stub, unsupported
+from trnsim.nki import _activate2, _ctx, _dma_compute, _gather, _ops, _register
+from trnsim.nki._ctx import NkiError, unsupported
 from trnsim.nki.isa.constants import (  # noqa: F401 - nisa.<enum> as in NKI
     dge_mode, dma_engine, engine, gpsimd_engine, matmul_perf_mode, nc_version, oob_mode,
     reduce_cmd, scalar_engine, sync_engine, tensor_engine, unknown_engine, vector_engine)
@@ -254,7 +254,7 @@ def set_rng_seed(src_seeds, name=None):
     _ops.rand_seed(src_seeds, (_ops.Engine.vector,), "nisa.set_rng_seed")
 
 
-dma_compute = stub("nki.isa.dma_compute")
+dma_compute = _dma_compute.dma_compute
 
 VirtualRegister = _register.VirtualRegister
 register_alloc = _register.register_alloc
