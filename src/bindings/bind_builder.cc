@@ -320,7 +320,9 @@ void bind_kernel_builder(nb::module_& m) {
       .def(
           "begin_for",
           [](KernelBuilder& b, int64_t start, int32_t start_reg, int64_t stop, int32_t stop_reg,
-             int64_t step) { return b.begin_for({start, start_reg}, {stop, stop_reg}, step); },
+             int64_t step) {
+            return b.begin_for({start, start_reg}, {stop, stop_reg}, step);
+          },
           nb::arg("start"), nb::arg("start_reg"), nb::arg("stop"), nb::arg("stop_reg"),
           nb::arg("step"),
           "A hardware loop for (i = start; i < stop; i += step) until end_loop(); a bound is its "

@@ -140,8 +140,7 @@ AccessPattern parse_operand(LineCursor& cur, const Program& prog) {
   cur.expect(']', "to close [start:end]");
   bool dynamic = parse_dynamic(cur, ap);
   const char c = cur.peek();
-  const int64_t off =
-      !dynamic && (c == '+' || c == '-') ? read_int<int64_t>(cur, "an offset") : 0;
+  const int64_t off = !dynamic && (c == '+' || c == '-') ? read_int<int64_t>(cur, "an offset") : 0;
   if (!dynamic) dynamic = parse_dynamic(cur, ap);
   parse_dims(cur, ap);
   const auto dtype = maybe_dtype(cur);

@@ -119,8 +119,10 @@ void check_one_tensor(Context& c, const AccessPattern& ap, const std::string& la
   const int128 lo = std::min(a.lo, b.lo), hi = std::max(a.hi, b.hi);
   for (const HbmTensor& t : c.prog.tensors)
     if (lo >= t.address && hi <= int128{t.address} + t.bytes()) return;
-  c.report(RuleKind::kHbmRange, "{}: its register's range reaches HBM bytes [{}, {}), not inside "
-           "one declared tensor", label, static_cast<int64_t>(lo), static_cast<int64_t>(hi));
+  c.report(RuleKind::kHbmRange,
+           "{}: its register's range reaches HBM bytes [{}, {}), not inside "
+           "one declared tensor",
+           label, static_cast<int64_t>(lo), static_cast<int64_t>(hi));
 }
 
 }  // namespace
@@ -196,9 +198,10 @@ void check_operands(Context& c) {
     // A dynamic operand moves linearly with its register, so checking both ends of 0..dyn_max
     // covers every address it can reach.
     if (ap.dyn_reg >= kScalarRegisters || ap.dyn_max < 0) {
-      c.report(RuleKind::kMalformed, "{}: dynamic offset r{} x {} bytes, r in 0..{}: registers are "
-               "r0..r{} and the range is not empty", label, ap.dyn_reg, ap.dyn_step, ap.dyn_max,
-               kScalarRegisters - 1);
+      c.report(RuleKind::kMalformed,
+               "{}: dynamic offset r{} x {} bytes, r in 0..{}: registers are "
+               "r0..r{} and the range is not empty",
+               label, ap.dyn_reg, ap.dyn_step, ap.dyn_max, kScalarRegisters - 1);
       continue;
     }
     check_placed(c, ap.at(0), label + " (register at 0)", engine_rules);

@@ -280,7 +280,7 @@ class KernelBuilder {
   int32_t new_register();
   void free_register(int32_t r);
   void register_set(int32_t r, int64_t value);
-  void register_load(int32_t r, const View& src);  // src: one element
+  void register_load(int32_t r, const View& src);   // src: one element
   void register_store(const View& dst, int32_t r);  // dst: one element; on the Sync engine
 
   // --- Hardware loops (builder_loop.cc; NKI dynamic_range, while on a register) ---
@@ -445,7 +445,7 @@ class KernelBuilder {
   std::array<RegisterRec, isa::kScalarRegisters> regs_{};
   std::array<std::array<bool, isa::kScalarRegisters>, isa::kNumEngines> reg_fresh_{};
   std::vector<LoopRec> loops_;
-  std::vector<size_t> open_loops_;  // into loops_, innermost last
+  std::vector<size_t> open_loops_;              // into loops_, innermost last
   std::vector<int32_t> tensor_symbols_;         // by tensor index: its name in Program::symbols
   int32_t source_file_ = -1, source_line_ = 0;  // set_source
 };

@@ -24,8 +24,8 @@
 #include <algorithm>
 #include <map>
 
-#include "kernel/builder.h"
 #include "base/error.h"
+#include "kernel/builder.h"
 #include "kernel/call_error.h"
 
 namespace trnsim::kernel {
@@ -83,9 +83,11 @@ void KernelBuilder::drain(std::string_view call) {
 
 int32_t KernelBuilder::begin_for(Bound start, Bound stop, int64_t step) {
   constexpr std::string_view kCall = "dynamic_range";
-  if (step <= 0) call_error(kCall, fmt::format("step {}: a loop's step is a positive number", step));
+  if (step <= 0)
+    call_error(kCall, fmt::format("step {}: a loop's step is a positive number", step));
   for (const Bound* b : {&start, &stop}) {
-    if (b->reg >= 0) check_register(kCall, b->reg);
+    if (b->reg >= 0)
+      check_register(kCall, b->reg);
     else if (b->value < INT32_MIN || b->value > INT32_MAX)
       call_error(kCall, fmt::format("bound {} does not fit a 32-bit register", b->value));
   }
@@ -174,7 +176,8 @@ void KernelBuilder::end_loop() {
     const InstrRef s = skip[static_cast<size_t>(e)];
     // The leader's skip lands on the restore; the others' after their tails.
     // The loop's region ends before the restore, which runs once, not every iteration.
-    const int32_t exit = e == kLeader ? L.restore.index : static_cast<int32_t>(prog_.stream(e).size());
+    const int32_t exit =
+        e == kLeader ? L.restore.index : static_cast<int32_t>(prog_.stream(e).size());
     prog_.stream(e)[static_cast<size_t>(s.index)].p.branch_target = exit;
     L.end[static_cast<size_t>(e)] = exit;
   }
@@ -193,10 +196,10 @@ void KernelBuilder::finish_loops() {
   // One go semaphore per engine but the leader, after the dependencies' own.
   const int32_t first_go = prog_.num_semaphores;
   if (first_go + isa::kNumEngines - 1 > isa::kMaxSemaphores)
-    throw InputError("kernel build", "semaphores",
-                     fmt::format("the kernel needs {} semaphores with its loops' {}; a core has {}",
-                                 first_go + isa::kNumEngines - 1, isa::kNumEngines - 1,
-                                 isa::kMaxSemaphores));
+    throw InputError(
+        "kernel build", "semaphores",
+        fmt::format("the kernel needs {} semaphores with its loops' {}; a core has {}",
+                    first_go + isa::kNumEngines - 1, isa::kNumEngines - 1, isa::kMaxSemaphores));
   prog_.num_semaphores = first_go + isa::kNumEngines - 1;
   const auto go_of = [&](isa::Engine e) {
     const int k = static_cast<int>(e) - (static_cast<int>(e) > static_cast<int>(kLeader) ? 1 : 0);
@@ -225,7 +228,8 @@ void KernelBuilder::finish_loops() {
     for (isa::Engine e : isa::kAllEngines) {
       if (e == kLeader) continue;
       reset.signals.push_back({go_of(e), 1});
-      isa::Instruction& go = prog_.stream(e)[static_cast<size_t>(L.go[static_cast<size_t>(e)].index)];
+      isa::Instruction& go =
+          prog_.stream(e)[static_cast<size_t>(L.go[static_cast<size_t>(e)].index)];
       go.waits.push_back({go_of(e), 1});
       go.signals.push_back({go_of(e), -1});
     }

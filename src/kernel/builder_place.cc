@@ -146,12 +146,12 @@ void KernelBuilder::place() {
       if (which[i] != kSynthetic) base_of[which[i]] = p.use_base[i];
     for (const SpillOp& op : p.spills)
       if (in_loop[static_cast<size_t>(op.at)])
-        throw InputError("kernel build", "loop",
-                         fmt::format("the tiles a hardware loop uses do not fit in SBUF together "
-                                     "(tile '{}' would spill at {}): a loop's body keeps every "
-                                     "tile in place for the whole loop",
-                                     tiles_[static_cast<size_t>(op.tile)].whole.name(),
-                                     describe(op.at)));
+        throw InputError(
+            "kernel build", "loop",
+            fmt::format("the tiles a hardware loop uses do not fit in SBUF together "
+                        "(tile '{}' would spill at {}): a loop's body keeps every "
+                        "tile in place for the whole loop",
+                        tiles_[static_cast<size_t>(op.tile)].whole.name(), describe(op.at)));
     if (sbuf) sbuf_place = std::move(p);
   }
 

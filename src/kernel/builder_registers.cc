@@ -15,7 +15,8 @@ int32_t KernelBuilder::new_register() {
     if (rec.used) continue;
     rec.used = true;
     rec.counter = false;
-    if (!rec.home.valid()) rec.home = sbuf(fmt::format("reg{}", r), num::int_format(num::Dtype::kInt32), {1, 1});
+    if (!rec.home.valid())
+      rec.home = sbuf(fmt::format("reg{}", r), num::int_format(num::Dtype::kInt32), {1, 1});
     stale_everywhere(r);
     return r;
   }

@@ -5,9 +5,9 @@
 #include <tuple>
 
 #include "base/int128.h"
-#include "isa/access_rules.h"
 #include "core/cost/cost.h"
 #include "core/dma/dma_plan.h"
+#include "isa/access_rules.h"
 #include "isa/op_table.h"
 
 namespace trnsim::core {

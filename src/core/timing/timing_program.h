@@ -35,10 +35,10 @@ inline constexpr int kRawWindow = 8;
 struct InstrInfo {
   Cost cost;
   isa::Opcode op = isa::Opcode::kNop;
-  bool control = false;  // semaphore, register and branch instructions (resolved by sequencers)
-  bool dma = false;      // handed to the DMA engines
+  bool control = false;    // semaphore, register and branch instructions (resolved by sequencers)
+  bool dma = false;        // handed to the DMA engines
   bool registers = false;  // reads registers at issue (dynamic operands, reg_store)
-  uint8_t ports = 0;     // PortBit mask held while the instruction streams (its ii)
+  uint8_t ports = 0;       // PortBit mask held while the instruction streams (its ii)
   // In-engine read after write: this instruction reads on-chip bytes that the instruction
   // `raw_back` places earlier in its stream (1..kRawWindow) wrote, so it issues no sooner
   // than that one retires (Sequencer). 0: no such producer in the window.

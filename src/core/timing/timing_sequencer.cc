@@ -203,8 +203,8 @@ void Sequencer::issue(const isa::Instruction& ins, const InstrInfo& info, uint64
   if (info.dma && run == nullptr) {
     ctx_.apply_signals(ctx_.prog.signals(info), t_retire);  // faulted at issue: nothing moves
   } else if (info.dma) {
-    ctx_.dma->submit(*run, ctx_.prog.dma_plan(info.dma_plan), ctx_.prog.signals(info), engine_,
-                     id, t0);
+    ctx_.dma->submit(*run, ctx_.prog.dma_plan(info.dma_plan), ctx_.prog.signals(info), engine_, id,
+                     t0);
   } else if (info.num_signals != 0 && ctx_.defers_signals()) {
     ctx_.defer(ctx_.prog.signals(info), t_retire, t0);  // no completion event needed
   } else if (info.num_signals != 0 || (ctx_.executor != nullptr && !control)) {

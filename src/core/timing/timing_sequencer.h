@@ -51,8 +51,7 @@ class Sequencer : public sim::Component {
   // Resolves a control instruction; returns the next pc (or the current one after a fault).
   size_t run_control(const isa::Instruction& ins, uint64_t id);
   // The instruction `ins` stands for once its registers are read, or null after a fault.
-  const isa::Instruction* resolve(const isa::Instruction& ins, const InstrInfo& info,
-                                  uint64_t id);
+  const isa::Instruction* resolve(const isa::Instruction& ins, const InstrInfo& info, uint64_t id);
   void complete(uint64_t payload);
   void released(Picoseconds now);
   void schedule_try(Picoseconds t);
@@ -85,8 +84,8 @@ class Sequencer : public sim::Component {
   // DMAs complete in the DMA engines, which hold a pointer, so those stay for the run.
   std::deque<isa::Instruction> resolved_, resolved_dma_;
   Picoseconds reg_load_retire_;  // when the latest reg_load's register is written
-  Picoseconds last_retire_;   // retirement time of the latest instruction issued
-  Picoseconds active_until_;  // end of the engine's active time counted so far
+  Picoseconds last_retire_;      // retirement time of the latest instruction issued
+  Picoseconds active_until_;     // end of the engine's active time counted so far
   // Retirement times of the last kRawWindow instructions issued, by issue number: an
   // instruction that reads what one of them wrote issues once it has retired (InstrInfo::
   // raw_back; AG2: a RAW-dependent instruction pays the static overhead, PG: 264 cycles

@@ -230,8 +230,7 @@ void TimingTrace::on_piece(int dma_engine, int queue, const isa::Instruction& in
   const auto te = static_cast<size_t>(trigger);
   const auto& stream = prog_.stream(trigger);
   const bool in_stream = &ins >= stream.data() && &ins < stream.data() + stream.size();
-  const auto index =
-      in_stream ? static_cast<uint32_t>(&ins - stream.data()) : resolved_.at(&ins);
+  const auto index = in_stream ? static_cast<uint32_t>(&ins - stream.data()) : resolved_.at(&ins);
   const uint64_t span =
       trace_.record(static_cast<uint32_t>(track), start, end, label_base_[te] + index);
   end_ = std::max(end_, end);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "base/error.h"
 #include "core/cost/cost.h"
 #include "core/race/race_check.h"
 #include "core/timing/timing_run.h"
@@ -16,7 +17,6 @@
 #include "isa/assembler.h"
 #include "isa/disassembler.h"
 #include "isa/validate.h"
-#include "base/error.h"
 
 namespace trnsim::core {
 namespace {
@@ -67,8 +67,8 @@ TEST(DynamicOperands, ALoopOverRowsCountedByMemoryInBothValueModes) {
     const std::vector<float> y = run.functional().read_tensor_f32("Y");
     const std::vector<float> x = rows_input();
     for (size_t i = 0; i < y.size(); ++i)
-      ASSERT_EQ(y[i], i < 5 * 16 ? x[i] : -1.0f) << "element " << i << " mode "
-                                                  << static_cast<int>(mode);
+      ASSERT_EQ(y[i], i < 5 * 16 ? x[i] : -1.0f)
+          << "element " << i << " mode " << static_cast<int>(mode);
     EXPECT_EQ(run.functional().read_tensor_f32("C"), std::vector<float>{5.0f});
     // reg_load, reg_store, reg_set, then 4 per iteration.
     EXPECT_EQ(r.instructions, 3u + 4u * 5u);

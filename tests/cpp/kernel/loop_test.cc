@@ -6,9 +6,9 @@
 
 #include <cstring>
 
+#include "base/error.h"
 #include "core/timing/timing_run.h"
 #include "kernel/builder.h"
-#include "base/error.h"
 #include "kernel_test_util.h"
 
 namespace trnsim::kernel_test {
@@ -116,11 +116,8 @@ TEST(HardwareLoop, IterationsDoNotOverlap) {
   EXPECT_NEAR((t8 - t0) / one, 8.0, 0.4);
 }
 
-// while (r): acc += 1; c -= 1; r = c, with c = 5 at the start: acc counts the iterations.
-TEST(HardwareLoop, WhileOnARegisterTheBodyReloads) {
-  KernelBuilder kb(chip("trn2"));
-  Tensor c0 = kb.input("c0", kI32, {1, 1});
-  Tensor out = kb.output("out", num::fp32(), {1, 1});
+// while (r): acc += 1; c -= 1; r = c, with c = c0 at the start: acc counts the iterations.
+Tile count_down(KernelBuilder& kb, const Tensor& c0) {
   Tile c = kb.sbuf("c", kI32, {1, 1});
   Tile acc = kb.sbuf("acc", num::fp32(), {1, 1});
   kb.dma_copy(c, c0);
@@ -132,6 +129,14 @@ TEST(HardwareLoop, WhileOnARegisterTheBodyReloads) {
   kb.tensor_scalar(c, c, {isa::AluOp::kSubtract, 1.0f});
   kb.register_load(r, c);
   kb.end_loop();
+  return acc;
+}
+
+TEST(HardwareLoop, WhileOnARegisterTheBodyReloads) {
+  KernelBuilder kb(chip("trn2"));
+  Tensor c0 = kb.input("c0", kI32, {1, 1});
+  Tensor out = kb.output("out", num::fp32(), {1, 1});
+  const Tile acc = count_down(kb, c0);
   kb.dma_copy(out, acc);
   const isa::Program p = kb.build();
   for (int32_t n : {5, 0}) {
@@ -181,17 +186,7 @@ TEST(HardwareLoop, TwoLoopsInARow) {
   kb.tensor_scalar(t, t, {isa::AluOp::kMult, 3.0f});
   kb.dma_copy(out(kernel::Idx(0, 1)).dynamic(i, 8, 3), t);
   kb.end_loop();
-  Tile c = kb.sbuf("c", kI32, {1, 1});
-  Tile acc = kb.sbuf("acc", num::fp32(), {1, 1});
-  kb.dma_copy(c, c0);
-  kb.memset(acc, 0.0);
-  const int32_t r = kb.new_register();
-  kb.register_load(r, c);
-  kb.begin_while(r);
-  kb.tensor_scalar(acc, acc, {isa::AluOp::kAdd, 1.0f});
-  kb.tensor_scalar(c, c, {isa::AluOp::kSubtract, 1.0f});
-  kb.register_load(r, c);
-  kb.end_loop();
+  const Tile acc = count_down(kb, c0);
   kb.dma_copy(out(kernel::Idx(0, 1), kernel::Idx(0, 1)), acc);
   const isa::Program p = kb.build();
   std::vector<float> xs(32);
