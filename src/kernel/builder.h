@@ -272,11 +272,11 @@ class KernelBuilder {
   // --- Scalar registers (builder_registers.cc) ---
   // NKI's virtual registers. Register r is r on every engine's sequencer (r0..r63), backed by a
   // one-element int32 SBUF tile, its home: register_set writes the home (memset),
-  // register_load copies one element into it (a DMA from HBM, a VectorE copy on chip; floats
-  // convert to int32). An instruction that reads r on an engine (a dynamic view, reg_store, a
-  // loop's branch) first loads the home into that engine's r (reg_load) unless the engine's copy
-  // is current. A loop's counter lives in the registers only. Throws InputError when all are in
-  // use, or for a register not allocated.
+  // register_load copies one element into it (a DMA from HBM or SBUF, a VectorE copy from
+  // PSUM; floats convert to int32). An instruction that reads r on an engine (a dynamic view,
+  // reg_store, a loop's branch) first loads the home into that engine's r (reg_load) unless the
+  // engine's copy is current. A loop's counter lives in the registers only. Throws InputError when
+  // all are in use, or for a register not allocated.
   int32_t new_register();
   void free_register(int32_t r);
   void register_set(int32_t r, int64_t value);
@@ -409,6 +409,7 @@ class KernelBuilder {
   void materialize_registers(const isa::Instruction& in);
   void check_register(std::string_view call, int32_t r) const;
   void stale_everywhere(int32_t r);
+  void stale_but_counters();  // every register but the open loops' counters (builder_loop.cc)
   // Loops (builder_loop.cc): a control instruction with no memory operands, appended as is
   // (branch targets are stream positions, which validation of one instruction cannot check);
   // a drain of every agent on every engine; the semaphore deltas of build().

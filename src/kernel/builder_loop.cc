@@ -64,6 +64,12 @@ isa::Instruction reg_alu(isa::Engine e, int32_t rd, int32_t ra, int64_t imm) {
 
 }  // namespace
 
+void KernelBuilder::stale_but_counters() {
+  // The counters of the loops still open stay in every engine's registers.
+  for (int32_t r = 0; r < isa::kScalarRegisters; ++r)
+    if (!regs_[static_cast<size_t>(r)].counter) stale_everywhere(r);
+}
+
 InstrRef KernelBuilder::emit_control(isa::Instruction in, bool barrier) {
   if (built_) call_error("loop", "the kernel was already built");
   in.source_line = source_line_;
@@ -118,7 +124,7 @@ int32_t KernelBuilder::begin_for(Bound start, Bound stop, int64_t step) {
   }
   // The counter and the bound are in every engine's registers; any other copy may be a
   // previous iteration's.
-  for (auto& fresh : reg_fresh_) fresh.fill(false);
+  stale_but_counters();
   for (auto& fresh : reg_fresh_) fresh[static_cast<size_t>(L.counter)] = true;
   regs_[static_cast<size_t>(L.counter)].counter = true;
   if (L.stop >= 0) regs_[static_cast<size_t>(L.stop)].counter = true;
@@ -143,7 +149,7 @@ void KernelBuilder::begin_while(int32_t r) {
     skip[static_cast<size_t>(e)] = emit_control(branch(e, -1, r, isa::AluOp::kIsEqual, {0, -1}));
     L.head[static_cast<size_t>(e)] = static_cast<int32_t>(prog_.stream(e).size());
   }
-  for (auto& fresh : reg_fresh_) fresh.fill(false);
+  stale_but_counters();
   L.first_order = order_.size();
   L.go = skip;
   loops_.push_back(L);
@@ -187,7 +193,7 @@ void KernelBuilder::end_loop() {
     regs_[static_cast<size_t>(r)].counter = false;
     free_register(r);
   }
-  for (auto& fresh : reg_fresh_) fresh.fill(false);
+  stale_but_counters();
   open_loops_.pop_back();
 }
 

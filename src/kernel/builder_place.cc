@@ -84,29 +84,33 @@ void KernelBuilder::place() {
   std::vector<uint64_t> first_use(order_.size() + 1, 0);  // order_[k]'s uses start here
   for (size_t k = 0; k < order_.size(); ++k) first_use[k + 1] = first_use[k] + order_[k].uses;
 
-  // A loop's body runs again and again at the same places: every tile it uses keeps one
-  // residency from the body's first instruction to its last (two extra reads), and no write in
-  // it starts a new live range.
-  std::vector<int32_t> loop_at(order_.size() + 1, -1);  // order index -> loop starting / ending
-  std::vector<std::vector<int32_t>> loop_tiles(loops_.size());
-  std::vector<bool> in_loop(order_.size(), false);
-  for (size_t l = 0; l < loops_.size(); ++l) {
-    const LoopRec& L = loops_[l];
-    for (size_t k = L.first_order; k < L.end_order; ++k) {
-      in_loop[k] = true;
-      for (uint64_t u = first_use[k]; u < first_use[k + 1]; ++u)
-        if (uses_[u].tile >= 0) loop_tiles[l].push_back(uses_[u].tile);
-    }
-    std::sort(loop_tiles[l].begin(), loop_tiles[l].end());
-    loop_tiles[l].erase(std::unique(loop_tiles[l].begin(), loop_tiles[l].end()),
-                        loop_tiles[l].end());
-  }
+  // A loop's body runs again and again at the same places. A tile whose value crosses from
+  // one iteration to the next (its first use in the body reads it, or writes part of it) keeps
+  // one residency from the body's first instruction to its last (two extra reads), and no
+  // write in the body starts a new live range of it; a tile the body writes whole before
+  // reading it is the body's own, placed by live range within the body as anywhere else.
+  std::vector<bool> carried(uses_.size(), false);  // per use: of a tile a loop carries
   std::vector<std::vector<std::pair<int64_t, int32_t>>> extra(order_.size());  // (k, tile)
-  for (size_t l = 0; l < loops_.size(); ++l)
-    for (int32_t t : loop_tiles[l])
-      for (size_t k : {loops_[l].first_order, loops_[l].end_order - 1})
-        extra[k].push_back({static_cast<int64_t>(k), t});
-  (void)loop_at;
+  for (const LoopRec& L : loops_) {
+    std::vector<int8_t> seen(tiles_.size(), 0);  // 0: not yet, 1: carried, 2: the body's own
+    for (size_t k = L.first_order; k < L.end_order; ++k)
+      for (uint64_t u = first_use[k]; u < first_use[k + 1]; ++u) {
+        const UseRec& r = uses_[u];
+        if (r.tile < 0) continue;
+        int8_t& s = seen[static_cast<size_t>(r.tile)];
+        if (s == 0) s = r.write && r.whole ? 2 : 1;
+      }
+    for (size_t k = L.first_order; k < L.end_order; ++k)
+      for (uint64_t u = first_use[k]; u < first_use[k + 1]; ++u)
+        if (uses_[u].tile >= 0 && seen[static_cast<size_t>(uses_[u].tile)] == 1) carried[u] = true;
+    for (size_t t = 0; t < seen.size(); ++t)
+      if (seen[t] == 1)
+        for (size_t k : {L.first_order, L.end_order - 1})
+          extra[k].push_back({static_cast<int64_t>(k), static_cast<int32_t>(t)});
+  }
+  std::vector<bool> in_loop(order_.size(), false);
+  for (const LoopRec& L : loops_)
+    for (size_t k = L.first_order; k < L.end_order; ++k) in_loop[k] = true;
 
   std::vector<PlaceTile> tiles;
   tiles.reserve(tiles_.size());
@@ -128,8 +132,8 @@ void KernelBuilder::place() {
       for (uint64_t u = first_use[k]; u < first_use[k + 1]; ++u) {
         const UseRec& r = uses_[u];
         if (r.tile < 0 || r.where.key.space != space) continue;
-        uses.push_back({static_cast<int64_t>(k), r.tile, r.write, r.whole && !in_loop[k],
-                        in_loop[k] ? -1 : reuse[u]});
+        uses.push_back({static_cast<int64_t>(k), r.tile, r.write, r.whole && !carried[u],
+                        carried[u] ? -1 : reuse[u]});
         which.push_back(u);
       }
       for (const auto& [at, t] : extra[k]) {

@@ -55,8 +55,11 @@ void KernelBuilder::register_load(int32_t r, const View& src) {
   if (src.elements() != 1)
     call_error("register_load", fmt::format("{} has {} elements; a register takes one",
                                             src.describe(), src.elements()));
-  if (src.on_chip()) {
-    tensor_copy(rec.home, src);
+  if (src.space() == isa::Space::kPsum) {
+    tensor_copy(rec.home, src);  // DMA does not reach PSUM
+  } else if (src.space() == isa::Space::kSbuf) {
+    // A DMA reads any partition (an engine copy starts at 0, 32, 64 or 96 only).
+    dma_copy(rec.home, src);
   } else {
     if (src.dtype().storage_bytes != 4 || !(src.dtype() == num::int_format(num::Dtype::kInt32) ||
                                             src.dtype() == num::int_format(num::Dtype::kUint32)))

@@ -73,9 +73,15 @@ class Kernel:
                                "calling a kernel with an SPMD grid inside another kernel is "
                                "not supported (NKI: err_nested_kernel_with_spmd_grid)")
             return self.fn(*args, **kwargs)
-        out, run = launch(self.fn, args, kwargs, self.grid, self.chip, self.dialect,
-                          policy=self.options.get("dma_policy"),
-                          overrides=compile_overrides(self.options))
+        opts = dict(policy=self.options.get("dma_policy"),
+                    overrides=compile_overrides(self.options))
+        try:
+            out, run = launch(self.fn, args, kwargs, self.grid, self.chip, self.dialect, **opts)
+        except NkiError as e:
+            grid = _as_logical_core(self.grid, e)
+            if grid is None:
+                raise
+            out, run = launch(self.fn, args, kwargs, grid, self.chip, self.dialect, **opts)
         self.last_run = run
         if getattr(self, "_parent", None) is not None:
             self._parent.last_run = run
@@ -88,6 +94,18 @@ class Kernel:
             if path:
                 run.write_trace(path)
         return out
+
+
+def _as_logical_core(grid, err):
+    """kernel[n](...) whose instances meet each other (core_barrier, sendrecv): public kernels
+    launch the physical cores of a logical core so (kernel[_lnc_degree()]), so a 1-D grid of
+    ints runs as kernel[nl.nc(n)] when the first launch says its instances must share one."""
+    from trnsim.nki.language import nc
+
+    if len(grid) != 1 or type(grid[0]) is not int or grid[0] < 2 or \
+            "only between the physical cores of a logical core" not in str(err):
+        return None
+    return (nc(grid[0]),)
 
 
 def _trace_path(options):
@@ -239,6 +257,11 @@ def install_alias(legacy=True, current=True):
 
 from trnsim.nki import compiler, isa, language, typing  # noqa: E402
 
-__all__ = ["jit", "simulate", "simulate_kernel", "baremetal", "benchmark", "profile", "run",
+class dtype:  # noqa: N801 - NKI's name
+    """NKI's dtype annotation (``def kernel(x, dt: nki.dtype = nl.float32)``): an NKI dtype
+    is a numpy / ml_dtypes dtype or its name, so it marks a parameter and holds nothing."""
+
+
+__all__ = ["dtype", "jit", "simulate", "simulate_kernel", "baremetal", "benchmark", "profile", "run",
            "install_alias", "last_run", "set_dma_policy", "Kernel", "KernelRun", "NkiError",
            "TARGET_ENV", "target", "trace", "isa", "language", "compiler", "typing"]

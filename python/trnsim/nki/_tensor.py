@@ -172,7 +172,7 @@ class NkiTensor:
         elements (NKI's ``.ap()``). ``vector_offset=idx_tile, indirect_dim=0`` makes it an
         indirect access whose row p is the tensor's row idx[p] (_indirect.py);
         ``scalar_offset=r`` (a register, or a one-element tile read into one) moves it by r
-        times the step of pattern dim ``indirect_dim`` when the instruction runs."""
+        times the stride of the tensor's dim ``indirect_dim`` when the instruction runs."""
         if args and isinstance(pattern, (list, tuple)) and pattern and \
                 not isinstance(pattern[0], (list, tuple)):
             pattern = [pattern, *args]  # t.ap([32, 16], [1, 32])
@@ -190,12 +190,14 @@ class NkiTensor:
         if kwargs.get("scalar_offset") is None:
             return t._with_pattern(pattern, offset)
         reg = _register.scalar_offset(self, kwargs["scalar_offset"], None)
+        # indirect_dim names a dim of the tensor: the offset moves by its stride.
+        base = t._view()
         dim = ops.integer(kwargs.get("indirect_dim") or 0, "NkiTensor.ap: indirect_dim", 0,
-                          len(pattern) - 1)
-        if dim == 0 and self._view().space != "hbm":
+                          len(base.shape) - 1)
+        if dim == 0 and base.space != "hbm":
             _ctx.unsupported("NkiTensor.ap(scalar_offset=) along the partition dim of an on-chip "
                              "tensor", "move it along a free dim (indirect_dim >= 1)")
-        step = pattern[dim][0]
+        step = base.strides[dim]
         moved = t._with_pattern(pattern, offset + reg.bias * step)._view()
         try:
             return NkiTensor(moved.dynamic(reg.r, reg.scale * step))
@@ -342,8 +344,10 @@ class NkiTensor:
     def __le__(self, o): return self._bin(o, "is_le")
     def __gt__(self, o): return self._bin(o, "is_gt")
     def __ge__(self, o): return self._bin(o, "is_ge")
-    def __eq__(self, o): return self._bin(o, "is_equal")
-    def __ne__(self, o): return self._bin(o, "not_equal")
+    # `t == None` / `t != None` ask whether an optional argument was given (NKI's tracer
+    # answers in Python): a bool, not an element-wise comparison.
+    def __eq__(self, o): return False if o is None else self._bin(o, "is_equal")
+    def __ne__(self, o): return True if o is None else self._bin(o, "not_equal")
     __hash__ = object.__hash__
 
     def __neg__(self):

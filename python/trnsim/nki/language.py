@@ -101,6 +101,16 @@ class _TileSize:
     psum_min_align = constants.psum_min_align
     psum_partitions = property(lambda self: self._chip().sbuf_partitions)
     total_available_sbuf_size = property(lambda self: self._chip().sbuf_bytes_per_partition)
+    # NKI 0.4's names (API reference, nki.language.tile_size): bytes and fp32 elements of a
+    # PSUM bank and of a partition's usable SBUF, the number of banks, the SBUF's total size.
+    psum_fmax_bytes = property(lambda self: self._chip().psum_bank_bytes)
+    psum_bank_fmax = property(lambda self: self._chip().psum_bank_bytes // 4)
+    psum_bank_fmax_bytes = property(lambda self: self._chip().psum_bank_bytes)
+    psum_num_banks = property(lambda self: self._chip().psum_banks)
+    sbuf_fmax = property(lambda self: self._chip().sbuf_bytes_per_partition // 4)
+    sbuf_fmax_bytes = property(lambda self: self._chip().sbuf_bytes_per_partition)
+    sbuf_size_bytes = property(
+        lambda self: self._chip().sbuf_bytes_per_partition * self._chip().sbuf_partitions)
 
 
 tile_size = _TileSize()
@@ -661,6 +671,24 @@ def negative(x, dtype=None, mask=None, **kwargs):
     return m.result(_ops.binary(x, -1.0, "mult", dtype))
 
 
+def floor(x, dtype=None, mask=None, **kwargs):
+    """The largest integer <= x, element-wise on VectorE: x - mod(x, 1), the ALU's floored
+    mod (exact in fp32: both steps are exact, the result an integer no wider than x)."""
+    _tiles("nl.floor", x=x)
+    m, x = _masked(mask, x, pointwise=True)
+    frac = _ops.binary(x, 1.0, "mod", "float32")
+    return m.result(_ops.binary(x, frac, "subtract", dtype))
+
+
+def ceil(x, dtype=None, mask=None, **kwargs):
+    """The smallest integer >= x, element-wise on VectorE: x + mod(-x, 1) (exact, as
+    nl.floor)."""
+    _tiles("nl.ceil", x=x)
+    m, x = _masked(mask, x, pointwise=True)
+    up = _ops.binary(_ops.binary(x, -1.0, "mult", "float32"), 1.0, "mod", "float32")
+    return m.result(_ops.binary(x, up, "add", dtype))
+
+
 def invert(x, dtype=None, mask=None, **kwargs):
     _tiles("nl.invert", x=x)
     m, x = _masked(mask, x, pointwise=True)
@@ -688,7 +716,7 @@ _ops.ACT_OF[abs] = _ops.ActFunc.abs
 _ops.ACT_OF[copy] = _ops.ActFunc.copy
 _ops.ACT_OF[bypass] = _ops.ActFunc.copy
 
-for _n in ("cos", "tan", "ceil", "floor", "trunc", "exp2", "log2", "log1p", "expm1",
+for _n in ("cos", "tan", "trunc", "exp2", "log2", "log1p", "expm1",
            "arcsin", "arccos", "sinh", "cosh", "rint", "round"):
     globals()[_n] = stub(f"nl.{_n}", "no ScalarE function or ALU op computes it")
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <string>
 
 #include "base/error.h"
 #include "core/timing/timing_run.h"
@@ -204,6 +205,41 @@ TEST(HardwareLoop, TwoLoopsInARow) {
       EXPECT_EQ(o[k], k / 8 == 1 || k / 8 == 2 ? 3.0f * xs[k] : 0.0f) << k;
     EXPECT_EQ(o[0], static_cast<float>(n));
   }
+}
+
+// A loop inside a loop: the outer counter stays readable after the inner loop ends, and tiles
+// the body writes whole before reading are the body's own (placed by live range, so sixteen
+// PSUM tiles of 2 KiB one after the other fit the eight banks).
+TEST(HardwareLoop, NestedLoopsAndBodyLocalTiles) {
+  KernelBuilder kb(chip("trn2"));
+  Tensor x = kb.input("x", num::fp32(), {4, 128});
+  Tensor out = kb.output("out", num::fp32(), {4, 128});
+  const int32_t i = kb.begin_for({0, -1}, {4, -1}, 1);
+  Tile acc = kb.sbuf("acc", num::fp32(), {1, 128});
+  kb.memset(acc, 0.0);
+  const int32_t j = kb.begin_for({0, -1}, {2, -1}, 1);
+  (void)j;
+  kb.tensor_scalar(acc, acc, {isa::AluOp::kAdd, 1.0f});
+  kb.end_loop();
+  Tile t = kb.sbuf("t", num::fp32(), {1, 128});
+  kb.dma_copy(t, x(kernel::Idx(0, 1)).dynamic(i, 128, 3));
+  for (int k = 0; k < 16; ++k) {
+    Tile ps = kb.psum("ps" + std::to_string(k), num::fp32(), {1, 512});
+    kb.memset(ps, static_cast<double>(k));
+    kb.tensor_tensor(t, t, ps(kernel::all, kernel::Idx(0, 128)), isa::AluOp::kAdd);
+  }
+  kb.tensor_tensor(t, t, acc, isa::AluOp::kAdd);
+  kb.dma_copy(out(kernel::Idx(0, 1)).dynamic(i, 128, 3), t);
+  kb.end_loop();
+  const isa::Program p = kb.build();
+  std::vector<float> xs(4 * 128);
+  for (size_t k = 0; k < xs.size(); ++k) xs[k] = static_cast<float>(k % 7);
+  core::CoreRunner run(chip("trn2"), p);
+  run.functional().write_tensor_f32("x", xs);
+  const core::TimingResult res = run.run();
+  ASSERT_TRUE(res.ok()) << res.faults.to_string();
+  const std::vector<float> o = run.functional().read_tensor_f32("out");
+  for (size_t k = 0; k < o.size(); ++k) ASSERT_EQ(o[k], xs[k] + 120.0f + 2.0f) << k;
 }
 
 TEST(HardwareLoop, MisuseIsAnInputError) {
