@@ -97,3 +97,22 @@ def test_scalar_offset_from_sbuf_at_any_partition_along_a_tensor_dim(rng):
         return out
 
     np.testing.assert_array_equal(kernel(data, where), data[:, 11:12, :])
+
+
+def test_torch_tensors_in_and_out():
+    torch = pytest.importorskip("torch")
+    x = torch.randn(128, 64).to(torch.bfloat16)
+    written = torch.zeros(128, 64)
+
+    @nki.jit
+    def kernel(x, written):
+        t = nl.load(x)
+        nl.store(written, nl.multiply(t, 2.0, dtype=nl.float32))
+        same = hbm(x.shape, x.dtype)
+        nl.store(same, t)
+        return same
+
+    got = kernel(x, written)
+    assert isinstance(got, torch.Tensor) and got.dtype == torch.bfloat16
+    assert torch.equal(got, x)
+    assert torch.equal(written, 2 * x.float())  # the argument the kernel wrote, in place

@@ -36,6 +36,7 @@ import os
 import sys
 
 from trnsim.nki import _ctx
+from trnsim.nki import _torch_io
 from trnsim.nki._ctx import NkiError
 from trnsim.nki._launch import (TARGET_ENV, KernelRun, check_grid, compile_overrides, last_run,
                                 launch, target)
@@ -82,6 +83,8 @@ class Kernel:
             if grid is None:
                 raise
             out, run = launch(self.fn, args, kwargs, grid, self.chip, self.dialect, **opts)
+        if any(_torch_io.is_torch(a) for a in _flat([args, kwargs])):
+            out = _torch_io.to_torch(out)  # torch in, torch out
         self.last_run = run
         if getattr(self, "_parent", None) is not None:
             self._parent.last_run = run
@@ -94,6 +97,18 @@ class Kernel:
             if path:
                 run.write_trace(path)
         return out
+
+
+def _flat(x):
+    """The leaves of nested tuples, lists and dicts (a kernel's arguments)."""
+    if isinstance(x, (tuple, list)):
+        for v in x:
+            yield from _flat(v)
+    elif isinstance(x, dict):
+        for v in x.values():
+            yield from _flat(v)
+    else:
+        yield x
 
 
 def _as_logical_core(grid, err):

@@ -19,7 +19,7 @@ import numpy as np
 from trnsim import _core
 from trnsim._trace_files import write_trace_file
 from trnsim.kernel import KernelBuilder, load_chip
-from trnsim.nki import _ctx
+from trnsim.nki import _ctx, _torch_io
 from trnsim.nki._ctx import Ctx, NkiError
 from trnsim.nki._tensor import NkiTensor
 from trnsim.numerics import format_name
@@ -185,7 +185,7 @@ def _trace(fn, args, kwargs, chip, pids, grid, dialect, policy, lnc=1, rank=0):
     params = set(bound.signature.parameters) | _RESERVED
 
     def tensor(name, a, label):
-        a = np.asarray(a)
+        a = np.asarray(_torch_io.as_numpy(a))
         fmt = _arg_format(fn, label, a)
         name = name + "_" if name in _RESERVED else name
         while name in c.used:  # "a0" of a list argument a vs a parameter a0: both kept
