@@ -69,10 +69,13 @@ struct AccessPattern {
   }
   int64_t elements() const { return saturating_product(free_elements(), num_partitions); }
   bool dynamic() const { return dyn_reg >= 0; }
-  // The static operand a dynamic one addresses when its register holds r (r unchecked).
+  // The static operand a dynamic one addresses when its register holds r (r unchecked; an
+  // offset past int64 saturates, so that validation and the bounds checks refuse it).
   AccessPattern at(int64_t r) const {
     AccessPattern a = *this;
-    a.offset += r * dyn_step;
+    const int64_t move = saturating_product(r, dyn_step);
+    if (__builtin_add_overflow(offset, move, &a.offset))
+      a.offset = move < 0 ? -kElementCap : kElementCap;
     a.dyn_reg = -1;
     a.dyn_max = 0;
     a.dyn_step = 0;

@@ -50,7 +50,10 @@ int64_t footprint_extent(const isa::AccessPattern& ap) {
   for (int d = 0; d < ap.ndim; ++d)
     if (ap.dims[d].stride > 0) hi += (ap.dims[d].size - 1) * ap.dims[d].stride;
   // A dynamic operand reaches as far as its register's range moves it.
-  const int64_t moves = ap.dynamic() ? std::max<int64_t>(0, ap.dyn_max * ap.dyn_step) : 0;
+  const int64_t moves =
+      ap.dynamic()
+          ? std::max<int64_t>(0, isa::AccessPattern::saturating_product(ap.dyn_max, ap.dyn_step))
+          : 0;
   return (hi + 1) * static_cast<int64_t>(ap.dtype.storage_bytes) + moves;
 }
 
@@ -86,7 +89,10 @@ int64_t bytes_below(const isa::AccessPattern& ap) {
   int64_t lo = 0;
   for (int d = 0; d < ap.ndim; ++d)
     if (ap.dims[d].stride < 0) lo += (ap.dims[d].size - 1) * ap.dims[d].stride;
-  const int64_t moves = ap.dynamic() ? std::min<int64_t>(0, ap.dyn_max * ap.dyn_step) : 0;
+  const int64_t moves =
+      ap.dynamic()
+          ? std::min<int64_t>(0, isa::AccessPattern::saturating_product(ap.dyn_max, ap.dyn_step))
+          : 0;
   return lo * static_cast<int64_t>(ap.dtype.storage_bytes) + moves;
 }
 

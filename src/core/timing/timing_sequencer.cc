@@ -226,9 +226,9 @@ void Sequencer::complete(uint64_t payload) {
     } else {
       ctx_.executor->execute(stream_[index], engine_, id);
     }
-    if (info.op == isa::Opcode::kRegLoad)
-      regs_.set(stream_[index].p.reg_dst,
-                ctx_.executor->register_value(engine_, stream_[index].p.reg_dst));
+    const int rd = stream_[index].p.reg_dst;
+    if (info.op == isa::Opcode::kRegLoad && regs_.valid(rd))  // else the executor faulted
+      regs_.set(rd, ctx_.executor->register_value(engine_, rd));
   }
   ctx_.apply_signals(ctx_.prog.signals(info), ctx_.sim.now());
 }

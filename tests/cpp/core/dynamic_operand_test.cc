@@ -144,6 +144,8 @@ TEST(DynamicOperands, ValidationChecksBothEndsAndTheRegister) {
   const std::vector<std::string> below = rules("sbuf[0:128]+64+r2*-32<=4 [[1,64]] fp32");
   ASSERT_FALSE(below.empty());
   for (const std::string& m : below) EXPECT_NE(m.find("(register at 4)"), std::string::npos) << m;
+  // A step whose range passes int64 saturates and is out of bounds, not undefined.
+  EXPECT_FALSE(rules("sbuf[0:128]+r2*4611686018427387904<=3 [[1,64]] fp32").empty());
   EXPECT_THROW(isa::assemble(".engine dve\n  tensor_copy sbuf[0:1] [[1,4]] fp32 <- "
                              "sbuf[0:1]+r64*4<=3 [[1,4]] fp32\n",
                              "v.s"),
