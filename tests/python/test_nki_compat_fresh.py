@@ -116,3 +116,26 @@ def test_torch_tensors_in_and_out():
     assert isinstance(got, torch.Tensor) and got.dtype == torch.bfloat16
     assert torch.equal(got, x)
     assert torch.equal(written, 2 * x.float())  # the argument the kernel wrote, in place
+
+
+def test_more_free_dims_than_a_pattern_holds_are_unrolled(rng):
+    # t[:, :, 0:2, 0:2, 0:3, 0:5] of a [16, 2, 3, 3, 4, 6] tile: five free dims that do not
+    # merge (the hardware's patterns have four), so the multiply and the copy to a tile of that
+    # shape become one instruction per index of the outermost dim, as the compiler unrolls them.
+    x = rng.standard_normal((16, 2, 3, 3, 4, 6)).astype(np.float32)
+
+    @nki.jit
+    def kernel(x):
+        t = nl.load(x)
+        y = nl.multiply(t[:, :, 0:2, 0:2, 0:3, 0:5], 2.0)
+        z = nl.ndarray((16, 2, 3, 3, 4, 6), nl.float32, buffer=nl.sbuf)
+        nisa.memset(dst=z, value=0.0)
+        nisa.dma_copy(dst=z[:, :, 0:2, 0:2, 0:3, 0:5], src=y)
+        out = hbm(x.shape, nl.float32)
+        nl.store(out, z)
+        return out
+
+    want = np.zeros_like(x)
+    want[:, :, 0:2, 0:2, 0:3, 0:5] = 2 * x[:, :, 0:2, 0:2, 0:3, 0:5]
+    np.testing.assert_array_equal(kernel(x), want)
+    assert "tensor_scalar                     2" in kernel.last_run.summary

@@ -1,4 +1,7 @@
-"""VectorE instructions over more elements per partition than the engine streams in one
+"""Accesses of more than the hardware's 4 free dims (after contiguous dims merge) become one
+instruction per index of their outermost dims, for element-wise instructions and DMAs between
+views of one shape, as neuronx-cc unrolls them. VectorE instructions over more elements per
+partition than the engine streams in one
 (65,536 from SBUF, 4,096 from PSUM: src/isa/access_rules.h, HARDWARE.md s2.3) become
 several, as neuronx-cc splits them: parts over the outermost free dims that are not reduced,
 each within the limit and a separate instruction (its own fixed cost). An instruction within
@@ -93,6 +96,32 @@ def _at(v, piece):
     return v[(slice(None), *piece)]
 
 
+MAX_FREE_DIMS = 4  # free dims of an access pattern (isa::kMaxFreeDims, HARDWARE.md s3)
+
+
+def _dims_after_merge(v):
+    """Free dims of v's access pattern once contiguous dims merge (as View::access)."""
+    dims = [(n, st) for n, st in zip(v.shape[1:], v.strides[1:]) if n > 1]
+    count = 0
+    for i, (n, st) in enumerate(dims):
+        if not (i and dims[i - 1][1] == st * n):
+            count += 1
+    return count
+
+
+def _outer_pieces(views):
+    """Index tuples over the fewest outermost free dims whose removal leaves every view at
+    most MAX_FREE_DIMS free dims; None when no view has more."""
+    if all(_dims_after_merge(v) <= MAX_FREE_DIMS for v in views):
+        return None
+    free = list(views[0].shape[1:])
+    for k in range(1, len(free)):
+        rest = [v[(slice(None), *([0] * k))] for v in views]
+        if all(_dims_after_merge(v) <= MAX_FREE_DIMS for v in rest):
+            return list(itertools.product(*map(range, free[:k])))
+    return None
+
+
 class SplittingBuilder:
     """The C++ KernelBuilder, with VectorE calls over the engine's limit split into parts.
     `name` gives fresh tile names (the scratch of split reductions)."""
@@ -106,6 +135,8 @@ class SplittingBuilder:
         if name in _ELEMENTWISE:
             params, ops, eng = _ELEMENTWISE[name]
             g = lambda *a, **kw: self._elementwise(f, params, ops, eng, a, kw)  # noqa: E731
+        elif name == "dma_copy":
+            g = lambda *a, **kw: self._dma(f, a, kw)  # noqa: E731
         elif name == "tensor_reduce":
             g = lambda *a, **kw: self._reduce(f, a, kw)  # noqa: E731
         elif name == "tensor_scalar_reduce":
@@ -120,11 +151,34 @@ class SplittingBuilder:
         views = [b[n] for n in ops]
         limit = _limit(views, b.get(eng, Engine.vector) if isinstance(eng, str) else eng)
         free = list(views[0].shape[1:])
+        if all(list(v.shape[1:]) == free for v in views):
+            outer = _outer_pieces(views)
+            if outer is not None:  # more free dims than an access pattern has
+                for p in outer:
+                    self._elementwise(f, params, ops, eng, (), {**b, **{n: _at(b[n], p)
+                                                                        for n in ops}})
+                return None
         if limit is None or not _over(views, limit) or any(
                 list(v.shape[1:]) != free for v in views):
             return f(*a, **kw)  # within the limit, or shapes the engine pairs its own way
         for p in pieces(free, min(limit, DIM_MAX)):
             f(**{**b, **{n: _at(b[n], p) for n in ops}})
+        return None
+
+    def _dma(self, f, a, kw):
+        """A copy between views of one shape whose patterns have too many free dims."""
+        b = {**dict(zip(("dst", "src"), a[:2])), **kw}
+        dst, src = b.get("dst"), b.get("src")
+        on_chip = [v for v in (dst, src) if v is not None and v.space != "hbm"]
+        if dst is None or src is None or list(dst.shape) != list(src.shape) or not on_chip:
+            return f(*a, **kw)
+        outer = _outer_pieces([dst, src])
+        if outer is None:
+            return f(*a, **kw)
+        rest = a[2:]
+        kw = {k: v for k, v in kw.items() if k not in ("dst", "src")}
+        for p in outer:
+            f(_at(dst, p), _at(src, p), *rest, **kw)
         return None
 
     def _reduce(self, f, a, kw):
