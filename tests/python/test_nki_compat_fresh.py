@@ -139,3 +139,24 @@ def test_more_free_dims_than_a_pattern_holds_are_unrolled(rng):
     want[:, :, 0:2, 0:2, 0:3, 0:5] = 2 * x[:, :, 0:2, 0:2, 0:3, 0:5]
     np.testing.assert_array_equal(kernel(x), want)
     assert "tensor_scalar                     2" in kernel.last_run.summary
+
+
+def test_scalar_offsets_from_tiles_in_a_long_unrolled_loop(rng):
+    # Each .ap(scalar_offset=tile) reads the tile into a register of its own; the register is
+    # freed with the view, so 100 of them fit the engines' 64.
+    data = rng.standard_normal((1, 200)).astype(np.float32)
+    idx = rng.integers(0, 200, size=(1, 100)).astype(np.int32)
+
+    @nki.jit
+    def kernel(data, idx):
+        w = nl.load(idx)
+        out_t = nl.ndarray((1, 100), nl.float32, buffer=nl.sbuf)
+        for k in range(100):
+            nisa.dma_copy(dst=out_t[:, k:k + 1],
+                          src=data.ap([[200, 1], [1, 1]], scalar_offset=w[:, k:k + 1],
+                                      indirect_dim=1))
+        out = hbm((1, 100), nl.float32)
+        nl.store(out, out_t)
+        return out
+
+    np.testing.assert_array_equal(kernel(data, idx), data[:, idx[0]])

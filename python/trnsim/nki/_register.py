@@ -14,6 +14,8 @@ the kernel is traced."""
 
 from __future__ import annotations
 
+import weakref
+
 from trnsim.nki import _ctx
 from trnsim.nki._ctx import NkiError
 
@@ -263,19 +265,26 @@ def index(t, key):
         raise NkiError(str(e)) from None
 
 
-def scalar_offset(view, offset, indirect_dim):
-    """``.ap(..., scalar_offset=x, indirect_dim=d)``: x (a register, or a one-element SBUF tile
-    read into one) times the pattern's step of dim d moves the access."""
+def scalar_offset(offset):
+    """``.ap(..., scalar_offset=x)``'s register and whether it was made here: x is a register,
+    or a one-element SBUF tile read into a new one (freed with the view, free_with)."""
     from trnsim.nki._tensor import NkiTensor
 
     if isinstance(offset, NkiTensor):
         reg = VirtualRegister(_kb().new_register())
         register_load(reg, offset)
-        offset = reg
+        return reg, True
     if not isinstance(offset, VirtualRegister):
         raise NkiError("NkiTensor.ap: scalar_offset is a register or a one-element tile, got "
                        f"{type(offset).__name__}")
-    return offset
+    return offset, False
+
+
+def free_with(view, reg):
+    """Frees `reg` when `view` is garbage: an instruction that used the view has read the
+    register by then, and a later load into it is ordered after that read (the engines read
+    registers in program order; the home's writes wait for their readers)."""
+    weakref.finalize(view, _kb().free_register, reg.r)
 
 
 def ds_start(start, size):

@@ -33,7 +33,7 @@ def np_dtype(fmt: str):
 class NkiTensor:
     """A tensor in HBM, SBUF or PSUM, or a view of one (slices share the memory)."""
 
-    __slots__ = ("v", "_iadd")
+    __slots__ = ("v", "_iadd", "__weakref__")
 
     def __init__(self, view):
         self.v = view
@@ -189,7 +189,7 @@ class NkiTensor:
         t = self if dtype is None else self._viewed(dtype, "NkiTensor.ap: dtype")
         if kwargs.get("scalar_offset") is None:
             return t._with_pattern(pattern, offset)
-        reg = _register.scalar_offset(self, kwargs["scalar_offset"], None)
+        reg, owned = _register.scalar_offset(kwargs["scalar_offset"])
         # indirect_dim names a dim of the tensor: the offset moves by its stride.
         base = t._view()
         dim = ops.integer(kwargs.get("indirect_dim") or 0, "NkiTensor.ap: indirect_dim", 0,
@@ -200,9 +200,12 @@ class NkiTensor:
         step = base.strides[dim]
         moved = t._with_pattern(pattern, offset + reg.bias * step)._view()
         try:
-            return NkiTensor(moved.dynamic(reg.r, reg.scale * step))
+            out = NkiTensor(moved.dynamic(reg.r, reg.scale * step))
         except ValueError as e:
             raise NkiError(str(e)) from None
+        if owned:  # a register read from a tile for this view: free once the view is gone
+            _register.free_with(out, reg)
+        return out
 
     def _with_pattern(self, pattern, offset):
         """The tensor's elements in an .ap() pattern (its steps and offset in elements)."""
