@@ -250,6 +250,15 @@ def test_misuse_is_a_clear_error():
         as_int()
 
     @nki.jit
+    def python_branch():
+        for i in nl.dynamic_range(4):
+            if i == 0:
+                pass
+
+    with pytest.raises(NkiError, match="cannot branch"):
+        python_branch()
+
+    @nki.jit
     def register_step():
         r = nisa.register_alloc(2)
         for _ in nl.dynamic_range(0, 8, r):

@@ -79,6 +79,14 @@ class VirtualRegister:
 
     __int__ = __index__
 
+    def _compare(self, other):
+        raise NkiError(f"{self!r} compared with {other!r}: a device register's value is only "
+                       "known when the kernel runs, so Python cannot branch on it (NKI: use "
+                       "device-side operations, or `while reg:`)")
+
+    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = _compare
+    __hash__ = object.__hash__
+
     def __bool__(self):
         # `while reg:` calls this before the body (start the hardware loop, trace the body once)
         # and after it (end the loop).
