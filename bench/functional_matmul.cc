@@ -186,8 +186,7 @@ class PhaseTimer : public core::InstructionExecutor {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
   int32_t register_value(isa::Engine engine, int reg) override {
-    const core::RegisterFile& r = exec_.registers(engine);
-    return r.valid(reg) ? r.get(reg) : 0;
+    return exec_.register_value(engine, reg);
   }
   std::array<double, isa::kNumOpcodes> seconds{};
 

@@ -213,4 +213,11 @@ struct Instruction {
   std::array<AccessPattern, kMaxOperands> operands{};  // roles per op table (dst first)
 };
 
+// Whether an operand of `in` is register-relative (AccessPattern::dynamic).
+inline bool has_dynamic_operand(const Instruction& in) {
+  for (int i = 0; i < in.num_operands; ++i)
+    if (in.operands[static_cast<size_t>(i)].dynamic()) return true;
+  return false;
+}
+
 }  // namespace trnsim::isa

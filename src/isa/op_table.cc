@@ -290,8 +290,6 @@ bool has_feature(const arch::CoreSpec& core, Feature f) {
       return x.mx_matmul;
     case Feature::kDmaTranspose:
       return core.dma.transpose;
-    case Feature::kNearMemoryAccumulation:
-      return x.near_memory_accumulation;
     case Feature::kDoubleRowFp8:
       return x.double_row_fp8;
     case Feature::kBf16Psum:

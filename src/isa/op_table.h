@@ -87,27 +87,25 @@ inline constexpr OperandRole kColumnRole{"column", SpaceSet{Space::kSbuf, Space:
 // Generation features an op or a parameter needs, named by the spec key that enables them.
 enum class Feature : uint8_t {
   kNone,
-  kQuantizeMx,              // core.features.quantize_mx
-  kFastExponential,         // core.features.fast_exponential
-  kMxMatmul,                // core.features.mx_matmul
-  kDmaTranspose,            // core.dma.transpose
-  kNearMemoryAccumulation,  // core.features.near_memory_accumulation (DMA add into SBUF)
-  kDoubleRowFp8,            // core.features.double_row_fp8 (perf_mode=double_row)
-  kBf16Psum,                // core.features.bf16_psum (a bf16 matmul result)
-  kBitExactTranspose,       // core.features.bit_exact_transpose (transpose_pe transpose=true)
-  kCoreToCore,              // core.features.core_to_core (core_barrier, sendrecv)
-  kRangeSelect,             // core.features.range_select (NC-v3 VectorE range_select)
-  kActivate2,               // core.features.activate2 (NC-v4 ScalarE activate2)
-  kNonzeroWithCount,        // core.features.nonzero_with_count (NC-v3 GpSimd)
-  kRand2,                   // core.features.rand2 (NC-v4 VectorE rand2)
+  kQuantizeMx,         // core.features.quantize_mx
+  kFastExponential,    // core.features.fast_exponential
+  kMxMatmul,           // core.features.mx_matmul
+  kDmaTranspose,       // core.dma.transpose
+  kDoubleRowFp8,       // core.features.double_row_fp8 (perf_mode=double_row)
+  kBf16Psum,           // core.features.bf16_psum (a bf16 matmul result)
+  kBitExactTranspose,  // core.features.bit_exact_transpose (transpose_pe transpose=true)
+  kCoreToCore,         // core.features.core_to_core (core_barrier, sendrecv)
+  kRangeSelect,        // core.features.range_select (NC-v3 VectorE range_select)
+  kActivate2,          // core.features.activate2 (NC-v4 ScalarE activate2)
+  kNonzeroWithCount,   // core.features.nonzero_with_count (NC-v3 GpSimd)
+  kRand2,              // core.features.rand2 (NC-v4 VectorE rand2)
 };
-inline constexpr NameTable<Feature, 14> kFeatureNames{{{
+inline constexpr NameTable<Feature, 13> kFeatureNames{{{
     {Feature::kNone, "none"},
     {Feature::kQuantizeMx, "features.quantize_mx"},
     {Feature::kFastExponential, "features.fast_exponential"},
     {Feature::kMxMatmul, "features.mx_matmul"},
     {Feature::kDmaTranspose, "dma.transpose"},
-    {Feature::kNearMemoryAccumulation, "features.near_memory_accumulation"},
     {Feature::kDoubleRowFp8, "features.double_row_fp8"},
     {Feature::kBf16Psum, "features.bf16_psum"},
     {Feature::kBitExactTranspose, "features.bit_exact_transpose"},

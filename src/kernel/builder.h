@@ -348,7 +348,9 @@ class KernelBuilder {
     size_t first_order = 0, end_order = 0;  // order_ [first, end): the body and its tail
     std::array<int32_t, isa::kNumEngines> head{}, end{};  // stream [head, end): the same
     InstrRef reset, restore;  // the leader's semaphore reset and restore (set at build())
-    std::array<InstrRef, isa::kNumEngines> go{};  // the others' wait for the reset
+    std::array<InstrRef, isa::kNumEngines> go{};    // the others' wait for the reset
+    std::array<InstrRef, isa::kNumEngines> skip{};  // the branches past a loop of 0 trips
+                                                    // (as traced: end_loop patches them)
     int32_t counter = -1, stop = -1, cond = -1;
     int64_t step = 0, stop_value = 0;  // stop_value: when `stop` (its register) is -1
   };
@@ -414,7 +416,9 @@ class KernelBuilder {
   // (branch targets are stream positions, which validation of one instruction cannot check);
   // a drain of every agent on every engine; the semaphore deltas of build().
   InstrRef emit_control(isa::Instruction in, bool barrier = false);
-  void drain(std::string_view call);
+  void drain();
+  // Records `L` as the innermost open loop, its body starting here on every engine.
+  void open_loop(LoopRec L);
   void finish_loops();
   // place(): moves branch targets and the loops' positions to where the traced instructions
   // landed (`moved`: per stream, traced index -> placed index; -1: not placed).

@@ -79,11 +79,10 @@ InstrRef KernelBuilder::emit_control(isa::Instruction in, bool barrier) {
   return ref;
 }
 
-void KernelBuilder::drain(std::string_view call) {
+void KernelBuilder::drain() {
   close_all_groups();
   stationary_.reset();  // a body loads its own stationary every iteration
   stationary_where_.reset();
-  (void)call;
   for (isa::Engine e : isa::kAllEngines) emit_control(control(isa::Opcode::kNop, e), true);
 }
 
@@ -102,9 +101,8 @@ int32_t KernelBuilder::begin_for(Bound start, Bound stop, int64_t step) {
   L.stop_value = stop.value;
   L.counter = new_register();
   if (stop.reg >= 0) L.stop = new_register();  // its value when the loop starts
-  drain(kCall);
+  drain();
   const Bound bound = L.stop >= 0 ? Bound{0, L.stop} : stop;
-  std::array<InstrRef, isa::kNumEngines> skip{};
   for (isa::Engine e : isa::kAllEngines) {
     if (start.reg >= 0) {
       materialize(start.reg, e);
@@ -119,20 +117,27 @@ int32_t KernelBuilder::begin_for(Bound start, Bound stop, int64_t step) {
       materialize(stop.reg, e);
       emit_control(reg_alu(e, L.stop, stop.reg, 0));
     }
-    skip[static_cast<size_t>(e)] = emit_control(branch(e, -1, L.counter, isa::AluOp::kIsGe, bound));
-    L.head[static_cast<size_t>(e)] = static_cast<int32_t>(prog_.stream(e).size());
+    L.skip[static_cast<size_t>(e)] =
+        emit_control(branch(e, -1, L.counter, isa::AluOp::kIsGe, bound));
   }
-  // The counter and the bound are in every engine's registers; any other copy may be a
-  // previous iteration's.
-  stale_but_counters();
-  for (auto& fresh : reg_fresh_) fresh[static_cast<size_t>(L.counter)] = true;
+  // The counter and the bound are in every engine's registers.
   regs_[static_cast<size_t>(L.counter)].counter = true;
   if (L.stop >= 0) regs_[static_cast<size_t>(L.stop)].counter = true;
+  open_loop(L);
+  return loops_.back().counter;
+}
+
+void KernelBuilder::open_loop(LoopRec L) {
+  for (isa::Engine e : isa::kAllEngines)
+    L.head[static_cast<size_t>(e)] = static_cast<int32_t>(prog_.stream(e).size());
+  // A copy of a register made before the body may be a previous iteration's inside it.
+  stale_but_counters();
+  for (auto& fresh : reg_fresh_)
+    for (int32_t r = 0; r < isa::kScalarRegisters; ++r)
+      if (regs_[static_cast<size_t>(r)].counter) fresh[static_cast<size_t>(r)] = true;
   L.first_order = order_.size();
-  L.go = skip;  // the skip branches until end_loop() patches them
   loops_.push_back(L);
   open_loops_.push_back(loops_.size() - 1);
-  return L.counter;
 }
 
 void KernelBuilder::begin_while(int32_t r) {
@@ -142,26 +147,19 @@ void KernelBuilder::begin_while(int32_t r) {
     call_error(kCall, fmt::format("r{} is a loop's counter", r));
   LoopRec L;
   L.cond = r;
-  drain(kCall);
-  std::array<InstrRef, isa::kNumEngines> skip{};
+  drain();
   for (isa::Engine e : isa::kAllEngines) {
     materialize(r, e);
-    skip[static_cast<size_t>(e)] = emit_control(branch(e, -1, r, isa::AluOp::kIsEqual, {0, -1}));
-    L.head[static_cast<size_t>(e)] = static_cast<int32_t>(prog_.stream(e).size());
+    L.skip[static_cast<size_t>(e)] = emit_control(branch(e, -1, r, isa::AluOp::kIsEqual, {0, -1}));
   }
-  stale_but_counters();
-  L.first_order = order_.size();
-  L.go = skip;
-  loops_.push_back(L);
-  open_loops_.push_back(loops_.size() - 1);
+  open_loop(L);
 }
 
 void KernelBuilder::end_loop() {
   constexpr std::string_view kCall = "end_loop";
   if (open_loops_.empty()) call_error(kCall, "no loop is open");
   LoopRec& L = loops_[open_loops_.back()];
-  const std::array<InstrRef, isa::kNumEngines> skip = L.go;
-  drain(kCall);
+  drain();
   L.reset = emit_control(control(isa::Opcode::kSemSignal, kLeader));
   for (isa::Engine e : isa::kAllEngines)
     if (e != kLeader) L.go[static_cast<size_t>(e)] = emit_control(control(isa::Opcode::kNop, e));
@@ -179,7 +177,7 @@ void KernelBuilder::end_loop() {
   }
   L.restore = emit_control(control(isa::Opcode::kSemSignal, kLeader));
   for (isa::Engine e : isa::kAllEngines) {
-    const InstrRef s = skip[static_cast<size_t>(e)];
+    const InstrRef s = L.skip[static_cast<size_t>(e)];
     // The leader's skip lands on the restore; the others' after their tails.
     // The loop's region ends before the restore, which runs once, not every iteration.
     const int32_t exit =

@@ -35,8 +35,7 @@ import functools
 import os
 import sys
 
-from trnsim.nki import _ctx
-from trnsim.nki import _torch_io
+from trnsim.nki import _ctx, _torch_io
 from trnsim.nki._ctx import NkiError
 from trnsim.nki._launch import (TARGET_ENV, KernelRun, check_grid, compile_overrides, last_run,
                                 launch, target)
@@ -78,8 +77,8 @@ class Kernel:
                     overrides=compile_overrides(self.options))
         try:
             out, run = launch(self.fn, args, kwargs, self.grid, self.chip, self.dialect, **opts)
-        except NkiError as e:
-            grid = _as_logical_core(self.grid, e)
+        except _ctx.LogicalCoreNeeded:
+            grid = _as_logical_core(self.grid)
             if grid is None:
                 raise
             out, run = launch(self.fn, args, kwargs, grid, self.chip, self.dialect, **opts)
@@ -111,14 +110,13 @@ def _flat(x):
         yield x
 
 
-def _as_logical_core(grid, err):
+def _as_logical_core(grid):
     """kernel[n](...) whose instances meet each other (core_barrier, sendrecv): public kernels
     launch the physical cores of a logical core so (kernel[_lnc_degree()]), so a 1-D grid of
-    ints runs as kernel[nl.nc(n)] when the first launch says its instances must share one."""
+    ints runs as kernel[nl.nc(n)] when the first launch found its instances must share one."""
     from trnsim.nki.language import nc
 
-    if len(grid) != 1 or type(grid[0]) is not int or grid[0] < 2 or \
-            "only between the physical cores of a logical core" not in str(err):
+    if len(grid) != 1 or type(grid[0]) is not int or grid[0] < 2:
         return None
     return (nc(grid[0]),)
 

@@ -57,6 +57,10 @@ class Ctx:
 _current: Ctx | None = None
 
 
+class LogicalCoreNeeded(NkiError):
+    """A call between the physical cores of a logical core in a launch that is not one."""
+
+
 def ctx() -> Ctx:
     if _current is None:
         raise NkiError("an NKI call outside a kernel: run the kernel through nki.jit, "

@@ -62,14 +62,22 @@ def _limit(views, engine=Engine.vector):
     return min(VECTOR_MAX[v.space] for v in views)
 
 
-def _merged(v):
-    """The largest free dim of v once contiguous dims merge, as the builder merges them."""
+def _merged_dims(v):
+    """The sizes of v's free dims once contiguous dims merge, as the builder merges them
+    (View::access), outermost first."""
     dims = [(n, st) for n, st in zip(v.shape[1:], v.strides[1:]) if n > 1]
-    best = run = 1
+    sizes = []
     for i, (n, st) in enumerate(dims):
-        run = run * n if i and dims[i - 1][1] == st * n else n
-        best = max(best, run)
-    return best
+        if i and dims[i - 1][1] == st * n:
+            sizes[-1] *= n
+        else:
+            sizes.append(n)
+    return sizes
+
+
+def _merged(v):
+    """The largest free dim of v once contiguous dims merge."""
+    return max(_merged_dims(v), default=1)
 
 
 def _over(views, limit):
@@ -99,25 +107,15 @@ def _at(v, piece):
 MAX_FREE_DIMS = 4  # free dims of an access pattern (isa::kMaxFreeDims, HARDWARE.md s3)
 
 
-def _dims_after_merge(v):
-    """Free dims of v's access pattern once contiguous dims merge (as View::access)."""
-    dims = [(n, st) for n, st in zip(v.shape[1:], v.strides[1:]) if n > 1]
-    count = 0
-    for i, (n, st) in enumerate(dims):
-        if not (i and dims[i - 1][1] == st * n):
-            count += 1
-    return count
-
-
 def _outer_pieces(views):
     """Index tuples over the fewest outermost free dims whose removal leaves every view at
     most MAX_FREE_DIMS free dims; None when no view has more."""
-    if all(_dims_after_merge(v) <= MAX_FREE_DIMS for v in views):
+    if all(len(_merged_dims(v)) <= MAX_FREE_DIMS for v in views):
         return None
     free = list(views[0].shape[1:])
     for k in range(1, len(free)):
         rest = [v[(slice(None), *([0] * k))] for v in views]
-        if all(_dims_after_merge(v) <= MAX_FREE_DIMS for v in rest):
+        if all(len(_merged_dims(v)) <= MAX_FREE_DIMS for v in rest):
             return list(itertools.product(*map(range, free[:k])))
     return None
 

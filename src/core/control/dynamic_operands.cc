@@ -5,10 +5,7 @@
 namespace trnsim::core {
 
 bool reads_registers(const isa::Instruction& in) {
-  if (in.op == isa::Opcode::kRegStore) return true;
-  for (int i = 0; i < in.num_operands; ++i)
-    if (in.operands[static_cast<size_t>(i)].dynamic()) return true;
-  return false;
+  return in.op == isa::Opcode::kRegStore || isa::has_dynamic_operand(in);
 }
 
 RegisterResolution resolve_registers(isa::Instruction& in, const RegisterFile& regs) {

@@ -44,12 +44,6 @@ uint64_t fixed_cycles(const isa::Instruction& ins, const arch::CoreSpec& spec) {
   }
 }
 
-bool has_dynamic_operand(const isa::Instruction& ins) {
-  for (int i = 0; i < ins.num_operands; ++i)
-    if (ins.operands[static_cast<size_t>(i)].dynamic()) return true;
-  return false;
-}
-
 }  // namespace
 
 Cost instruction_cost(const isa::Instruction& ins, const arch::CoreSpec& spec) {
@@ -88,7 +82,7 @@ Cost instruction_cost(const isa::Instruction& ins, const arch::CoreSpec& spec) {
     default:
       break;
   }
-  if (has_dynamic_operand(ins)) {
+  if (isa::has_dynamic_operand(ins)) {
     c.ii = std::max(c.ii, costk::kMinIiDynamic);
     c.latency = std::max(c.latency, c.ii + fixed_cycles(ins, spec));
   }

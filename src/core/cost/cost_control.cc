@@ -48,22 +48,12 @@ bool is_cross_core(isa::Opcode op) {
   return op == isa::Opcode::kCoreBarrier || op == isa::Opcode::kSendRecv;
 }
 
-namespace {
-
-bool has_dynamic_operand(const isa::Instruction& ins) {
-  for (int i = 0; i < ins.num_operands; ++i)
-    if (ins.operands[static_cast<size_t>(i)].dynamic()) return true;
-  return false;
-}
-
-}  // namespace
-
 uint64_t control_cycles(const isa::Instruction& ins, const arch::CoreSpec& spec) {
   // Descriptors made at run time in software: an indirect DMA's, and a register-relative DMA's
   // where the generation has no hardware DGE (NC-v2: nisa.dge_mode.swdge).
   const bool software_dge =
       ins.op == isa::Opcode::kDmaGather || ins.op == isa::Opcode::kDmaScatter ||
-      (isa::is_dma(ins.op) && spec.dma.hwdge_per_core == 0 && has_dynamic_operand(ins));
+      (isa::is_dma(ins.op) && spec.dma.hwdge_per_core == 0 && isa::has_dynamic_operand(ins));
   if (software_dge) {
     // Software DGE: GpSimd makes the descriptors (costk::kSwdgeInstructionNs says what is
     // assumed), rounded up to whole cycles of the issuing engine.

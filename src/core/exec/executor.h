@@ -42,6 +42,11 @@ class Executor {
   const mem::FaultList& faults() const { return st_.faults; }
   mem::FaultList& faults() { return st_.faults; }
   RegisterFile& registers(isa::Engine e) { return st_.regs[static_cast<size_t>(e)]; }
+  // Register `reg` of engine `e`, 0 when it does not exist (InstructionExecutor's).
+  int32_t register_value(isa::Engine e, int reg) {
+    const RegisterFile& r = registers(e);
+    return r.valid(reg) ? r.get(reg) : 0;
+  }
   PeArray& pe() { return st_.pe; }
   const std::vector<float>& vector_accumulator() const { return st_.vector_accumulator; }
   const arch::CoreSpec& core() const { return st_.core; }
@@ -64,8 +69,7 @@ class TimedExecutor : public InstructionExecutor {
     exec_.execute(ins, engine, id);
   }
   int32_t register_value(isa::Engine engine, int reg) override {
-    const RegisterFile& r = exec_.registers(engine);
-    return r.valid(reg) ? r.get(reg) : 0;
+    return exec_.register_value(engine, reg);
   }
 
  private:

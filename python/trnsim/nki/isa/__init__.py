@@ -141,8 +141,8 @@ def _logical_core(call):
         raise NkiError(f"nisa.{call}: NeuronCore-v3 or newer only (trn2, trn3); {c.chip.name} "
                        "has NeuronCore-v2 and no logical cores")
     if c.lnc < 2:
-        raise NkiError(f"nisa.{call}: only between the physical cores of a logical core: "
-                       "launch the kernel as kernel[nl.nc(2)](...)")
+        raise _ctx.LogicalCoreNeeded(f"nisa.{call}: only between the physical cores of a "
+                                     "logical core: launch the kernel as kernel[nl.nc(2)](...)")
     return c
 
 
