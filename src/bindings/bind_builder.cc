@@ -396,6 +396,23 @@ void bind_kernel_builder(nb::module_& m) {
           nb::arg("pipe_id") = 0, nb::arg("trigger") = nb::none(),
           "Logical cores: src (SBUF) goes to core send_to_rank's dst; core recv_from_rank's "
           "src arrives in dst (SBUF, same dtype and shape).")
+      .def(
+          "collective",
+          [](KernelBuilder& b, const View& dst, const View& src, const std::string& kind, AluOp op,
+             int group, int64_t outer, int send_to, int recv_from, std::optional<Engine> trigger) {
+            const std::optional<isa::CollectiveKind> k = isa::kCollectiveNames.find(kind);
+            if (!k)
+              throw InputError("collective", "kind",
+                               "'" + kind + "': expected one of " + isa::kCollectiveNames.list());
+            b.collective(dst, src, {*k, op, group, outer, send_to, recv_from}, {trigger, false});
+          },
+          nb::arg("dst"), nb::arg("src"), nb::arg("kind"), nb::arg("op") = AluOp::kAdd,
+          nb::arg("group") = 0, nb::arg("outer") = 1, nb::arg("send_to") = -1,
+          nb::arg("recv_from") = -1, nb::arg("trigger") = nb::none(),
+          "Ranks: a collective (all_reduce, all_gather, reduce_scatter, all_to_all, permute) "
+          "with the ranks of replica group `group` of the rank run (run_ranks); `outer` the "
+          "product of the dims before the collective dim; permute's send_to / recv_from are "
+          "ranks (-1: none).")
       .def("build", &KernelBuilder::build,
            "Finishes the program (semaphores, validation); the builder is spent afterwards.");
 }

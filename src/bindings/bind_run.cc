@@ -29,6 +29,7 @@
 #include "chip/spmd_run.h"
 #include "core/timing/result_json.h"
 #include "core/timing/timing_run.h"
+#include "fabric/rank_run.h"
 #include "profile/chrome_trace.h"
 #include "profile/perfetto_trace.h"
 #include "profile/summary.h"
@@ -228,6 +229,50 @@ void bind_run(nb::module_& m) {
       "sendrecv between them. Returns (outputs [(name, bytes)], per-core result JSON by rank, "
       "the logical core's total ps (its slowest core), summary text, Trace or None; each "
       "core's tracks under process \"core<rank>\").");
+
+  m.def(
+      "run_ranks",
+      [](const arch::ChipSpec& chip, const fabric::SystemSpec& system,
+         const fabric::RuntimeSpec& runtime, const std::vector<const isa::Program*>& programs,
+         const fabric::ReplicaGroups& groups, const std::string& mode_name,
+         const std::vector<std::vector<std::tuple<std::string, Bytes>>>& inputs, bool want_trace) {
+        check_programs(programs, "run_ranks");
+        const core::RunMode mode = parse_mode(mode_name);
+        fabric::RankRunner runner(chip, system, runtime, programs, groups, mode);
+        if (mode != core::RunMode::kTimingOnly) {
+          if (inputs.size() != programs.size())
+            throw InputError("run_ranks", "inputs", "one list of (name, bytes) per rank");
+          for (size_t r = 0; r < inputs.size(); ++r)
+            for (const auto& [name, a] : inputs[r])
+              runner.write_tensor(static_cast<int>(r), name, bytes_of(a));
+        }
+        auto trace = want_trace ? std::make_unique<profile::Trace>() : nullptr;
+        chip::ChipResult r;
+        {
+          const SigintScope sigint(on_main_thread());
+          nb::gil_scoped_release release;
+          r = runner.run(trace.get());
+        }
+        std::vector<Outputs> outputs;
+        if (mode != core::RunMode::kTimingOnly)
+          for (size_t k = 0; k < programs.size(); ++k)
+            outputs.push_back(outputs_of(*programs[k], [&](const std::string& n) {
+              return runner.read_tensor(static_cast<int>(k), n);
+            }));
+        std::vector<std::string> ranks;
+        for (const core::TimingResult& c : r.cores)
+          ranks.push_back(core::timing_result_json(c).dump());
+        return std::make_tuple(std::move(outputs), std::move(ranks), r.total.v,
+                               fabric::rank_summary(r, system.name), std::move(trace));
+      },
+      nb::arg("chip"), nb::arg("system"), nb::arg("runtime"), nb::arg("programs"),
+      nb::arg("groups"), nb::arg("mode"), nb::arg("inputs"), nb::arg("trace") = false,
+      "Runs program i on rank i (a logical core of LNC=1 with HBM of its own), all together, "
+      "their collectives meeting over `system` (fabric/rank_run.h). `groups`: the replica "
+      "groups the collectives name by index, each a list of rank lists. `inputs`: per rank, "
+      "(tensor name, bytes). Returns (per rank outputs [(name, bytes)], per-rank result JSON, "
+      "total ps (the slowest rank), summary text, Trace or None; rank i's tracks under "
+      "\"core<i>\").");
 
   m.def(
       "run_chip",

@@ -11,6 +11,9 @@
 
 namespace trnsim::chip {
 
+// A functional-only run's figures: values, counts and faults, no time.
+core::TimingResult without_time(core::TimingResult timed);
+
 struct ChipResult {
   // By physical core. Each core's `events` counts the shared simulator's events (the run's).
   std::vector<core::TimingResult> cores;

@@ -82,8 +82,6 @@ std::vector<float> ChipRunner::read_tensor_f32(std::string_view name) const {
   return io().read_f32(name);
 }
 
-namespace {
-
 // A functional-only run reports values, counts and faults, no time.
 core::TimingResult without_time(core::TimingResult timed) {
   core::TimingResult r;
@@ -94,8 +92,6 @@ core::TimingResult without_time(core::TimingResult timed) {
   for (const mem::Fault& f : timed.faults) r.faults.add(f);
   return r;
 }
-
-}  // namespace
 
 ChipResult ChipRunner::run(profile::Trace* trace, std::vector<profile::DependencyGraph>* paths) {
   const size_t n = programs_.size();

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/exec/exec_context.h"
+#include "isa/names.h"
 #include "mem/tile_io.h"
 
 namespace trnsim::chip {
@@ -40,6 +41,18 @@ void CoreGroup::barrier(int core, core::Sequencer& seq, Picoseconds t) {
       if (o != c) pass = std::max(pass, arrived[o].second + remote_);
     arrived[c].first->release_barrier(pass);
   }
+}
+
+void CoreGroup::collective(int core, const isa::Instruction& ins, const core::DmaPlan&,
+                           std::span<const isa::SemSignal> signals, isa::Engine trigger,
+                           uint64_t id, Picoseconds t) {
+  core::TimingContext& ctx = members_[static_cast<size_t>(core)].timing->context();
+  ctx.fault(mem::FaultKind::kPeer, ins, trigger, id,
+            fmt::format("collective {} between the {} physical cores of a logical core: "
+                        "collectives run between ranks, each a logical core of LNC=1 "
+                        "(trnsim.nki.run_ranks)",
+                        isa::name_of(ins.p.collective), members_.size()));
+  ctx.apply_signals(signals, t);
 }
 
 void CoreGroup::fault(const Exchange& x, std::string message) {

@@ -39,6 +39,11 @@ class CoreGroup : public core::CrossCore, public core::DmaListener {
                 std::span<const isa::SemSignal> signals, isa::Engine trigger, uint64_t id,
                 Picoseconds t) override;
   void dma_done(uint64_t tag, Picoseconds now) override;
+  // Ranks are logical cores (fabric/rank_run.h): a collective between the physical cores of
+  // one is a kPeer fault, its signals applied so that the run goes on.
+  void collective(int core, const isa::Instruction& ins, const core::DmaPlan& plan,
+                  std::span<const isa::SemSignal> signals, isa::Engine trigger, uint64_t id,
+                  Picoseconds t) override;
 
   // After the run: a kPeer fault for every sendrecv that never met its peer.
   void report_unmatched();

@@ -88,6 +88,16 @@ enum class AccumulateFlag : uint8_t { kWhole, kFirst, kMiddle, kLast };
 
 enum class MatmulPerfMode : uint8_t { kNone, kDoubleRowFp8 };
 
+// What a `collective` instruction does with the other ranks of its replica group (NKI
+// nki.collectives): the rank list is the group's list that holds this rank.
+enum class CollectiveKind : uint8_t {
+  kAllReduce,      // dst = reduce_op over the ranks' src (every rank the same)
+  kAllGather,      // dst = the ranks' src concatenated along dim, in rank-list order
+  kReduceScatter,  // dst = this rank's chunk (along dim) of the reduction of the ranks' src
+  kAllToAll,       // chunk j of dst (along dim) = chunk (this rank's place) of rank j's src
+  kPermute,        // dst = src of rank recv_from; src goes to rank send_to (-1: none)
+};
+
 // ScalarArg and Params have no implicit padding: the `reserved` members fill every gap and
 // stay zero, so that two of them are equal exactly when their bytes are (floats by bits), and
 // the timing model's pricing memo compares them as bytes (base/same_bytes.h) per instruction.
@@ -146,6 +156,15 @@ struct Params {
   // stream_shuffle: output partition i of each 32-partition quadrant copies the quadrant's
   // input partition shuffle[i]; kShuffleKeep leaves it unchanged.
   std::array<uint8_t, 32> shuffle{};
+  // collective: what it does; its replica group (an index into the groups of the rank run:
+  // fabric/rank_run.h); and `outer`, the blocks a rank's chunk is cut into: the product of
+  // the tensor dims before the collective dim (1: dim 0), since a chunk of dim d is `outer`
+  // runs of contiguous elements in row-major order. Reductions use reduce_op; permutes
+  // send_to / recv_from as global ranks (-1: none).
+  CollectiveKind collective = CollectiveKind::kAllReduce;
+  uint8_t reserved5 = 0;
+  int16_t replica_group = 0;
+  int32_t collective_outer = 1;
 };
 inline constexpr uint8_t kShuffleKeep = 255;
 inline constexpr int64_t kShuffleQuadrant = 32;  // partitions a stream_shuffle mask covers
@@ -171,7 +190,7 @@ inline bool operator==(const ScalarArg& a, const ScalarArg& b) {
   return same_bytes<sizeof(ScalarArg)>(&a, &b);
 }
 inline bool operator==(const Params& a, const Params& b) {
-  static_assert(sizeof(Params) == 152, "Params changed: update tests/cpp/isa/layout_test.cc");
+  static_assert(sizeof(Params) == 160, "Params changed: update tests/cpp/isa/layout_test.cc");
   return same_bytes<sizeof(Params)>(&a, &b);
 }
 

@@ -116,6 +116,15 @@ inline constexpr NameTable<MatmulPerfMode, 2> kPerfModeNames{{{
     {MatmulPerfMode::kDoubleRowFp8, "double_row"},
 }}};
 
+// collective kinds, as nki.collectives names them.
+inline constexpr NameTable<CollectiveKind, 5> kCollectiveNames{{{
+    {CollectiveKind::kAllReduce, "all_reduce"},
+    {CollectiveKind::kAllGather, "all_gather"},
+    {CollectiveKind::kReduceScatter, "reduce_scatter"},
+    {CollectiveKind::kAllToAll, "all_to_all"},
+    {CollectiveKind::kPermute, "permute"},
+}}};
+
 // KLR engine names (engine.h's engine_name), the ones the text form prints.
 inline constexpr NameTable<Engine, kNumEngines> kEngineNames{{{
     {Engine::kTensor, "pe"},
@@ -144,6 +153,7 @@ constexpr std::string_view name_of(AluOp v) { return kAluOpNames.name(v); }
 constexpr std::string_view name_of(ActFunc v) { return kActFuncNames.name(v); }
 constexpr std::string_view name_of(AccumulateFlag v) { return kAccumulateNames.name(v); }
 constexpr std::string_view name_of(MatmulPerfMode v) { return kPerfModeNames.name(v); }
+constexpr std::string_view name_of(CollectiveKind v) { return kCollectiveNames.name(v); }
 constexpr std::string_view name_of(Engine v) { return kEngineNames.name(v); }
 constexpr std::string_view name_of(Space v) { return kSpaceNames.name(v); }
 

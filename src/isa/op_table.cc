@@ -235,6 +235,13 @@ constexpr std::array<OpInfo, kNumOpcodes> kTable{
        {kQueue, kSendTo, kRecvFrom, kPipe}, SR::kSendRecv,
        "src goes to core send_to's dst, core recv_from's src arrives in dst (DMA, by pipe)",
        Feature::kCoreToCore),
+    // Between ranks (logical cores, on this chip or others): the collective DMA rings run it
+    // once every rank of the replica group's list has issued its matching one (s5).
+    op(kCollective, kAnyEngine, {W("dst", kDmaEnd), R("src", kDmaEnd)},
+       {kQueue, kCollectiveKind, kReduceOp, kReplicaGroup, kCollectiveOuter, kSendTo, kRecvFrom},
+       SR::kCollective,
+       "dst from the src of every rank of the replica group's list that holds this rank: "
+       "all_reduce, all_gather, reduce_scatter, all_to_all, permute (nki.collectives)"),
 };
 
 constexpr bool table_in_opcode_order() {
@@ -312,7 +319,7 @@ bool has_feature(const arch::CoreSpec& core, Feature f) {
 
 bool is_dma(Opcode op) {
   return op == Opcode::kDmaCopy || op == Opcode::kDmaTranspose || op == Opcode::kDmaGather ||
-         op == Opcode::kDmaScatter || op == Opcode::kSendRecv;
+         op == Opcode::kDmaScatter || op == Opcode::kSendRecv || op == Opcode::kCollective;
 }
 
 }  // namespace trnsim::isa

@@ -149,6 +149,7 @@ enum class ShapeRule : uint8_t {
   kDmaTranspose,      // dst [F, P] from src [P, F]
   kDmaIndirect,       // SBUF [P, F], offsets [P, 1], HBM [rows, F] over a tensor's rows
   kSendRecv,          // dst and src of one shape and dtype (what the peer sends is alike)
+  kCollective,        // dst and src of one dtype; element counts as the kind needs
   kOneElement,        // one operand of a single element (one partition or row, one element)
 };
 
@@ -177,8 +178,14 @@ struct OpInfo {
 
 std::span<const OpInfo> op_table();  // indexed by Opcode
 // Ops the DMA engines carry out (the trigger only hands them over): dma_copy, dma_transpose,
-// dma_gather, dma_scatter, sendrecv. One list for the builder, the costs and the timing.
+// dma_gather, dma_scatter, sendrecv, collective. One list for the builder, the costs and the
+// timing.
 bool is_dma(Opcode op);
+// DMAs that other cores complete: sendrecv (with a peer core of the logical core) and
+// collective (with the ranks of a replica group). Their signals apply when the peers say.
+constexpr bool is_peer_transfer(Opcode op) {
+  return op == Opcode::kSendRecv || op == Opcode::kCollective;
+}
 const OpInfo& op_info(Opcode op);
 std::string_view mnemonic(Opcode op);  // from opcode.h
 std::optional<Opcode> find_opcode(std::string_view mnemonic);

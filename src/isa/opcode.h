@@ -69,7 +69,8 @@ namespace trnsim::isa {
   X(kDmaScatter, "dma_scatter") /* indirect: HBM row offsets[p] <- SBUF partition p */           \
   /* between the physical cores of a logical core (NC-v3+, HARDWARE.md s6) */                    \
   X(kCoreBarrier, "core_barrier") /* every core of the group reaches it before any goes on */    \
-  X(kSendRecv, "sendrecv")        /* SBUF to a peer core's SBUF, paired by pipe */
+  X(kSendRecv, "sendrecv")        /* SBUF to a peer core's SBUF, paired by pipe */             \
+  X(kCollective, "collective")    /* with the other ranks of a replica group (nki.collectives) */
 
 enum class Opcode : uint16_t {
 #define TRNSIM_OPCODE_ENUM(id, mnemonic) id,

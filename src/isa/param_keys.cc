@@ -187,6 +187,12 @@ KeyOps key_ops(ParamKey k) {
       return integer_key<&Params::recv_from>();
     case kPipe:
       return integer_key<&Params::pipe>();
+    case kCollectiveKind:
+      return enum_key<&Params::collective, kCollectiveNames>();
+    case kCollectiveOuter:
+      return integer_key<&Params::collective_outer>();
+    case kReplicaGroup:
+      return integer_key<&Params::replica_group>();
     case kAccumulate:
       return bool_key<&Params::dma_accumulate>();
     case kRounding:

@@ -49,6 +49,11 @@ namespace trnsim::isa {
   X(kSendTo, "send_to", "sendrecv: the core (rank in the logical core) that receives src")   \
   X(kRecvFrom, "recv_from", "sendrecv: the core whose src arrives in dst")                   \
   X(kPipe, "pipe", "sendrecv: pairs the k-th sendrecv on a pipe with the peer's k-th")       \
+  X(kCollectiveKind, "kind",                                                                 \
+    "collective: all_reduce, all_gather, reduce_scatter, all_to_all, "                       \
+    "permute")                                                                               \
+  X(kCollectiveOuter, "outer", "collective: blocks of a chunk (dims before the split dim)")  \
+  X(kReplicaGroup, "group", "collective: replica group (index into the run's groups)")       \
   X(kRounding, "rounding", "rounding of the output cast: rne, stochastic, rz")               \
   X(kShuffle, "shuffle",                                                                     \
     "stream_shuffle: 32 source partitions, colon-separated, for the outputs of a quadrant "  \

@@ -167,6 +167,36 @@ void send_recv_rules(Context& c) {
              p.send_to, p.recv_from, p.pipe);
 }
 
+// What one rank can check alone; the rank run checks the group (fabric/rank_group.h).
+void collective_rules(Context& c) {
+  const Params& p = c.inst->p;
+  check_dma_queue(c);
+  const AccessPattern &dst = c.operand(0), &src = c.operand(1);
+  if (dst.dtype != src.dtype)
+    c.report(RuleKind::kDtype, "a collective moves elements unchanged: dst is {}, src {}",
+             dst.dtype.name(), src.dtype.name());
+  if (p.replica_group < 0 || p.collective_outer < 1)
+    c.report(RuleKind::kShape, "group={} outer={}: a group index is >= 0, outer >= 1",
+             p.replica_group, p.collective_outer);
+  const int64_t d = dst.elements(), s = src.elements();
+  const bool even = d % p.collective_outer == 0 && s % p.collective_outer == 0;
+  switch (p.collective) {
+    case CollectiveKind::kAllReduce:
+    case CollectiveKind::kPermute:
+    case CollectiveKind::kAllToAll:
+      if (d != s)
+        c.report(RuleKind::kShape, "{}: dst has {} elements, src {}; they must be equal",
+                 name_of(p.collective), d, s);
+      break;
+    case CollectiveKind::kAllGather:
+    case CollectiveKind::kReduceScatter:
+      break;  // dst = src x ranks (or src / ranks): the rank run knows the group's size
+  }
+  if (!even)
+    c.report(RuleKind::kShape, "outer={} does not divide dst ({}) and src ({}) elements",
+             p.collective_outer, d, s);
+}
+
 void dma_rules(Context& c) {
   const Params& p = c.inst->p;
   check_dma_queue(c);
@@ -320,6 +350,9 @@ void check_shapes(Context& c) {
       break;
     case ShapeRule::kSendRecv:
       send_recv_rules(c);
+      break;
+    case ShapeRule::kCollective:
+      collective_rules(c);
       break;
     case ShapeRule::kDmaIndirect:
       check_dma_indirect(c);

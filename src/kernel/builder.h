@@ -262,6 +262,21 @@ class KernelBuilder {
   void sendrecv(const View& dst, const View& src, int send_to, int recv_from, int pipe = 0,
                 DmaOpts opts = {});
 
+  // A collective with the other ranks of a replica group (nki.collectives; run by
+  // fabric/rank_run.h, which holds the groups): dst and src both in SBUF or both in HBM, of
+  // one dtype. The k-th collective a rank issues on a group meets the k-th of every other rank
+  // of its list there.
+  struct CollectiveArgs {
+    isa::CollectiveKind kind = isa::CollectiveKind::kAllReduce;
+    isa::AluOp op = isa::AluOp::kAdd;  // all_reduce, reduce_scatter: add, max or min
+    int group = 0;                     // index into the rank run's replica groups
+    // The product of the tensor dims before the collective dim: a chunk of all_gather,
+    // reduce_scatter or all_to_all is `outer` runs of contiguous elements (row-major).
+    int64_t outer = 1;
+    int send_to = -1, recv_from = -1;  // permute: global ranks, -1 for none
+  };
+  void collective(const View& dst, const View& src, const CollectiveArgs& args, DmaOpts opts = {});
+
   // Finishes the program: closes open accumulation groups, places the tiles (spilling if
   // SBUF is short), adds the semaphores, validates the whole program. The builder cannot be
   // used afterwards.

@@ -10,6 +10,7 @@
 //     is the rotation), so that small transfers do not pile onto one engine.
 #include <fmt/format.h>
 
+#include "isa/names.h"
 #include "kernel/builder.h"
 #include "kernel/call_error.h"
 
@@ -116,6 +117,44 @@ void KernelBuilder::sendrecv(const View& dst, const View& src, int send_to, int 
   in.p.send_to = static_cast<int16_t>(send_to);
   in.p.recv_from = static_cast<int16_t>(recv_from);
   in.p.pipe = static_cast<int16_t>(pipe);
+  in.p.dma_queue =
+      static_cast<int16_t>(queue_slot(trigger) % std::max(core_.dma.queues_per_engine, 1));
+  emit(call, std::move(in), {{dst, true, "dst"}, {src, false, "src"}});
+}
+
+void KernelBuilder::collective(const View& dst, const View& src, const CollectiveArgs& args,
+                               DmaOpts opts) {
+  constexpr std::string_view call = "collective";
+  const auto dma_end = [](const View& v) {
+    return v.space() == isa::Space::kSbuf || v.space() == isa::Space::kHbm;
+  };
+  if (!dma_end(dst) || !dma_end(src) || dst.space() != src.space())
+    call_error(call, !dma_end(dst) ? "dst" : "src", !dma_end(dst) ? dst : src,
+               "a collective's tensors are all in SBUF or all in HBM");
+  const bool reduces = args.kind == isa::CollectiveKind::kAllReduce ||
+                       args.kind == isa::CollectiveKind::kReduceScatter;
+  if (reduces && args.op != isa::AluOp::kAdd && args.op != isa::AluOp::kMax &&
+      args.op != isa::AluOp::kMin)
+    call_error(call, fmt::format("op={}: a collective reduces with add, max or min",
+                                 isa::name_of(args.op)));
+  const auto rank = [](int v) { return v >= -1 && v <= INT16_MAX; };
+  if (args.group < 0 || args.group > INT16_MAX || !rank(args.send_to) || !rank(args.recv_from))
+    call_error(call, fmt::format("group={} send_to={} recv_from={}: groups are 0..{}, ranks "
+                                 "-1..{}",
+                                 args.group, args.send_to, args.recv_from, INT16_MAX, INT16_MAX));
+  if (args.outer < 1 || args.outer > INT32_MAX || dst.elements() % args.outer != 0 ||
+      src.elements() % args.outer != 0)
+    call_error(call, fmt::format("outer={}: the dims before the collective dim must divide dst "
+                                 "({} elements) and src ({})",
+                                 args.outer, dst.elements(), src.elements()));
+  const isa::Engine trigger = opts.trigger.value_or(dma_policy_.store_trigger);
+  isa::Instruction in = make(isa::Opcode::kCollective, trigger, {dst, src});
+  in.p.collective = args.kind;
+  in.p.reduce_op = args.op;
+  in.p.replica_group = static_cast<int16_t>(args.group);
+  in.p.collective_outer = static_cast<int32_t>(args.outer);
+  in.p.send_to = static_cast<int16_t>(args.send_to);
+  in.p.recv_from = static_cast<int16_t>(args.recv_from);
   in.p.dma_queue =
       static_cast<int16_t>(queue_slot(trigger) % std::max(core_.dma.queues_per_engine, 1));
   emit(call, std::move(in), {{dst, true, "dst"}, {src, false, "src"}});

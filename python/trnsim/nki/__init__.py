@@ -224,7 +224,7 @@ def set_dma_policy(load_triggers=("sync",), store_trigger="gpsimd"):
 _CURRENT = {"": "trnsim.nki", ".isa": "trnsim.nki.isa",
             ".isa.constants": "trnsim.nki.isa.constants", ".language": "trnsim.nki.language",
             ".language.constants": "trnsim.nki._lang_constants", ".typing": "trnsim.nki.typing",
-            ".compiler": "trnsim.nki.compiler",
+            ".compiler": "trnsim.nki.compiler", ".collectives": "trnsim.nki.collectives",
             ".compiler.backends": "trnsim.nki.compiler.backends",
             ".compiler.backends.neuron": "trnsim.nki.compiler.backends.neuron",
             ".compiler.backends.neuron.dimensions":
@@ -268,7 +268,8 @@ def install_alias(legacy=True, current=True):
             tnx.nki_jit = sys.modules["neuronxcc.nki"].jit
 
 
-from trnsim.nki import compiler, isa, language, typing  # noqa: E402
+from trnsim.nki import collectives, compiler, isa, language, typing  # noqa: E402
+from trnsim.nki._ranks import RankRun, run_ranks  # noqa: E402
 
 class dtype:  # noqa: N801 - NKI's name
     """NKI's dtype annotation (``def kernel(x, dt: nki.dtype = nl.float32)``): an NKI dtype
@@ -277,4 +278,5 @@ class dtype:  # noqa: N801 - NKI's name
 
 __all__ = ["dtype", "jit", "simulate", "simulate_kernel", "baremetal", "benchmark", "profile", "run",
            "install_alias", "last_run", "set_dma_policy", "Kernel", "KernelRun", "NkiError",
-           "TARGET_ENV", "target", "trace", "isa", "language", "compiler", "typing"]
+           "TARGET_ENV", "target", "trace", "isa", "language", "compiler", "typing", "collectives",
+           "run_ranks", "RankRun"]

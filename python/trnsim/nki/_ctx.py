@@ -18,7 +18,7 @@ class NkiArgumentError(NkiError, TypeError):
 
 class Ctx:
     __slots__ = ("kb", "chip", "pids", "grid", "names", "used", "pending", "outputs",
-                 "dialect", "constants", "lnc", "rank", "ones", "fresh_broadcasts")
+                 "dialect", "constants", "lnc", "rank", "ones", "fresh_broadcasts", "ranks")
 
     def __init__(self, kb, chip, pids, grid, dialect, lnc=1, rank=0):
         # write counts for common-subexpression elimination; VectorE calls over the engine's
@@ -37,6 +37,7 @@ class Ctx:
         self.dialect = dialect
         self.ones = {}  # (partitions, dtype) -> the ones row of partition broadcasts (_ops)
         self.fresh_broadcasts = 0  # PSUM-resident broadcasts not used yet (_tensor.py)
+        self.ranks = None  # the rank run this trace is a rank of (_ranks.RankInfo), if any
 
     def name(self, prefix: str) -> str:
         while True:  # skip names already taken (an argument named out1, say)

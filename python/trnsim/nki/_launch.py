@@ -170,13 +170,15 @@ def _arg_format(fn, name, a):
         raise NkiError(f"{what}: {e}") from None
 
 
-def _trace(fn, args, kwargs, chip, pids, grid, dialect, policy, lnc=1, rank=0):
-    """One instance: the kernel traced into a fresh builder. Returns (program, arrays by
-    tensor name, return value, created outputs)."""
+def _trace(fn, args, kwargs, chip, pids, grid, dialect, policy, lnc=1, rank=0, ranks=None):
+    """One instance: the kernel traced into a fresh builder (`ranks`: the rank run's
+    _ranks.RankInfo of this rank, if any). Returns (program, arrays by tensor name, return
+    value, created outputs)."""
     kb = KernelBuilder(chip)
     if policy:
         kb.set_dma_policy(*policy)
     c = Ctx(kb, chip, pids, grid, dialect, lnc, rank)
+    c.ranks = ranks
     try:
         bound = inspect.signature(fn).bind(*args, **kwargs)
     except TypeError as e:

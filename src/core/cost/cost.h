@@ -60,8 +60,6 @@ uint64_t control_cycles(const isa::Instruction& ins, const arch::CoreSpec& spec)
 bool is_control(isa::Opcode op);
 // The clock of `engine`'s sequencer and datapath, GHz (spec core.<engine>.clock_ghz).
 double engine_clock_ghz(const arch::CoreSpec& spec, isa::Engine engine);
-// core_barrier and sendrecv: they complete with the other cores of the logical core.
-bool is_cross_core(isa::Opcode op);
 
 // Multiply-accumulate FLOPs of a TensorE instruction (2 per MAC; 0 for other opcodes), for
 // utilisation reports: M x K x N from the PSUM destination and the moving operand.

@@ -44,10 +44,6 @@ bool is_control(isa::Opcode op) {
   }
 }
 
-bool is_cross_core(isa::Opcode op) {
-  return op == isa::Opcode::kCoreBarrier || op == isa::Opcode::kSendRecv;
-}
-
 uint64_t control_cycles(const isa::Instruction& ins, const arch::CoreSpec& spec) {
   // Descriptors made at run time in software: an indirect DMA's, and a register-relative DMA's
   // where the generation has no hardware DGE (NC-v2: nisa.dge_mode.swdge).

@@ -4,14 +4,14 @@
 //   - equal dtypes: the bytes are copied (bit-exact);
 //   - different dtypes: cast src -> FP32 -> dst with the instruction's rounding (DMA-OV); not
 //     for MX-only types (fp4_e2m1, e8m0);
-//   - dma_accumulate: dst += src into SBUF, the NC-v4 near-memory read-add-write
-//     (features.near_memory_accumulation; the ISA op table makes it a feature, as earlier
-//     generations only reach it through the collective engines), bf16 or fp32 on both sides,
-//     the sum one FP32 add (dst + src) cast back to dst's dtype.
+//   - dma_accumulate: dst += src into SBUF, the DMA's read-add-write (NC-v4 near memory; earlier
+//     generations at a lower rate: dma_plan.h), bf16 or fp32 on both sides, the sum one FP32
+//     add (dst + src) cast back to dst's dtype.
 #include <fmt/format.h>
 
 #include "core/exec/matmul_common.h"
 #include "core/exec/semantics.h"
+#include "isa/names.h"
 
 namespace trnsim::core {
 
@@ -58,6 +58,17 @@ void exec_sendrecv_alone(ExecContext& ctx) {
             fmt::format("sendrecv to core {} on pipe {} has no peer core: run the kernel on a "
                         "logical core of 2 (LNC=2)",
                         ctx.p.send_to, ctx.p.pipe));
+}
+
+std::string collective_alone_message(const isa::Instruction& ins) {
+  return fmt::format(
+      "collective {} of replica group {} has no other ranks: run the kernel on "
+      "ranks (trnsim.nki.run_ranks, fabric/rank_run.h)",
+      isa::name_of(ins.p.collective), ins.p.replica_group);
+}
+
+void exec_collective_alone(ExecContext& ctx) {
+  ctx.fault(mem::FaultKind::kPeer, collective_alone_message(ctx.in));
 }
 
 }  // namespace trnsim::core

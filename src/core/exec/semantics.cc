@@ -111,6 +111,8 @@ SemanticsFn semantics_for(Opcode op) {
       return exec_nop;  // a group of one core: nothing to wait for (the chip layer pairs cores)
     case Opcode::kSendRecv:
       return exec_sendrecv_alone;
+    case Opcode::kCollective:
+      return exec_collective_alone;
   }
   return nullptr;
 }

@@ -74,5 +74,9 @@ void exec_dma_copy(ExecContext&);
 void exec_dma_indirect(ExecContext&);  // dma_gather, dma_scatter (exec_dma_indirect.cc)
 // sendrecv run by one core: there is no peer (chip/core_group.h moves the data between cores).
 void exec_sendrecv_alone(ExecContext&);
+// collective run by one core outside a rank run (fabric/rank_run.h): there are no ranks.
+void exec_collective_alone(ExecContext&);
+// Its fault message, shared with the timing model's.
+std::string collective_alone_message(const isa::Instruction& ins);
 
 }  // namespace trnsim::core

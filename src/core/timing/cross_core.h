@@ -1,8 +1,8 @@
-// The instructions a core cannot complete alone (HARDWARE.md s6): core_barrier and sendrecv
-// between the physical cores of a logical core. A sequencer hands them to the CrossCore of its
-// run; the chip layer (chip/core_group.h) implements it over the cores it runs side by side on
-// one simulator. A single-core run has none: core_barrier then completes at once (a group of
-// one) and sendrecv faults (kPeer).
+// The instructions a core cannot complete alone (HARDWARE.md s5, s6): core_barrier and sendrecv
+// between the physical cores of a logical core, collective between ranks. A sequencer hands them to
+// the CrossCore of its run; the chip layer (chip/core_group.h) implements it over the cores it runs
+// side by side on one simulator. A single-core run has none: core_barrier then completes at once (a
+// group of one) and sendrecv faults (kPeer).
 #pragma once
 
 #include <cstdint>
@@ -30,6 +30,12 @@ class CrossCore {
   virtual void sendrecv(int core, const isa::Instruction& ins, const DmaPlan& plan,
                         std::span<const isa::SemSignal> signals, isa::Engine trigger, uint64_t id,
                         Picoseconds t) = 0;
+  // Core `core` issued collective `ins` (its DMA trigger paid) at `t`. The ranks of its
+  // replica group's list meet; the group applies `signals` on this core when the collective
+  // ends (fabric/rank_group.h). Groups of physical cores have no ranks: they fault (kPeer).
+  virtual void collective(int core, const isa::Instruction& ins, const DmaPlan& plan,
+                          std::span<const isa::SemSignal> signals, isa::Engine trigger, uint64_t id,
+                          Picoseconds t) = 0;
 };
 
 // Told when a transfer submitted with a listener ends (instead of the executor and signals).

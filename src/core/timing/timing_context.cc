@@ -20,7 +20,7 @@ std::vector<uint8_t> semaphore_producers(const TimingProgram& p) {
     const auto bit = static_cast<uint8_t>(1u << static_cast<int>(e));
     for (const InstrInfo& info : p.info(e)) {
       if (info.num_signals == 0) continue;
-      const bool by_dma = info.dma || info.op == isa::Opcode::kSendRecv;
+      const bool by_dma = info.dma;
       for (const isa::SemSignal& s : p.signals(info))
         if (s.sem < out.size()) out[s.sem] |= by_dma ? kDmaProducer : bit;
     }

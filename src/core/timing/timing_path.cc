@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "isa/op_table.h"
+
 namespace trnsim::core {
 
 using profile::kNoNode;
@@ -88,7 +90,7 @@ void TimingPath::on_issue(isa::Engine e, size_t index, const InstrInfo& info, Pi
     if (((info.ports >> p) & 1u) != 0) ports_[p] = {{node, free}, static_cast<int>(ei)};
   // Signals that apply at retirement; a transfer's apply at its completion (on_dma_done), a
   // barrier's and sendrecv's when the other cores meet them.
-  const bool later = info.op == isa::Opcode::kSendRecv
+  const bool later = isa::is_peer_transfer(info.op)
                          ? cross_
                          : info.dma || (cross_ && info.op == isa::Opcode::kCoreBarrier);
   if (!later)

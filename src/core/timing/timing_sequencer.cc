@@ -9,6 +9,7 @@
 #include "core/control/control_step.h"
 #include "core/control/dynamic_operands.h"
 #include "core/dma/dma_engines.h"
+#include "core/exec/semantics.h"
 #include "core/timing/cross_core.h"
 #include "core/timing/timing_path.h"
 #include "core/timing/timing_trace.h"
@@ -197,6 +198,16 @@ void Sequencer::issue(const isa::Instruction& ins, const InstrInfo& info, uint64
                fmt::format("sendrecv to core {} on pipe {} has no peer core: run the kernel on a "
                            "logical core of 2 (LNC=2)",
                            ins.p.send_to, ins.p.pipe));
+    ctx_.apply_signals(ctx_.prog.signals(info), t_retire);  // the rest of the run goes on
+    return;
+  }
+  if (info.op == isa::Opcode::kCollective) {
+    if (ctx_.cross != nullptr) {
+      ctx_.cross->collective(ctx_.core, ins, ctx_.prog.dma_plan(info.dma_plan),
+                             ctx_.prog.signals(info), engine_, id, t0);
+      return;
+    }
+    ctx_.fault(mem::FaultKind::kPeer, ins, engine_, id, collective_alone_message(ins));
     ctx_.apply_signals(ctx_.prog.signals(info), t_retire);  // the rest of the run goes on
     return;
   }

@@ -212,7 +212,7 @@ void TimingTrace::note_sync(const InstrInfo& info, uint64_t span, Picoseconds st
     waits_.push_back(SemWaitRec{span, w.value, w.sem});
   // DMA signals apply when the transfer completes (finish(), from its pieces), or at once
   // when it moves nothing; sendrecv's and core_barrier's when other cores say.
-  if (info.op == isa::Opcode::kSendRecv || info.op == isa::Opcode::kCoreBarrier) return;
+  if (isa::is_peer_transfer(info.op) || info.op == isa::Opcode::kCoreBarrier) return;
   Picoseconds at = retire;
   if (info.dma) {
     if (prog_.dma_plan(info.dma_plan).num_pieces != 0) return;
@@ -261,7 +261,7 @@ void TimingTrace::add_flows() {
   // A transfer's signals apply when its last piece ends.
   for (const TransferRec& t : transfers_) {
     const InstrInfo& info = prog_.info(t.trigger)[t.index];
-    if (info.op == isa::Opcode::kSendRecv) continue;
+    if (isa::is_peer_transfer(info.op)) continue;
     for (const isa::SemSignal& s : prog_.signals(info))
       signals_.push_back(SemSignalRec{t.last_end, t.last_span, s.delta, s.sem});
   }
@@ -318,8 +318,7 @@ void TimingTrace::add_counters() {
       const profile::Span& s = spans[span];
       const uint32_t index = s.label - label_base_[ei];
       const InstrInfo& info = prog_.info(e)[index];
-      if (!info.control && !info.dma && info.op != isa::Opcode::kSendRecv)
-        accesses.push_back(Access{s.start, s.end, e, index});
+      if (!info.control && !info.dma) accesses.push_back(Access{s.start, s.end, e, index});
     }
   }
   for (const TransferRec& t : transfers_)

@@ -1,0 +1,438 @@
+#include "fabric/rank_group.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "base/error.h"
+#include "core/exec/exec_context.h"
+#include "isa/names.h"
+#include "mem/tile_io.h"
+#include "numerics/convert.h"
+
+namespace trnsim::fabric {
+
+namespace {
+
+constexpr uint32_t kMeetingEnd = 1;
+
+using isa::CollectiveKind;
+
+const isa::AccessPattern& dst_of(const isa::Instruction& ins) { return ins.operands[0]; }
+const isa::AccessPattern& src_of(const isa::Instruction& ins) { return ins.operands[1]; }
+
+std::vector<uint64_t> to_codes(const std::vector<uint8_t>& bytes, int width) {
+  std::vector<uint64_t> out(bytes.size() / static_cast<size_t>(width), 0);
+  for (size_t i = 0; i < out.size(); ++i)
+    std::memcpy(&out[i], bytes.data() + i * static_cast<size_t>(width),
+                static_cast<size_t>(width));  // little-endian, as the memories store them
+  return out;
+}
+
+std::vector<uint8_t> to_bytes(const std::vector<uint64_t>& codes, int width) {
+  std::vector<uint8_t> out(codes.size() * static_cast<size_t>(width));
+  for (size_t i = 0; i < codes.size(); ++i)
+    std::memcpy(out.data() + i * static_cast<size_t>(width), &codes[i], static_cast<size_t>(width));
+  return out;
+}
+
+Op fabric_op(CollectiveKind k) {
+  switch (k) {
+    case CollectiveKind::kAllReduce:
+      return Op::kAllReduce;
+    case CollectiveKind::kAllGather:
+      return Op::kAllGather;
+    case CollectiveKind::kReduceScatter:
+      return Op::kReduceScatter;
+    case CollectiveKind::kAllToAll:
+      return Op::kAllToAll;
+    case CollectiveKind::kPermute:
+      return Op::kPermute;
+  }
+  return Op::kAllReduce;
+}
+
+}  // namespace
+
+RankGroup::RankGroup(const SystemSpec& system, const RuntimeSpec& runtime, ReplicaGroups groups,
+                     int ranks, sim::Simulator& sim)
+    : system_(system),
+      runtime_(runtime),
+      groups_(std::move(groups)),
+      sim_(sim),
+      members_(static_cast<size_t>(std::max(ranks, 1))) {}
+
+RankGroup::~RankGroup() = default;
+
+void RankGroup::attach(int rank, core::CoreTiming& timing, core::Executor* exec) {
+  members_.at(static_cast<size_t>(rank)) = Member{&timing, exec};
+}
+
+void RankGroup::barrier(int, core::Sequencer& seq, Picoseconds t) { seq.release_barrier(t); }
+
+void RankGroup::sendrecv(int core, const isa::Instruction& ins, const core::DmaPlan&,
+                         std::span<const isa::SemSignal> signals, isa::Engine trigger, uint64_t id,
+                         Picoseconds t) {
+  core::TimingContext& ctx = members_[static_cast<size_t>(core)].timing->context();
+  ctx.fault(mem::FaultKind::kPeer, ins, trigger, id,
+            "sendrecv between ranks: a rank is a logical core of one physical core, with no "
+            "peer core; ranks exchange data by collectives");
+  ctx.apply_signals(signals, t);
+}
+
+const std::vector<int>* RankGroup::list_of(int group, int rank) const {
+  if (group < 0 || static_cast<size_t>(group) >= groups_.size()) return nullptr;
+  for (const std::vector<int>& list : groups_[static_cast<size_t>(group)])
+    if (std::find(list.begin(), list.end(), rank) != list.end()) return &list;
+  return nullptr;
+}
+
+void RankGroup::fault(const Arrival& a, const std::string& message) {
+  core::TimingContext& ctx = members_[static_cast<size_t>(a.rank)].timing->context();
+  ctx.fault(mem::FaultKind::kPeer, *a.ins, a.trigger, a.id, message);
+}
+
+void RankGroup::finish(const Arrival& a, Picoseconds now) {
+  core::TimingContext& ctx = members_[static_cast<size_t>(a.rank)].timing->context();
+  ctx.result.dma.finish = std::max(ctx.result.dma.finish, now);
+  if (ctx.path != nullptr) ctx.path->on_sendrecv_done(a.path_node, a.signals, now);
+  ctx.apply_signals(a.signals, now);
+}
+
+void RankGroup::collective(int core, const isa::Instruction& ins, const core::DmaPlan& plan,
+                           std::span<const isa::SemSignal> signals, isa::Engine trigger,
+                           uint64_t id, Picoseconds t) {
+  Arrival a{core, &ins, &plan, signals, trigger, id, t};
+  // The sequencer recorded the collective's node just before handing it over.
+  if (const core::TimingPath* path = members_[static_cast<size_t>(core)].timing->context().path)
+    a.path_node = path->last_node(trigger);
+  const int group = ins.p.replica_group;
+  const std::vector<int>* list = list_of(group, core);
+  if (list == nullptr) {
+    fault(a, static_cast<size_t>(group) < groups_.size()
+                 ? fmt::format("rank {} is in no rank list of replica group {}", core, group)
+                 : fmt::format("replica group {} does not exist (the run has {})", group,
+                               groups_.size()));
+    finish(a, t);
+    return;
+  }
+  if (list->size() == 1) {  // a list of one: a copy on this rank's own DMA queues
+    const auto tag = static_cast<uint64_t>(local_.size());
+    local_.push_back(a);
+    members_[static_cast<size_t>(core)].timing->dma().submit(ins, plan, {}, trigger, id, t, this,
+                                                             tag);
+    return;
+  }
+  waiting_[{group, core}].push_back(a);
+  for (int r : *list)
+    if (waiting_[{group, r}].empty()) return;  // someone has not arrived yet
+  std::vector<Arrival> met;
+  for (int r : *list) {
+    std::deque<Arrival>& q = waiting_[{group, r}];
+    met.push_back(q.front());
+    q.pop_front();
+  }
+  meet(std::move(met));
+}
+
+std::string RankGroup::mismatch(const std::vector<Arrival>& m) const {
+  const isa::Instruction& first = *m[0].ins;
+  const auto n = static_cast<int64_t>(m.size());
+  const isa::Params& p = first.p;
+  for (const Arrival& a : m) {
+    const isa::Instruction& in = *a.ins;
+    if (in.p.collective != p.collective || in.p.reduce_op != p.reduce_op ||
+        in.p.collective_outer != p.collective_outer)
+      return fmt::format("rank {} issues {} (op {}, outer {}), rank {} {} (op {}, outer {})",
+                         m[0].rank, isa::name_of(p.collective), isa::name_of(p.reduce_op),
+                         p.collective_outer, a.rank, isa::name_of(in.p.collective),
+                         isa::name_of(in.p.reduce_op), in.p.collective_outer);
+    if (src_of(in).dtype != src_of(first).dtype ||
+        src_of(in).elements() != src_of(first).elements() ||
+        dst_of(in).elements() != dst_of(first).elements())
+      return fmt::format("rank {} gives {} src elements of {} into {}, rank {} {} of {} into {}",
+                         m[0].rank, src_of(first).elements(), src_of(first).dtype.name(),
+                         dst_of(first).elements(), a.rank, src_of(in).elements(),
+                         src_of(in).dtype.name(), dst_of(in).elements());
+  }
+  const int64_t s = src_of(first).elements(), d = dst_of(first).elements();
+  const int64_t outer = p.collective_outer;
+  switch (p.collective) {
+    case CollectiveKind::kAllReduce:
+    case CollectiveKind::kPermute:
+      break;
+    case CollectiveKind::kAllGather:
+      if (d != n * s)
+        return fmt::format("all_gather of {} ranks: dst has {} elements, src {} (dst = {} x src)",
+                           n, d, s, n);
+      break;
+    case CollectiveKind::kReduceScatter:
+      if (s != n * d)
+        return fmt::format(
+            "reduce_scatter of {} ranks: src has {} elements, dst {} (src = {} x "
+            "dst)",
+            n, s, d, n);
+      [[fallthrough]];
+    case CollectiveKind::kAllToAll:
+      if (s % (outer * n) != 0)
+        return fmt::format(
+            "{} of {} ranks: the collective dim of src ({} elements, {} blocks) "
+            "does not split into {} chunks",
+            isa::name_of(p.collective), n, s, outer, n);
+      break;
+  }
+  if (p.collective == CollectiveKind::kPermute) {
+    const auto at = [&](int rank) -> const Arrival* {
+      for (const Arrival& a : m)
+        if (a.rank == rank) return &a;
+      return nullptr;
+    };
+    for (const Arrival& a : m) {
+      const int to = a.ins->p.send_to, from = a.ins->p.recv_from;
+      const Arrival* t = to >= 0 ? at(to) : nullptr;
+      const Arrival* f = from >= 0 ? at(from) : nullptr;
+      if ((to >= 0 && (t == nullptr || t->ins->p.recv_from != a.rank)) ||
+          (from >= 0 && (f == nullptr || f->ins->p.send_to != a.rank)))
+        return fmt::format(
+            "permute: rank {} sends to {} and receives from {}; the pairs of the "
+            "ranks do not agree",
+            a.rank, to, from);
+    }
+  }
+  return "";
+}
+
+std::vector<std::vector<uint8_t>> RankGroup::compute(const std::vector<Arrival>& m,
+                                                     std::string& why) {
+  const size_t n = m.size();
+  const isa::Params& p = m[0].ins->p;
+  const num::Format dtype = src_of(*m[0].ins).dtype;
+  const int width = dtype.storage_bytes;
+  std::vector<std::vector<uint64_t>> src(n);
+  for (size_t j = 0; j < n; ++j) {
+    const core::Executor& ex = *members_[static_cast<size_t>(m[j].rank)].exec;
+    for (const isa::AccessPattern* ap : {&src_of(*m[j].ins), &dst_of(*m[j].ins)})
+      if (std::optional<mem::Fault> f = ex.memory().check(*ap)) {
+        why = fmt::format("rank {}: {}", m[j].rank, f->to_string());
+        return {};
+      }
+    std::vector<uint8_t> bytes;
+    mem::read_codes(ex.memory(), src_of(*m[j].ins), bytes);
+    src[j] = to_codes(bytes, width);
+  }
+  const auto S = static_cast<int64_t>(src[0].size());
+  const int64_t outer = p.collective_outer;
+  const auto N = static_cast<int64_t>(n);
+  std::vector<std::vector<uint64_t>> out(n);
+  // Element-wise max / min over the ranks (exact: one of the values, whatever the order).
+  const auto extreme = [&](int64_t i, const auto& value_of) {
+    uint64_t best = value_of(0, i);
+    for (size_t r = 1; r < n; ++r) {
+      const uint64_t c = value_of(r, i);
+      const double a = num::decode(dtype, best), b = num::decode(dtype, c);
+      if (p.reduce_op == isa::AluOp::kMax ? b > a : b < a) best = c;
+    }
+    return best;
+  };
+  const auto add_by_fabric = [&](Op op, std::vector<std::vector<uint64_t>> data) {
+    Buffers buf;
+    buf.data = std::move(data);
+    CollectiveRequest req;
+    req.op = op;
+    req.dtype = dtype;
+    req.bytes = static_cast<int64_t>(buf.data[0].size()) * width;
+    req.placement = Placement{RankUnit::kCore, N, 1, 0};
+    fabric(N).run(req, buf);
+    return std::move(buf.data);
+  };
+  switch (p.collective) {
+    case CollectiveKind::kAllReduce:
+      if (p.reduce_op == isa::AluOp::kAdd) {
+        out = add_by_fabric(Op::kAllReduce, src);
+      } else {
+        std::vector<uint64_t> r(static_cast<size_t>(S));
+        for (int64_t i = 0; i < S; ++i)
+          r[static_cast<size_t>(i)] =
+              extreme(i, [&](size_t k, int64_t e) { return src[k][static_cast<size_t>(e)]; });
+        out.assign(n, r);
+      }
+      break;
+    case CollectiveKind::kAllGather: {
+      const int64_t inner = S / outer;
+      std::vector<uint64_t> g(static_cast<size_t>(N * S));
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t r = 0; r < N; ++r)
+          std::copy_n(src[static_cast<size_t>(r)].begin() + o * inner, inner,
+                      g.begin() + (o * N + r) * inner);
+      out.assign(n, g);
+      break;
+    }
+    case CollectiveKind::kReduceScatter: {
+      // src as (outer, N, inner): rank j keeps the reduction of chunk j, as (outer, inner).
+      const int64_t inner = S / (outer * N), D = S / N;
+      const auto at = [&](int64_t j, int64_t e) {  // element e of chunk j, in src order
+        return (e / inner) * N * inner + j * inner + e % inner;
+      };
+      if (p.reduce_op == isa::AluOp::kAdd) {
+        // Chunk-major for the fabric's blocks (block j = chunk j), then back.
+        std::vector<std::vector<uint64_t>> data(n, std::vector<uint64_t>(static_cast<size_t>(S)));
+        for (size_t r = 0; r < n; ++r)
+          for (int64_t j = 0; j < N; ++j)
+            for (int64_t e = 0; e < D; ++e)
+              data[r][static_cast<size_t>(j * D + e)] = src[r][static_cast<size_t>(at(j, e))];
+        data = add_by_fabric(Op::kReduceScatter, std::move(data));
+        for (size_t j = 0; j < n; ++j)
+          out[j].assign(data[j].begin() + static_cast<int64_t>(j) * D,
+                        data[j].begin() + static_cast<int64_t>(j + 1) * D);
+      } else {
+        for (size_t j = 0; j < n; ++j) {
+          out[j].resize(static_cast<size_t>(D));
+          for (int64_t e = 0; e < D; ++e)
+            out[j][static_cast<size_t>(e)] =
+                extreme(at(static_cast<int64_t>(j), e),
+                        [&](size_t k, int64_t i) { return src[k][static_cast<size_t>(i)]; });
+        }
+      }
+      break;
+    }
+    case CollectiveKind::kAllToAll: {
+      // src as (outer, N, inner): chunk r of rank j's dst is chunk j of rank r's src.
+      const int64_t inner = S / (outer * N);
+      for (size_t j = 0; j < n; ++j) {
+        out[j].resize(static_cast<size_t>(S));
+        for (int64_t o = 0; o < outer; ++o)
+          for (int64_t r = 0; r < N; ++r)
+            std::copy_n(
+                src[static_cast<size_t>(r)].begin() + (o * N + static_cast<int64_t>(j)) * inner,
+                inner, out[j].begin() + (o * N + r) * inner);
+      }
+      break;
+    }
+    case CollectiveKind::kPermute:
+      for (size_t j = 0; j < n; ++j) {
+        const int from = m[j].ins->p.recv_from;
+        for (size_t k = 0; k < n; ++k)
+          if (m[k].rank == from) out[j] = src[k];  // none: dst keeps its values
+      }
+      break;
+  }
+  std::vector<std::vector<uint8_t>> bytes(n);
+  for (size_t j = 0; j < n; ++j) bytes[j] = to_bytes(out[j], width);
+  return bytes;
+}
+
+Fabric& RankGroup::fabric(int64_t ranks) {
+  std::unique_ptr<Fabric>& f = fabrics_[ranks];
+  if (!f) f = std::make_unique<Fabric>(system_, runtime_, Placement{RankUnit::kCore, ranks, 1, 0});
+  return *f;
+}
+
+Picoseconds RankGroup::price(const std::vector<Arrival>& m) {
+  const isa::Instruction& in = *m[0].ins;
+  const auto n = static_cast<int64_t>(m.size());
+  const num::Format dtype = src_of(in).dtype;
+  const int64_t src_bytes = src_of(in).elements() * dtype.storage_bytes;
+  // nccom-test's sizes: the gathered tensor for all-gather, a rank's buffer otherwise.
+  const int64_t bytes = in.p.collective == CollectiveKind::kAllGather ? n * src_bytes : src_bytes;
+  const auto key =
+      std::make_tuple(static_cast<int>(in.p.collective), n, bytes, std::string(dtype.name()));
+  if (auto it = prices_.find(key); it != prices_.end()) return it->second;
+  CollectiveRequest req;
+  req.op = fabric_op(in.p.collective);
+  req.bytes = bytes;
+  req.dtype = dtype;
+  req.placement = Placement{RankUnit::kCore, n, 1, 0};
+  const Picoseconds t = fabric(n).simulate(req).device;
+  prices_.emplace(key, t);
+  return t;
+}
+
+void RankGroup::meet(std::vector<Arrival> members) {
+  Picoseconds start = members[0].issued;
+  for (const Arrival& a : members) start = std::max(start, a.issued);
+  std::string why = mismatch(members);
+  Meeting meeting;
+  Picoseconds end = start;
+  if (why.empty()) {
+    try {
+      end = start + price(members);
+      const bool values = std::all_of(members.begin(), members.end(), [&](const Arrival& a) {
+        return members_[static_cast<size_t>(a.rank)].exec != nullptr;
+      });
+      if (values) meeting.results = compute(members, why);
+    } catch (const InputError& e) {  // e.g. more ranks than the system has
+      why = fmt::format("the fabric cannot run it: {}", e.what());
+    }
+  }
+  if (!why.empty()) {
+    for (const Arrival& a : members) {
+      fault(a, fmt::format("{} on replica group {}: {}", isa::name_of(a.ins->p.collective),
+                           a.ins->p.replica_group, why));
+      finish(a, start);
+    }
+    return;
+  }
+  meeting.members = std::move(members);
+  const auto index = static_cast<uint64_t>(meetings_.size());
+  meetings_.push_back(std::move(meeting));
+  sim_.schedule(end, this, kMeetingEnd, index, core::kPriorityComplete);
+}
+
+void RankGroup::handle(const sim::Event& e) {
+  Meeting& m = meetings_[static_cast<size_t>(e.payload)];
+  for (size_t j = 0; j < m.members.size(); ++j) {
+    const Arrival& a = m.members[j];
+    if (j < m.results.size() && !m.results[j].empty())
+      mem::write_codes(members_[static_cast<size_t>(a.rank)].exec->memory(), dst_of(*a.ins),
+                       m.results[j].data());
+    finish(a, e.time);
+  }
+  m.results.clear();
+  m.results.shrink_to_fit();
+}
+
+void RankGroup::dma_done(uint64_t tag, Picoseconds now) {
+  const Arrival& a = local_[static_cast<size_t>(tag)];
+  core::Executor* ex = members_[static_cast<size_t>(a.rank)].exec;
+  const isa::Params& p = a.ins->p;
+  // Alone in its list, every kind gives dst = src; a permute only from itself.
+  const bool moves = p.collective != CollectiveKind::kPermute || p.recv_from == a.rank;
+  if (p.collective == CollectiveKind::kPermute &&
+      ((p.send_to >= 0 && p.send_to != a.rank) || (p.recv_from >= 0 && p.recv_from != a.rank))) {
+    fault(a, fmt::format("permute: rank {} alone in its list sends to {} and receives from {}",
+                         a.rank, p.send_to, p.recv_from));
+  } else if (ex != nullptr && moves) {
+    const isa::AccessPattern &src = src_of(*a.ins), &dst = dst_of(*a.ins);
+    std::optional<mem::Fault> f = ex->memory().check(src);
+    if (!f) f = ex->memory().check(dst);
+    if (f) {
+      fault(a, f->to_string());
+    } else if (src.elements() != dst.elements() || src.dtype != dst.dtype) {
+      fault(a, fmt::format("{} of one rank: dst has {} elements, src {}",
+                           isa::name_of(p.collective), dst.elements(), src.elements()));
+    } else {
+      std::vector<uint8_t> bytes;
+      mem::read_codes(ex->memory(), src, bytes);
+      mem::write_codes(ex->memory(), dst, bytes.data());
+    }
+  }
+  finish(a, now);
+}
+
+void RankGroup::report_unmatched() {
+  for (const auto& [key, queue] : waiting_) {
+    const std::vector<int>* list = list_of(key.first, key.second);
+    for (const Arrival& a : queue) {
+      std::vector<int> absent;
+      for (int r : *list)
+        if (auto it = waiting_.find({key.first, r}); it == waiting_.end() || it->second.empty())
+          absent.push_back(r);
+      fault(a, fmt::format("{} on replica group {} never met rank(s) {} of its list",
+                           isa::name_of(a.ins->p.collective), key.first, fmt::join(absent, ", ")));
+    }
+  }
+}
+
+}  // namespace trnsim::fabric

@@ -1,0 +1,113 @@
+// The ranks of a kernel run side by side (rank_run.h), and the collectives between them: NKI's
+// nki.collectives, which the hardware runs on its collective DMA rings (HARDWARE.md s5), not
+// on the engines.
+//  - A rank is a logical core of one physical core with its own HBM tensors; its program's
+//    `collective` instructions name a replica group by index into the groups the run was
+//    given. The k-th collective a rank issues on a group meets the k-th of every other rank of
+//    the group's list that holds it (the runtime pairs them by order, as it does collectives).
+//  - Once all of a list are there, the collective starts (the latest arrival); it lasts what
+//    the fabric layer prices for that operation, size, dtype and list size on the system
+//    (Fabric::simulate: its algorithm choice, links, handshakes; the runtime's host launch cost
+//    is left out, as a kernel issues its collectives itself), then every rank's dst holds the
+//    result and its signals apply. A list of one rank is a local DMA on its own queues.
+//  - Values: sources are read at the start, results written at the end. A sum runs the plan
+//    of the fabric's chosen algorithm on the data (functional.h: its order of fp32 additions,
+//    rounded to the dtype as the DMA does); max / min and the moves are exact whatever the
+//    order.
+//  - A mismatch between the ranks of a meeting (kind, dtype, op, sizes, permute pairs), a rank
+//    outside every list of its group, or a collective that never met its peers is a kPeer
+//    fault of the ranks concerned; the run goes on.
+// Assumed (docs/nki.md "Collectives"): a list is placed on the system as consecutive ranks
+// of LNC=1 (a strided list is priced as a contiguous one of its size).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "core/exec/executor.h"
+#include "core/timing/core_timing.h"
+#include "core/timing/cross_core.h"
+#include "fabric/collective.h"
+#include "sim/simulator.h"
+
+namespace trnsim::fabric {
+
+// Replica groups by index; a group is its rank lists (global ranks, each at most once).
+using ReplicaGroups = std::vector<std::vector<std::vector<int>>>;
+
+class RankGroup : public core::CrossCore, public core::DmaListener, public sim::Component {
+ public:
+  // `groups` are checked by the caller (rank_run.h). `system` and `runtime` price the
+  // collectives; they must outlive the group.
+  RankGroup(const SystemSpec& system, const RuntimeSpec& runtime, ReplicaGroups groups, int ranks,
+            sim::Simulator& sim);
+  ~RankGroup() override;
+
+  // Rank `rank`'s timing model and, when values are computed, its executor.
+  void attach(int rank, core::CoreTiming& timing, core::Executor* exec);
+
+  // A rank is a logical core of one physical core: core_barrier passes at once, sendrecv has
+  // no peer (kPeer).
+  void barrier(int core, core::Sequencer& seq, Picoseconds t) override;
+  void sendrecv(int core, const isa::Instruction& ins, const core::DmaPlan& plan,
+                std::span<const isa::SemSignal> signals, isa::Engine trigger, uint64_t id,
+                Picoseconds t) override;
+  void collective(int core, const isa::Instruction& ins, const core::DmaPlan& plan,
+                  std::span<const isa::SemSignal> signals, isa::Engine trigger, uint64_t id,
+                  Picoseconds t) override;
+  void dma_done(uint64_t tag, Picoseconds now) override;  // a list of one: its local copy
+  void handle(const sim::Event& e) override;              // a meeting's end
+
+  // After the run: a kPeer fault for every collective that never met its list.
+  void report_unmatched();
+
+ private:
+  struct Arrival {  // one collective instruction of one rank
+    int rank = 0;
+    const isa::Instruction* ins = nullptr;
+    const core::DmaPlan* plan = nullptr;
+    std::span<const isa::SemSignal> signals;
+    isa::Engine trigger = isa::Engine::kSync;
+    uint64_t id = 0;
+    Picoseconds issued;
+    uint32_t path_node = profile::kNoNode;
+  };
+  struct Meeting {  // the arrivals of one list, in list order, and what each rank receives
+    std::vector<Arrival> members;
+    std::vector<std::vector<uint8_t>> results;  // codes per member (empty: no values)
+  };
+  struct Member {
+    core::CoreTiming* timing = nullptr;
+    core::Executor* exec = nullptr;
+  };
+
+  const std::vector<int>* list_of(int group, int rank) const;
+  void meet(std::vector<Arrival> members);
+  // The mismatch between the members of a meeting, or "".
+  std::string mismatch(const std::vector<Arrival>& m) const;
+  // Each member's result codes (dst's elements in pattern order), from the sources.
+  std::vector<std::vector<uint8_t>> compute(const std::vector<Arrival>& m, std::string& fault);
+  Picoseconds price(const std::vector<Arrival>& m);
+  Fabric& fabric(int64_t ranks);  // the system with `ranks` ranks of LNC=1, made once
+  void fault(const Arrival& a, const std::string& message);
+  void finish(const Arrival& a, Picoseconds now);
+
+  const SystemSpec& system_;
+  const RuntimeSpec& runtime_;
+  ReplicaGroups groups_;
+  sim::Simulator& sim_;
+  std::vector<Member> members_;
+  std::map<std::pair<int, int>, std::deque<Arrival>> waiting_;  // (group, rank): not yet met
+  std::vector<Meeting> meetings_;                               // by event payload
+  std::vector<Arrival> local_;                                  // lists of one, by DMA tag
+  std::map<int64_t, std::unique_ptr<Fabric>> fabrics_;          // by list size
+  std::map<std::tuple<int, int64_t, int64_t, std::string>, Picoseconds> prices_;
+};
+
+}  // namespace trnsim::fabric
