@@ -17,6 +17,13 @@ std::string ChipResult::faults_text() const {
   return s;
 }
 
+void ChipResult::add(core::TimingResult r) {
+  total = std::max(total, r.total);
+  launch = std::max(launch, r.launch);
+  instructions += r.instructions;
+  cores.push_back(std::move(r));
+}
+
 std::string ChipResult::summary() const { return chip_summary(cores, total, lnc); }
 
 std::string chip_summary(std::span<const core::TimingResult> cores, Picoseconds total, int lnc) {

@@ -23,6 +23,8 @@ struct ChipResult {
   uint64_t instructions = 0;  // all cores
   int lnc = 0;                // physical cores per logical core (0: all of them, one LNC)
   bool ok() const;
+  // Appends one core's result: the run's total, launch and instruction count follow.
+  void add(core::TimingResult r);
   std::string faults_text() const;  // every core's faults, one per line, "core N: ..."
   std::string summary() const;      // chip_summary(cores, total, lnc)
 };

@@ -141,10 +141,7 @@ ChipResult ChipRunner::run(profile::Trace* trace, std::vector<profile::Dependenc
     if (hbm_)
       for (const mem::Fault& f : execs[i]->faults()) r.faults.add(f);
     if (mode_ == core::RunMode::kFunctionalOnly) r = without_time(std::move(r));
-    out.total = std::max(out.total, r.total);
-    out.launch = std::max(out.launch, r.launch);
-    out.instructions += r.instructions;
-    out.cores.push_back(std::move(r));
+    out.add(std::move(r));
   }
   return out;
 }

@@ -64,7 +64,7 @@ void CoreGroup::sendrecv(int core, const isa::Instruction& ins, const core::DmaP
                          std::span<const isa::SemSignal> signals, isa::Engine trigger, uint64_t id,
                          Picoseconds t) {
   const auto x = static_cast<uint32_t>(exchanges_.size());
-  exchanges_.push_back(Exchange{core, &ins, &plan, signals, trigger, id, t});
+  exchanges_.push_back(Exchange{{core, &ins, &plan, signals, trigger, id, t}});
   // The sequencer recorded the sendrecv's node just before handing it over.
   if (const core::TimingPath* path = members_[static_cast<size_t>(core)].timing->context().path)
     exchanges_[x].path_node = path->last_node(trigger);

@@ -54,16 +54,8 @@ class CoreGroup : public core::CrossCore, public core::DmaListener {
     core::Executor* exec = nullptr;
     std::deque<std::pair<core::Sequencer*, Picoseconds>> barriers;  // arrived, not yet passed
   };
-  struct Exchange {  // one sendrecv instruction of one core
-    int core = 0;
-    const isa::Instruction* ins = nullptr;
-    const core::DmaPlan* plan = nullptr;
-    std::span<const isa::SemSignal> signals;
-    isa::Engine trigger = isa::Engine::kSync;
-    uint64_t id = 0;
-    Picoseconds issued;
+  struct Exchange : core::PeerCall {  // one sendrecv instruction of one core
     bool sent = false, received = false;
-    uint32_t path_node = profile::kNoNode;  // its node in the core's dependency graph (if kept)
   };
   struct Transfer {
     uint32_t from = 0, to = 0;  // exchanges: the sender's and the receiver's

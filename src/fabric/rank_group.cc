@@ -62,7 +62,8 @@ RankGroup::RankGroup(const SystemSpec& system, const RuntimeSpec& runtime, Repli
       runtime_(runtime),
       groups_(std::move(groups)),
       sim_(sim),
-      members_(static_cast<size_t>(std::max(ranks, 1))) {}
+      members_(static_cast<size_t>(std::max(ranks, 1))),
+      order_(members_.size()) {}
 
 RankGroup::~RankGroup() = default;
 
@@ -90,12 +91,31 @@ const std::vector<int>* RankGroup::list_of(int group, int rank) const {
 }
 
 void RankGroup::fault(const Arrival& a, const std::string& message) {
-  core::TimingContext& ctx = members_[static_cast<size_t>(a.rank)].timing->context();
+  core::TimingContext& ctx = members_[static_cast<size_t>(a.core)].timing->context();
   ctx.fault(mem::FaultKind::kPeer, *a.ins, a.trigger, a.id, message);
 }
 
-void RankGroup::finish(const Arrival& a, Picoseconds now) {
-  core::TimingContext& ctx = members_[static_cast<size_t>(a.rank)].timing->context();
+void RankGroup::complete(size_t t, Picoseconds now) {
+  tickets_[t].done = true;
+  std::deque<size_t>& order = order_[static_cast<size_t>(tickets_[t].a.core)];
+  while (!order.empty() && tickets_[order.front()].done) {
+    apply(tickets_[order.front()], now);
+    order.pop_front();
+  }
+}
+
+void RankGroup::apply(Ticket& t, Picoseconds now) {
+  const Arrival& a = t.a;
+  core::Executor* ex = members_[static_cast<size_t>(a.core)].exec;
+  if (ex != nullptr && !t.result.empty())
+    mem::write_codes(ex->memory(), dst_of(*a.ins), t.result.data());
+  if (ex != nullptr && t.copy) {
+    std::vector<uint8_t> bytes;
+    mem::read_codes(ex->memory(), src_of(*a.ins), bytes);
+    mem::write_codes(ex->memory(), dst_of(*a.ins), bytes.data());
+  }
+  t.result = {};
+  core::TimingContext& ctx = members_[static_cast<size_t>(a.core)].timing->context();
   ctx.result.dma.finish = std::max(ctx.result.dma.finish, now);
   if (ctx.path != nullptr) ctx.path->on_sendrecv_done(a.path_node, a.signals, now);
   ctx.apply_signals(a.signals, now);
@@ -104,7 +124,10 @@ void RankGroup::finish(const Arrival& a, Picoseconds now) {
 void RankGroup::collective(int core, const isa::Instruction& ins, const core::DmaPlan& plan,
                            std::span<const isa::SemSignal> signals, isa::Engine trigger,
                            uint64_t id, Picoseconds t) {
-  Arrival a{core, &ins, &plan, signals, trigger, id, t};
+  const size_t ticket = tickets_.size();
+  tickets_.push_back(Ticket{Arrival{core, &ins, &plan, signals, trigger, id, t}});
+  order_[static_cast<size_t>(core)].push_back(ticket);
+  Arrival& a = tickets_.back().a;
   // The sequencer recorded the collective's node just before handing it over.
   if (const core::TimingPath* path = members_[static_cast<size_t>(core)].timing->context().path)
     a.path_node = path->last_node(trigger);
@@ -115,26 +138,24 @@ void RankGroup::collective(int core, const isa::Instruction& ins, const core::Dm
                  ? fmt::format("rank {} is in no rank list of replica group {}", core, group)
                  : fmt::format("replica group {} does not exist (the run has {})", group,
                                groups_.size()));
-    finish(a, t);
+    complete(ticket, t);
     return;
   }
   if (list->size() == 1) {  // a list of one: a copy on this rank's own DMA queues
-    const auto tag = static_cast<uint64_t>(local_.size());
-    local_.push_back(a);
     members_[static_cast<size_t>(core)].timing->dma().submit(ins, plan, {}, trigger, id, t, this,
-                                                             tag);
+                                                             ticket);
     return;
   }
-  waiting_[{group, core}].push_back(a);
+  waiting_[{group, core}].push_back(ticket);
   for (int r : *list)
     if (waiting_[{group, r}].empty()) return;  // someone has not arrived yet
-  std::vector<Arrival> met;
+  std::vector<size_t> met;
   for (int r : *list) {
-    std::deque<Arrival>& q = waiting_[{group, r}];
+    std::deque<size_t>& q = waiting_[{group, r}];
     met.push_back(q.front());
     q.pop_front();
   }
-  meet(std::move(met));
+  meet(met);
 }
 
 std::string RankGroup::mismatch(const std::vector<Arrival>& m) const {
@@ -146,15 +167,15 @@ std::string RankGroup::mismatch(const std::vector<Arrival>& m) const {
     if (in.p.collective != p.collective || in.p.reduce_op != p.reduce_op ||
         in.p.collective_outer != p.collective_outer)
       return fmt::format("rank {} issues {} (op {}, outer {}), rank {} {} (op {}, outer {})",
-                         m[0].rank, isa::name_of(p.collective), isa::name_of(p.reduce_op),
-                         p.collective_outer, a.rank, isa::name_of(in.p.collective),
+                         m[0].core, isa::name_of(p.collective), isa::name_of(p.reduce_op),
+                         p.collective_outer, a.core, isa::name_of(in.p.collective),
                          isa::name_of(in.p.reduce_op), in.p.collective_outer);
     if (src_of(in).dtype != src_of(first).dtype ||
         src_of(in).elements() != src_of(first).elements() ||
         dst_of(in).elements() != dst_of(first).elements())
       return fmt::format("rank {} gives {} src elements of {} into {}, rank {} {} of {} into {}",
-                         m[0].rank, src_of(first).elements(), src_of(first).dtype.name(),
-                         dst_of(first).elements(), a.rank, src_of(in).elements(),
+                         m[0].core, src_of(first).elements(), src_of(first).dtype.name(),
+                         dst_of(first).elements(), a.core, src_of(in).elements(),
                          src_of(in).dtype.name(), dst_of(in).elements());
   }
   const int64_t s = src_of(first).elements(), d = dst_of(first).elements();
@@ -186,19 +207,19 @@ std::string RankGroup::mismatch(const std::vector<Arrival>& m) const {
   if (p.collective == CollectiveKind::kPermute) {
     const auto at = [&](int rank) -> const Arrival* {
       for (const Arrival& a : m)
-        if (a.rank == rank) return &a;
+        if (a.core == rank) return &a;
       return nullptr;
     };
     for (const Arrival& a : m) {
       const int to = a.ins->p.send_to, from = a.ins->p.recv_from;
       const Arrival* t = to >= 0 ? at(to) : nullptr;
       const Arrival* f = from >= 0 ? at(from) : nullptr;
-      if ((to >= 0 && (t == nullptr || t->ins->p.recv_from != a.rank)) ||
-          (from >= 0 && (f == nullptr || f->ins->p.send_to != a.rank)))
+      if ((to >= 0 && (t == nullptr || t->ins->p.recv_from != a.core)) ||
+          (from >= 0 && (f == nullptr || f->ins->p.send_to != a.core)))
         return fmt::format(
             "permute: rank {} sends to {} and receives from {}; the pairs of the "
             "ranks do not agree",
-            a.rank, to, from);
+            a.core, to, from);
     }
   }
   return "";
@@ -212,10 +233,10 @@ std::vector<std::vector<uint8_t>> RankGroup::compute(const std::vector<Arrival>&
   const int width = dtype.storage_bytes;
   std::vector<std::vector<uint64_t>> src(n);
   for (size_t j = 0; j < n; ++j) {
-    const core::Executor& ex = *members_[static_cast<size_t>(m[j].rank)].exec;
+    const core::Executor& ex = *members_[static_cast<size_t>(m[j].core)].exec;
     for (const isa::AccessPattern* ap : {&src_of(*m[j].ins), &dst_of(*m[j].ins)})
       if (std::optional<mem::Fault> f = ex.memory().check(*ap)) {
-        why = fmt::format("rank {}: {}", m[j].rank, f->to_string());
+        why = fmt::format("rank {}: {}", m[j].core, f->to_string());
         return {};
       }
     std::vector<uint8_t> bytes;
@@ -314,7 +335,7 @@ std::vector<std::vector<uint8_t>> RankGroup::compute(const std::vector<Arrival>&
       for (size_t j = 0; j < n; ++j) {
         const int from = m[j].ins->p.recv_from;
         for (size_t k = 0; k < n; ++k)
-          if (m[k].rank == from) out[j] = src[k];  // none: dst keeps its values
+          if (m[k].core == from) out[j] = src[k];  // none: dst keeps its values
       }
       break;
   }
@@ -349,86 +370,82 @@ Picoseconds RankGroup::price(const std::vector<Arrival>& m) {
   return t;
 }
 
-void RankGroup::meet(std::vector<Arrival> members) {
+void RankGroup::meet(const std::vector<size_t>& tickets) {
+  std::vector<Arrival> members;
+  for (size_t t : tickets) members.push_back(tickets_[t].a);
   Picoseconds start = members[0].issued;
   for (const Arrival& a : members) start = std::max(start, a.issued);
   std::string why = mismatch(members);
-  Meeting meeting;
   Picoseconds end = start;
   if (why.empty()) {
     try {
       end = start + price(members);
       const bool values = std::all_of(members.begin(), members.end(), [&](const Arrival& a) {
-        return members_[static_cast<size_t>(a.rank)].exec != nullptr;
+        return members_[static_cast<size_t>(a.core)].exec != nullptr;
       });
-      if (values) meeting.results = compute(members, why);
+      if (values) {
+        std::vector<std::vector<uint8_t>> results = compute(members, why);
+        for (size_t j = 0; j < results.size(); ++j)
+          tickets_[tickets[j]].result = std::move(results[j]);
+      }
     } catch (const InputError& e) {  // e.g. more ranks than the system has
       why = fmt::format("the fabric cannot run it: {}", e.what());
     }
   }
   if (!why.empty()) {
-    for (const Arrival& a : members) {
+    for (size_t t : tickets) {
+      const Arrival& a = tickets_[t].a;
       fault(a, fmt::format("{} on replica group {}: {}", isa::name_of(a.ins->p.collective),
                            a.ins->p.replica_group, why));
-      finish(a, start);
+      tickets_[t].result = {};
+      complete(t, start);
     }
     return;
   }
-  meeting.members = std::move(members);
   const auto index = static_cast<uint64_t>(meetings_.size());
-  meetings_.push_back(std::move(meeting));
+  meetings_.push_back(tickets);
   sim_.schedule(end, this, kMeetingEnd, index, core::kPriorityComplete);
 }
 
 void RankGroup::handle(const sim::Event& e) {
-  Meeting& m = meetings_[static_cast<size_t>(e.payload)];
-  for (size_t j = 0; j < m.members.size(); ++j) {
-    const Arrival& a = m.members[j];
-    if (j < m.results.size() && !m.results[j].empty())
-      mem::write_codes(members_[static_cast<size_t>(a.rank)].exec->memory(), dst_of(*a.ins),
-                       m.results[j].data());
-    finish(a, e.time);
-  }
-  m.results.clear();
-  m.results.shrink_to_fit();
+  for (size_t t : meetings_[static_cast<size_t>(e.payload)]) complete(t, e.time);
 }
 
 void RankGroup::dma_done(uint64_t tag, Picoseconds now) {
-  const Arrival& a = local_[static_cast<size_t>(tag)];
-  core::Executor* ex = members_[static_cast<size_t>(a.rank)].exec;
+  Ticket& t = tickets_[static_cast<size_t>(tag)];
+  const Arrival& a = t.a;
+  core::Executor* ex = members_[static_cast<size_t>(a.core)].exec;
   const isa::Params& p = a.ins->p;
   // Alone in its list, every kind gives dst = src; a permute only from itself.
-  const bool moves = p.collective != CollectiveKind::kPermute || p.recv_from == a.rank;
+  const bool moves = p.collective != CollectiveKind::kPermute || p.recv_from == a.core;
   if (p.collective == CollectiveKind::kPermute &&
-      ((p.send_to >= 0 && p.send_to != a.rank) || (p.recv_from >= 0 && p.recv_from != a.rank))) {
+      ((p.send_to >= 0 && p.send_to != a.core) || (p.recv_from >= 0 && p.recv_from != a.core))) {
     fault(a, fmt::format("permute: rank {} alone in its list sends to {} and receives from {}",
-                         a.rank, p.send_to, p.recv_from));
+                         a.core, p.send_to, p.recv_from));
   } else if (ex != nullptr && moves) {
     const isa::AccessPattern &src = src_of(*a.ins), &dst = dst_of(*a.ins);
     std::optional<mem::Fault> f = ex->memory().check(src);
     if (!f) f = ex->memory().check(dst);
-    if (f) {
+    if (f)
       fault(a, f->to_string());
-    } else if (src.elements() != dst.elements() || src.dtype != dst.dtype) {
+    else if (src.elements() != dst.elements() || src.dtype != dst.dtype)
       fault(a, fmt::format("{} of one rank: dst has {} elements, src {}",
                            isa::name_of(p.collective), dst.elements(), src.elements()));
-    } else {
-      std::vector<uint8_t> bytes;
-      mem::read_codes(ex->memory(), src, bytes);
-      mem::write_codes(ex->memory(), dst, bytes.data());
-    }
+    else
+      t.copy = true;
   }
-  finish(a, now);
+  complete(static_cast<size_t>(tag), now);
 }
 
 void RankGroup::report_unmatched() {
   for (const auto& [key, queue] : waiting_) {
     const std::vector<int>* list = list_of(key.first, key.second);
-    for (const Arrival& a : queue) {
+    for (size_t t : queue) {
       std::vector<int> absent;
       for (int r : *list)
         if (auto it = waiting_.find({key.first, r}); it == waiting_.end() || it->second.empty())
           absent.push_back(r);
+      const Arrival& a = tickets_[t].a;
       fault(a, fmt::format("{} on replica group {} never met rank(s) {} of its list",
                            isa::name_of(a.ins->p.collective), key.first, fmt::join(absent, ", ")));
     }

@@ -5,6 +5,9 @@
 //    `collective` instructions name a replica group by index into the groups the run was
 //    given. The k-th collective a rank issues on a group meets the k-th of every other rank of
 //    the group's list that holds it (the runtime pairs them by order, as it does collectives).
+//  - A rank's collectives complete in the order it issued them, as the one queue of the
+//    collective engine runs them: one that ends before an earlier one of its rank waits for
+//    it (so that the kernel's semaphores, which count completions, see them in order).
 //  - Once all of a list are there, the collective starts (the latest arrival); it lasts what
 //    the fabric layer prices for that operation, size, dtype and list size on the system
 //    (Fabric::simulate: its algorithm choice, links, handshakes; the runtime's host launch cost
@@ -68,19 +71,12 @@ class RankGroup : public core::CrossCore, public core::DmaListener, public sim::
   void report_unmatched();
 
  private:
-  struct Arrival {  // one collective instruction of one rank
-    int rank = 0;
-    const isa::Instruction* ins = nullptr;
-    const core::DmaPlan* plan = nullptr;
-    std::span<const isa::SemSignal> signals;
-    isa::Engine trigger = isa::Engine::kSync;
-    uint64_t id = 0;
-    Picoseconds issued;
-    uint32_t path_node = profile::kNoNode;
-  };
-  struct Meeting {  // the arrivals of one list, in list order, and what each rank receives
-    std::vector<Arrival> members;
-    std::vector<std::vector<uint8_t>> results;  // codes per member (empty: no values)
+  using Arrival = core::PeerCall;  // one collective instruction of one rank (`core`)
+  struct Ticket {                  // an arrival until its completion applies
+    Arrival a;
+    bool done = false;            // ended; applies once its rank's earlier ones have
+    bool copy = false;            // a list of one: dst = src when it applies
+    std::vector<uint8_t> result;  // dst's codes to write when it applies (empty: none)
   };
   struct Member {
     core::CoreTiming* timing = nullptr;
@@ -88,7 +84,7 @@ class RankGroup : public core::CrossCore, public core::DmaListener, public sim::
   };
 
   const std::vector<int>* list_of(int group, int rank) const;
-  void meet(std::vector<Arrival> members);
+  void meet(const std::vector<size_t>& tickets);
   // The mismatch between the members of a meeting, or "".
   std::string mismatch(const std::vector<Arrival>& m) const;
   // Each member's result codes (dst's elements in pattern order), from the sources.
@@ -96,17 +92,20 @@ class RankGroup : public core::CrossCore, public core::DmaListener, public sim::
   Picoseconds price(const std::vector<Arrival>& m);
   Fabric& fabric(int64_t ranks);  // the system with `ranks` ranks of LNC=1, made once
   void fault(const Arrival& a, const std::string& message);
-  void finish(const Arrival& a, Picoseconds now);
+  // Ticket `t` ended at `now`: it and the ones after it in its rank's order that ended apply.
+  void complete(size_t t, Picoseconds now);
+  void apply(Ticket& t, Picoseconds now);  // dst written, signals applied
 
   const SystemSpec& system_;
   const RuntimeSpec& runtime_;
   ReplicaGroups groups_;
   sim::Simulator& sim_;
   std::vector<Member> members_;
-  std::map<std::pair<int, int>, std::deque<Arrival>> waiting_;  // (group, rank): not yet met
-  std::vector<Meeting> meetings_;                               // by event payload
-  std::vector<Arrival> local_;                                  // lists of one, by DMA tag
-  std::map<int64_t, std::unique_ptr<Fabric>> fabrics_;          // by list size
+  std::vector<Ticket> tickets_;                                // by arrival; DMA tags
+  std::vector<std::deque<size_t>> order_;                      // per rank: not yet applied
+  std::map<std::pair<int, int>, std::deque<size_t>> waiting_;  // (group, rank): not yet met
+  std::vector<std::vector<size_t>> meetings_;                  // by event payload
+  std::map<int64_t, std::unique_ptr<Fabric>> fabrics_;         // by list size
   std::map<std::tuple<int, int64_t, int64_t, std::string>, Picoseconds> prices_;
 };
 

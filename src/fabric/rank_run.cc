@@ -147,10 +147,7 @@ chip::ChipResult RankRunner::run(profile::Trace* trace) {
     if (!hbm_.empty())
       for (const mem::Fault& f : execs[i]->faults()) r.faults.add(f);
     if (mode_ == core::RunMode::kFunctionalOnly) r = chip::without_time(std::move(r));
-    out.total = std::max(out.total, r.total);
-    out.launch = std::max(out.launch, r.launch);
-    out.instructions += r.instructions;
-    out.cores.push_back(std::move(r));
+    out.add(std::move(r));
   }
   return out;
 }

@@ -271,6 +271,10 @@ int32_t KernelBuilder::agent_of(const isa::Instruction& in) {
 }
 
 int32_t KernelBuilder::dma_agent(const isa::Instruction& in) {
+  // Peers complete these (a collective when its rank list has met, chip or fabric layer), out
+  // of order with the queue's own transfers: an agent of their own, in whose order they do
+  // complete (fabric/rank_group.h keeps a rank's collectives in issue order).
+  if (isa::is_peer_transfer(in.op)) return sync_.dma_agent(in.engine, in.p.dma_queue, 0, 0, true);
   const isa::AccessPattern &dst = in.operands[0], &src = in.operands[1];
   // The side that decides how the transfer splits over DMA engines (core/dma/dma_plan.h).
   const isa::AccessPattern& split = dst.space != isa::Space::kHbm   ? dst

@@ -24,6 +24,9 @@ void raise(std::vector<int32_t>& k, size_t agent, int32_t seq) {
 std::string AgentInfo::label() const {
   if (background) return "pe (load_stationary unit)";
   if (!dma) return std::string(isa::engine_name(engine));
+  if (peer)
+    return fmt::format("sendrecv / collective completions of dma queue {} (triggered by {})", queue,
+                       isa::engine_name(engine));
   return fmt::format("dma queue {} (triggered by {}, engine group {}, {} engines)", queue,
                      isa::engine_name(engine), first_group, engines);
 }
@@ -37,14 +40,14 @@ SyncResolver::SyncResolver() {
 }
 
 int32_t SyncResolver::dma_agent(isa::Engine trigger, int32_t queue, int32_t first_group,
-                                int32_t engines) {
+                                int32_t engines, bool peer) {
   for (size_t a = 0; a < agents_.size(); ++a) {
     const AgentInfo& x = agents_[a];
     if (x.dma && x.engine == trigger && x.queue == queue && x.first_group == first_group &&
-        x.engines == engines)
+        x.engines == engines && x.peer == peer)
       return static_cast<int32_t>(a);
   }
-  agents_.push_back({true, false, trigger, queue, first_group, engines});
+  agents_.push_back({true, false, trigger, queue, first_group, engines, peer});
   instrs_.emplace_back();
   known_at_.emplace_back();
   return static_cast<int32_t>(agents_.size() - 1);

@@ -46,6 +46,9 @@ struct AgentInfo {
   isa::Engine engine = isa::Engine::kSync;  // the engine, or the stream that triggers the DMAs
   int32_t queue = -1;                       // DMA: the instruction's dma_queue
   int32_t first_group = 0, engines = 0;     // DMA: the engines its pieces use (isa/dma_span.h)
+  // DMA: sendrecv / collective of that trigger and queue, which complete when their peers say
+  // (isa::is_peer_transfer), not in order with the queue's own transfers.
+  bool peer = false;
   std::string label() const;
 };
 
@@ -63,7 +66,8 @@ class SyncResolver {
 
   static int32_t engine_agent(isa::Engine e) { return static_cast<int32_t>(e); }
   static constexpr int32_t kPeBackground = isa::kNumEngines;  // load_stationary
-  int32_t dma_agent(isa::Engine trigger, int32_t queue, int32_t first_group, int32_t engines);
+  int32_t dma_agent(isa::Engine trigger, int32_t queue, int32_t first_group, int32_t engines,
+                    bool peer = false);
   const AgentInfo& agent(int32_t a) const { return agents_.at(static_cast<size_t>(a)); }
 
   // Registers the next instruction of `agent`, at `ref` in `stream`, which must wait for

@@ -208,11 +208,15 @@ def all_to_all(srcs, dsts, replica_group, collective_dim, priority=None, name=No
         _emit(s, d, "all_to_all", g, outer=_outer(s, collective_dim, what))
 
 
-def all_to_all_v(*args, **kwargs):
-    _ctx.unsupported("nki.collectives.all_to_all_v",
-                     "its per-rank counts are read at run time from device memory, and trnsim's "
-                     "collective instruction moves sizes known when the kernel is traced "
-                     "(trnsim.fabric's all-to-all-v prices the collective on its own)")
+_VARIABLE = ("its per-rank counts are read at run time from device memory (metadata_tensor), "
+             "and trnsim's collective instruction moves sizes known when the kernel is traced "
+             "(trnsim.fabric's all-to-all-v prices such a collective on its own)")
+all_to_all_v = _ctx.stub("nki.collectives.all_to_all_v", _VARIABLE)
+all_gather_v = _ctx.stub("nki.collectives.all_gather_v", _VARIABLE)
+all_to_all_v_prepare = _ctx.stub("nki.collectives.all_to_all_v_prepare", _VARIABLE)
+all_to_all_v_trigger = _ctx.stub("nki.collectives.all_to_all_v_trigger", _VARIABLE)
+all_gather_v_prepare = _ctx.stub("nki.collectives.all_gather_v_prepare", _VARIABLE)
+all_gather_v_trigger = _ctx.stub("nki.collectives.all_gather_v_trigger", _VARIABLE)
 
 
 def collective_permute(srcs, dsts, source_target_pairs, priority=None, name=None):
@@ -311,7 +315,8 @@ def collective_permute_implicit_reduce(srcs0_by_channel, srcs1_by_channel, dsts_
 
 
 def collective_permute_implicit_current_processing_rank_id(iteration_id, replica_group,
-                                                           channel_id=0):
+                                                           channel_id=0, num_channels=1,
+                                                           name=None):
     """The rank whose data this rank holds after ``iteration_id`` steps of the implicit ring
     (the previous ranks of the list, one per step), in a register."""
     from trnsim.nki import _register
@@ -323,7 +328,7 @@ def collective_permute_implicit_current_processing_rank_id(iteration_id, replica
     return _register.register_alloc(lst[(i - iteration_id) % len(lst)])
 
 
-def rank_id():
+def rank_id(name=None):
     """This rank's id, in a register (a run-time value: use it as scalar_offset)."""
     from trnsim.nki import _register
 
@@ -331,6 +336,8 @@ def rank_id():
 
 
 __all__ = ["ReplicaGroup", "rg_partition_op", "all_reduce", "all_gather", "reduce_scatter",
-           "all_to_all", "all_to_all_v", "collective_permute", "collective_permute_implicit",
+           "all_to_all", "all_to_all_v", "all_gather_v", "all_to_all_v_prepare",
+           "all_to_all_v_trigger", "all_gather_v_prepare", "all_gather_v_trigger",
+           "collective_permute", "collective_permute_implicit",
            "collective_permute_implicit_reduce",
            "collective_permute_implicit_current_processing_rank_id", "rank_id"]

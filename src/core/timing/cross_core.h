@@ -12,10 +12,24 @@
 #include "core/dma/dma_plan.h"
 #include "isa/engine.h"
 #include "isa/instruction.h"
+#include "profile/critical_path.h"
 
 namespace trnsim::core {
 
 class Sequencer;
+
+// A sendrecv or collective as a core hands it over: what its group needs to start it and, on
+// that core, to complete it.
+struct PeerCall {
+  int core = 0;
+  const isa::Instruction* ins = nullptr;
+  const DmaPlan* plan = nullptr;
+  std::span<const isa::SemSignal> signals;
+  isa::Engine trigger = isa::Engine::kSync;
+  uint64_t id = 0;
+  Picoseconds issued;
+  uint32_t path_node = profile::kNoNode;  // its node in the core's dependency graph (if kept)
+};
 
 class CrossCore {
  public:

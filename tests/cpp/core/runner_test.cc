@@ -140,7 +140,8 @@ TEST(FunctionalRunner, RealGenerations) {
     EXPECT_EQ(run.read_tensor_f32("Y")[100], 4.5f) << name;
   }
   // Every opcode once, on the generation it was written for. Alone, a core has no peer for
-  // its sendrecv (kPeer: chip/spmd_run.h runs it with one); everything else runs clean.
+  // its sendrecv (kPeer: chip/spmd_run.h runs it with one) and no other rank for its
+  // collective (fabric/rank_run.h); everything else runs clean.
   const isa::Program every = isa::assemble(kEveryOpProgram);
   RunOptions go_on;
   go_on.stop_on_fault = false;
@@ -148,9 +149,11 @@ TEST(FunctionalRunner, RealGenerations) {
   run.write_tensor_f32("A", std::vector<float>(128 * 512, 0.25f));
   run.write_tensor_f32("B", std::vector<float>(128 * 512, -2.0f));
   const RunResult r = run.run();
-  ASSERT_EQ(run.faults().size(), 1u) << run.faults().to_string();
+  ASSERT_EQ(run.faults().size(), 2u) << run.faults().to_string();
   EXPECT_EQ(run.faults()[0].kind, mem::FaultKind::kPeer);
   EXPECT_NE(run.faults()[0].instruction.find("sendrecv"), std::string::npos);
+  EXPECT_EQ(run.faults()[1].kind, mem::FaultKind::kPeer);
+  EXPECT_NE(run.faults()[1].instruction.find("collective"), std::string::npos);
   EXPECT_EQ(r.instructions, every.num_instructions() + 3 * 3);  // the act loop runs 4 times
 }
 

@@ -92,5 +92,6 @@ loop:
   dma_gather sbuf[0:128]+147456 [[1,512]] bf16 <- A[0:128] [[1,512]], sbuf[0:128]+143360 [[1,1]] int32 queue=18
   dma_scatter G[0:128] [[1,512]] <- sbuf[0:128]+135168 [[1,512]] fp32, sbuf[0:128]+143360 [[1,1]] int32 queue=19
   sendrecv sbuf[0:128]+139264 [[1,512]] fp32 <- sbuf[0:128]+135168 [[1,512]] fp32 queue=17 send_to=1 recv_from=1
+  collective sbuf[0:128]+180288 [[1,512]] fp32 <- sbuf[0:128]+135168 [[1,512]] fp32 queue=20 kind=all_to_all
   core_barrier
 )";

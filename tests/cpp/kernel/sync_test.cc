@@ -154,5 +154,25 @@ TEST(Sync, EveryExampleIsRaceFreeAndSemaphoresCountUp) {
   }
 }
 
+// A collective completes when its rank list has met (fabric/rank_group.h), not in order with
+// the transfers of the DMA queue that issued it: a read of its dst from that same queue still
+// waits for it, on a semaphore of the queue's peer completions.
+TEST(Sync, ACollectiveIsNotOrderedByItsQueue) {
+  KernelBuilder kb(chip("trn2"));
+  auto src = kb.scratch("src", num::fp32(), {128, 64});
+  auto dst = kb.scratch("dst", num::fp32(), {128, 64});
+  auto out = kb.output("out", num::fp32(), {128, 64});
+  const kernel::DmaOpts on_sync{Engine::kSync, false};
+  kb.collective(dst, src, {isa::CollectiveKind::kAllReduce}, on_sync);
+  kb.dma_copy(out, dst, on_sync);
+  const isa::Program p = kb.build();
+  const auto& read = at(p, Engine::kSync, 1);
+  ASSERT_EQ(at(p, Engine::kSync, 0).op, isa::Opcode::kCollective);
+  ASSERT_EQ(at(p, Engine::kSync, 0).p.dma_queue, read.p.dma_queue);  // one queue
+  ASSERT_EQ(read.waits.size(), 1u);
+  ASSERT_EQ(at(p, Engine::kSync, 0).signals.size(), 1u);
+  EXPECT_EQ(read.waits[0].sem, at(p, Engine::kSync, 0).signals[0].sem);
+}
+
 }  // namespace
 }  // namespace trnsim::kernel_test
