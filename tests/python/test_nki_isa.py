@@ -411,7 +411,47 @@ def test_tensor_view_methods(rng):
     np.testing.assert_array_equal(flat, a.reshape(128, 64))
 
 
-@pytest.mark.parametrize("name", ["rearrange", "reshape_dim", "vector_select", "indirect"])
+def test_reshape_dim_and_rearrange_are_views(rng):
+    a = rng.standard_normal((8, 6, 8)).astype(np.float32)
+
+    @nki.jit
+    def k(x, split, arranged, tile):
+        nisa.dma_copy(dst=split, src=x.reshape_dim(0, (2, -1))[1])  # HBM: dim 0 as (2, 4)
+        nisa.dma_copy(dst=arranged, src=x.rearrange("(g n) a b -> n g (a b)", g=2))
+        t = nl.ndarray((8, 6, 8), nl.float32, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=x)
+        nisa.dma_copy(dst=tile, src=t.reshape_dim(2, (4, 2)).rearrange("p a b c -> p c a b"))
+
+    split = np.zeros((4, 6, 8), np.float32)
+    arranged = np.zeros((4, 2, 48), np.float32)
+    tile = np.zeros((8, 2, 6, 4), np.float32)
+    k(a, split, arranged, tile)
+    np.testing.assert_array_equal(split, a.reshape(2, 4, 6, 8)[1])
+    np.testing.assert_array_equal(arranged, a.reshape(2, 4, 48).transpose(1, 0, 2))
+    np.testing.assert_array_equal(tile, a.reshape(8, 6, 4, 2).transpose(0, 3, 1, 2))
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda t: t.reshape_dim(1, (3, -1)), "3 does not divide"),
+    (lambda t: t.reshape_dim(0, (2, 64)), "partition dim"),
+    (lambda t: t.rearrange("p a -> a p"), "partition dim"),
+    (lambda t: t.rearrange("p (a b) -> p b a", a=2), None),  # a strided view: fine
+    (lambda t: t.rearrange("p (a b) -> p (b a)", a=2), "not one strided dim"),
+    (lambda t: t.rearrange("p ... -> p", a=2), "axis names"),
+])
+def test_reshape_dim_and_rearrange_errors(call, match):
+    @nki.jit
+    def k(out):
+        call(nl.ndarray((128, 8), nl.float32, buffer=nl.sbuf))
+
+    if match is None:
+        k(np.zeros(1, np.float32))
+        return
+    with pytest.raises(nki.NkiError, match=match):
+        k(np.zeros(1, np.float32))
+
+
+@pytest.mark.parametrize("name", ["vector_select", "indirect"])
 def test_left_out_tensor_methods_raise(name):
     @nki.jit
     def k(out):

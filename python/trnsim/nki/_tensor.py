@@ -30,6 +30,54 @@ def np_dtype(fmt: str):
     return fmt if dt is None else dt
 
 
+def _split_sizes(n, shape, what):
+    """`shape` (ints, at most one -1) for a dim of n elements, the -1 inferred."""
+    sizes = [_opsmod().integer(k, f"{what}: size") for k in
+             (shape if isinstance(shape, (tuple, list)) else [shape])]
+    if sizes.count(-1) > 1 or any(k < 1 and k != -1 for k in sizes):
+        raise NkiError(f"{what}: sizes are positive, one of them may be -1")
+    known = int(np.prod([k for k in sizes if k != -1]))
+    if -1 in sizes:
+        if n % known:
+            raise NkiError(f"{what}: {known} does not divide the dim's {n} elements")
+        sizes[sizes.index(-1)] = n // known
+    if int(np.prod(sizes)) != n:
+        raise NkiError(f"{what}: sizes {sizes} do not make the dim's {n} elements")
+    return sizes
+
+
+def _einops_sides(pattern, what):
+    """The axis groups of each side of an einops pattern: "(a b) c -> c a b" gives
+    ([[a, b], [c]], [[c], [a], [b]])."""
+    if not isinstance(pattern, str) or pattern.count("->") != 1:
+        raise NkiError(f"{what}: a pattern 'left -> right', e.g. '(g n) d -> n g d'")
+    sides = []
+    for side in pattern.split("->"):
+        groups, cur = [], None
+        for tok in side.replace("(", " ( ").replace(")", " ) ").split():
+            if tok == "(":
+                if cur is not None:
+                    raise NkiError(f"{what}: nested parentheses")
+                cur = []
+            elif tok == ")":
+                if not cur:
+                    raise NkiError(f"{what}: an empty or unopened group")
+                groups.append(cur)
+                cur = None
+            elif tok.isidentifier():
+                (cur.append(tok) if cur is not None else groups.append([tok]))
+            else:
+                raise NkiError(f"{what}: {tok!r}: trnsim takes axis names and parentheses "
+                               "(no '...', no literal sizes)")
+        if cur is not None:
+            raise NkiError(f"{what}: an unclosed group")
+        sides.append(groups)
+    names = [a for g in sides[0] for a in g]
+    if len(set(names)) != len(names):
+        raise NkiError(f"{what}: an axis named twice")
+    return sides
+
+
 class NkiTensor:
     """A tensor in HBM, SBUF or PSUM, or a view of one (slices share the memory)."""
 
@@ -298,6 +346,57 @@ class NkiTensor:
         shape = self.shape
         return self._with_pattern([(strides[d], shape[d]) for d in dims], offset)
 
+    def reshape_dim(self, dim, shape):
+        """Dim `dim` split into dims of sizes `shape` (one may be -1), row-major: a view of the
+        same elements, whatever the tensor's other steps."""
+        d = self._dim(dim, "reshape_dim")
+        sizes = _split_sizes(self.shape[d], shape, f"NkiTensor.reshape_dim({dim}, {shape!r})")
+        if d == 0 and len(sizes) != 1 and self._view().space != "hbm":
+            raise NkiError(f"NkiTensor.reshape_dim({dim}, {shape!r}): the partition dim of an "
+                           "on-chip tile cannot be split")
+        strides, offset = self._pattern()
+        dims = list(zip(strides, self.shape))
+        step, new = strides[d], []
+        for n in reversed(sizes):
+            new.insert(0, (step, n))
+            step *= n
+        dims[d:d + 1] = new
+        return self._with_pattern(dims, offset)
+
+    def rearrange(self, pattern, **sizes):
+        """einops' rearrange as a view: ``t.rearrange("(g n) d -> n g d", g=2)``. Left groups
+        split dims (sizes from the keywords, one inferred per group), the right side orders the
+        axes and merges groups, which must be one strided dim (else an NkiError)."""
+        what = f"NkiTensor.rearrange({pattern!r})"
+        left, right = _einops_sides(pattern, what)
+        if len(left) != self.ndim:
+            raise NkiError(f"{what}: the left side names {len(left)} dims; the tensor has "
+                           f"{self.ndim}")
+        strides, offset = self._pattern()
+        axes = {}
+        for (st, n), group in zip(zip(strides, self.shape), left):
+            known = {a: _opsmod().integer(sizes[a], f"{what}: {a}") for a in group if a in sizes}
+            split = _split_sizes(n, [known.get(a, -1) for a in group], what)
+            step = st
+            for a, k in reversed(list(zip(group, split))):
+                axes[a] = (step, k)
+                step *= k
+        named = [a for g in right for a in g]
+        if sorted(named) != sorted(axes):
+            raise NkiError(f"{what}: the right side must name each axis of the left once")
+        if self._view().space != "hbm" and right[0] != left[0]:
+            raise NkiError(f"{what}: the partition dim of an on-chip tile stays first, as it is")
+        dims = []
+        for g in right:
+            step, n = axes[g[-1]]
+            for a in reversed(g[:-1]):  # each outer axis must step over the inner ones whole
+                if axes[a][0] != step * n:
+                    raise NkiError(f"{what}: ({' '.join(g)}) is not one strided dim of the "
+                                   "tensor's elements (copy it to merge them)")
+                n *= axes[a][1]
+            dims.append((step, n))
+        return self._with_pattern(dims, offset)
+
     def _unsupported(name):
         def f(self, *args, **kwargs):
             _ctx.unsupported(f"NkiTensor.{name}", "use indexing, reshape, permute, view or .ap()")
@@ -305,8 +404,6 @@ class NkiTensor:
         f.__name__ = name
         return f
 
-    rearrange = _unsupported("rearrange")
-    reshape_dim = _unsupported("reshape_dim")
     vector_select = _unsupported("vector_select")
     indirect = _unsupported("indirect")
     reinterpret_cast = _unsupported("reinterpret_cast")
