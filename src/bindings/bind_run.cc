@@ -235,12 +235,13 @@ void bind_run(nb::module_& m) {
       [](const arch::ChipSpec& chip, const fabric::SystemSpec& system,
          const fabric::RuntimeSpec& runtime, const std::vector<const isa::Program*>& programs,
          const fabric::ReplicaGroups& groups, const std::string& mode_name,
-         const std::vector<std::vector<std::tuple<std::string, Bytes>>>& inputs, bool want_trace) {
+         const std::vector<std::vector<std::tuple<std::string, Bytes>>>& inputs, bool want_trace,
+         int lnc) {
         check_programs(programs, "run_ranks");
         const core::RunMode mode = parse_mode(mode_name);
-        fabric::RankRunner runner(chip, system, runtime, programs, groups, mode);
+        fabric::RankRunner runner(chip, system, runtime, programs, groups, lnc, mode);
         if (mode != core::RunMode::kTimingOnly) {
-          if (inputs.size() != programs.size())
+          if (inputs.size() != static_cast<size_t>(runner.ranks()))
             throw InputError("run_ranks", "inputs", "one list of (name, bytes) per rank");
           for (size_t r = 0; r < inputs.size(); ++r)
             for (const auto& [name, a] : inputs[r])
@@ -255,10 +256,10 @@ void bind_run(nb::module_& m) {
         }
         std::vector<Outputs> outputs;
         if (mode != core::RunMode::kTimingOnly)
-          for (size_t k = 0; k < programs.size(); ++k)
-            outputs.push_back(outputs_of(*programs[k], [&](const std::string& n) {
-              return runner.read_tensor(static_cast<int>(k), n);
-            }));
+          for (int k = 0; k < runner.ranks(); ++k)
+            outputs.push_back(
+                outputs_of(*programs[static_cast<size_t>(k * lnc)],
+                           [&](const std::string& n) { return runner.read_tensor(k, n); }));
         std::vector<std::string> ranks;
         for (const core::TimingResult& c : r.cores)
           ranks.push_back(core::timing_result_json(c).dump());
@@ -267,8 +268,10 @@ void bind_run(nb::module_& m) {
       },
       nb::arg("chip"), nb::arg("system"), nb::arg("runtime"), nb::arg("programs"),
       nb::arg("groups"), nb::arg("mode"), nb::arg("inputs"), nb::arg("trace") = false,
-      "Runs program i on rank i (a logical core of LNC=1 with HBM of its own), all together, "
-      "their collectives meeting over `system` (fabric/rank_run.h). `groups`: the replica "
+      nb::arg("lnc") = 1,
+      "Runs program p on physical core p, rank p / lnc a logical core of `lnc` cores with HBM "
+      "of its own, all together, their collectives meeting over `system` (fabric/rank_run.h). "
+      "`groups`: the replica "
       "groups the collectives name by index, each a list of rank lists. `inputs`: per rank, "
       "(tensor name, bytes). Returns (per rank outputs [(name, bytes)], per-rank result JSON, "
       "total ps (the slowest rank), summary text, Trace or None; rank i's tracks under "

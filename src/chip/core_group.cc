@@ -43,13 +43,17 @@ void CoreGroup::barrier(int core, core::Sequencer& seq, Picoseconds t) {
   }
 }
 
-void CoreGroup::collective(int core, const isa::Instruction& ins, const core::DmaPlan&,
+void CoreGroup::collective(int core, const isa::Instruction& ins, const core::DmaPlan& plan,
                            std::span<const isa::SemSignal> signals, isa::Engine trigger,
                            uint64_t id, Picoseconds t) {
+  if (ranks_ != nullptr) {
+    ranks_->collective(first_ + core, ins, plan, signals, trigger, id, t);
+    return;
+  }
   core::TimingContext& ctx = members_[static_cast<size_t>(core)].timing->context();
   ctx.fault(mem::FaultKind::kPeer, ins, trigger, id,
             fmt::format("collective {} between the {} physical cores of a logical core: "
-                        "collectives run between ranks, each a logical core of LNC=1 "
+                        "collectives run between ranks, each a logical core "
                         "(trnsim.nki.run_ranks)",
                         isa::name_of(ins.p.collective), members_.size()));
   ctx.apply_signals(signals, t);

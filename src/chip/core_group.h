@@ -39,8 +39,13 @@ class CoreGroup : public core::CrossCore, public core::DmaListener {
                 std::span<const isa::SemSignal> signals, isa::Engine trigger, uint64_t id,
                 Picoseconds t) override;
   void dma_done(uint64_t tag, Picoseconds now) override;
-  // Ranks are logical cores (fabric/rank_run.h): a collective between the physical cores of
-  // one is a kPeer fault, its signals applied so that the run goes on.
+  // Collectives go between ranks, each a logical core (fabric/rank_run.h): handed to `ranks`
+  // as physical core `first + core` when forward_collectives was called, else a kPeer fault
+  // (its signals applied so that the run goes on).
+  void forward_collectives(core::CrossCore* ranks, int first) {
+    ranks_ = ranks;
+    first_ = first;
+  }
   void collective(int core, const isa::Instruction& ins, const core::DmaPlan& plan,
                   std::span<const isa::SemSignal> signals, isa::Engine trigger, uint64_t id,
                   Picoseconds t) override;
@@ -71,6 +76,8 @@ class CoreGroup : public core::CrossCore, public core::DmaListener {
   void fault(const Exchange& x, std::string message);
 
   const Picoseconds remote_;
+  core::CrossCore* ranks_ = nullptr;  // where collectives go (forward_collectives)
+  int first_ = 0;
   std::vector<Member> members_;
   std::vector<Exchange> exchanges_;
   std::vector<Transfer> transfers_;

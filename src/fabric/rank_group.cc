@@ -57,18 +57,19 @@ Op fabric_op(CollectiveKind k) {
 }  // namespace
 
 RankGroup::RankGroup(const SystemSpec& system, const RuntimeSpec& runtime, ReplicaGroups groups,
-                     int ranks, sim::Simulator& sim)
+                     int ranks, int lnc, sim::Simulator& sim)
     : system_(system),
       runtime_(runtime),
       groups_(std::move(groups)),
+      lnc_(std::max(lnc, 1)),
       sim_(sim),
-      members_(static_cast<size_t>(std::max(ranks, 1))),
+      members_(static_cast<size_t>(std::max(ranks, 1) * std::max(lnc, 1))),
       order_(members_.size()) {}
 
 RankGroup::~RankGroup() = default;
 
-void RankGroup::attach(int rank, core::CoreTiming& timing, core::Executor* exec) {
-  members_.at(static_cast<size_t>(rank)) = Member{&timing, exec};
+void RankGroup::attach(int core, core::CoreTiming& timing, core::Executor* exec) {
+  members_.at(static_cast<size_t>(core)) = Member{&timing, exec};
 }
 
 void RankGroup::barrier(int, core::Sequencer& seq, Picoseconds t) { seq.release_barrier(t); }
@@ -132,50 +133,70 @@ void RankGroup::collective(int core, const isa::Instruction& ins, const core::Dm
   if (const core::TimingPath* path = members_[static_cast<size_t>(core)].timing->context().path)
     a.path_node = path->last_node(trigger);
   const int group = ins.p.replica_group;
-  const std::vector<int>* list = list_of(group, core);
+  const std::vector<int>* list = list_of(group, rank_of(core));
   if (list == nullptr) {
-    fault(a, static_cast<size_t>(group) < groups_.size()
-                 ? fmt::format("rank {} is in no rank list of replica group {}", core, group)
-                 : fmt::format("replica group {} does not exist (the run has {})", group,
-                               groups_.size()));
+    fault(a,
+          static_cast<size_t>(group) < groups_.size()
+              ? fmt::format("rank {} is in no rank list of replica group {}", rank_of(core), group)
+              : fmt::format("replica group {} does not exist (the run has {})", group,
+                            groups_.size()));
     complete(ticket, t);
     return;
   }
-  if (list->size() == 1) {  // a list of one: a copy on this rank's own DMA queues
+  if (list->size() == 1 && lnc_ == 1) {  // a list of one: a copy on the rank's DMA queues
     members_[static_cast<size_t>(core)].timing->dma().submit(ins, plan, {}, trigger, id, t, this,
                                                              ticket);
     return;
   }
+  // Every physical core of every rank of the list, in list order.
   waiting_[{group, core}].push_back(ticket);
+  std::vector<int> cores;
   for (int r : *list)
-    if (waiting_[{group, r}].empty()) return;  // someone has not arrived yet
+    for (int k = 0; k < lnc_; ++k) cores.push_back(r * lnc_ + k);
+  for (int c : cores)
+    if (waiting_[{group, c}].empty()) return;  // someone has not arrived yet
   std::vector<size_t> met;
-  for (int r : *list) {
-    std::deque<size_t>& q = waiting_[{group, r}];
+  for (int c : cores) {
+    std::deque<size_t>& q = waiting_[{group, c}];
     met.push_back(q.front());
     q.pop_front();
+  }
+  if (list->size() == 1) {  // one rank of several cores: its first core copies, once
+    const Arrival& first = tickets_[met[0]].a;
+    companions_[met[0]].assign(met.begin() + 1, met.end());
+    Picoseconds start = first.issued;
+    for (size_t m : met) start = std::max(start, tickets_[m].a.issued);
+    members_[static_cast<size_t>(first.core)].timing->dma().submit(
+        *first.ins, *first.plan, {}, first.trigger, first.id, start, this, met[0]);
+    return;
   }
   meet(met);
 }
 
 std::string RankGroup::mismatch(const std::vector<Arrival>& m) const {
   const isa::Instruction& first = *m[0].ins;
-  const auto n = static_cast<int64_t>(m.size());
+  const auto n = static_cast<int64_t>(m.size()) / lnc_;  // ranks
   const isa::Params& p = first.p;
   for (const Arrival& a : m) {
+    if (lnc_ > 1 &&
+        (dst_of(*a.ins).space != isa::Space::kHbm || src_of(*a.ins).space != isa::Space::kHbm))
+      return fmt::format(
+          "rank {} has {} physical cores, each with SBUF of its own: trnsim runs "
+          "the collectives of such ranks on HBM tensors",
+          rank_of(a.core), lnc_);
     const isa::Instruction& in = *a.ins;
     if (in.p.collective != p.collective || in.p.reduce_op != p.reduce_op ||
         in.p.collective_outer != p.collective_outer)
       return fmt::format("rank {} issues {} (op {}, outer {}), rank {} {} (op {}, outer {})",
-                         m[0].core, isa::name_of(p.collective), isa::name_of(p.reduce_op),
-                         p.collective_outer, a.core, isa::name_of(in.p.collective),
+                         rank_of(m[0].core), isa::name_of(p.collective), isa::name_of(p.reduce_op),
+                         p.collective_outer, rank_of(a.core), isa::name_of(in.p.collective),
                          isa::name_of(in.p.reduce_op), in.p.collective_outer);
     if (src_of(in).dtype != src_of(first).dtype ||
         src_of(in).elements() != src_of(first).elements() ||
         dst_of(in).elements() != dst_of(first).elements())
       return fmt::format("rank {} gives {} src elements of {} into {}, rank {} {} of {} into {}",
-                         m[0].core, src_of(first).elements(), src_of(first).dtype.name(),
-                         dst_of(first).elements(), a.core, src_of(in).elements(),
+                         rank_of(m[0].core), src_of(first).elements(), src_of(first).dtype.name(),
+                         dst_of(first).elements(), rank_of(a.core), src_of(in).elements(),
                          src_of(in).dtype.name(), dst_of(in).elements());
   }
   const int64_t s = src_of(first).elements(), d = dst_of(first).elements();
@@ -207,15 +228,16 @@ std::string RankGroup::mismatch(const std::vector<Arrival>& m) const {
   if (p.collective == CollectiveKind::kPermute) {
     const auto at = [&](int rank) -> const Arrival* {
       for (const Arrival& a : m)
-        if (a.core == rank) return &a;
+        if (rank_of(a.core) == rank) return &a;
       return nullptr;
     };
     for (const Arrival& a : m) {
       const int to = a.ins->p.send_to, from = a.ins->p.recv_from;
       const Arrival* t = to >= 0 ? at(to) : nullptr;
       const Arrival* f = from >= 0 ? at(from) : nullptr;
-      if ((to >= 0 && (t == nullptr || t->ins->p.recv_from != a.core)) ||
-          (from >= 0 && (f == nullptr || f->ins->p.send_to != a.core)))
+      const int rank = rank_of(a.core);
+      if ((to >= 0 && (t == nullptr || t->ins->p.recv_from != rank)) ||
+          (from >= 0 && (f == nullptr || f->ins->p.send_to != rank)))
         return fmt::format(
             "permute: rank {} sends to {} and receives from {}; the pairs of the "
             "ranks do not agree",
@@ -236,7 +258,7 @@ std::vector<std::vector<uint8_t>> RankGroup::compute(const std::vector<Arrival>&
     const core::Executor& ex = *members_[static_cast<size_t>(m[j].core)].exec;
     for (const isa::AccessPattern* ap : {&src_of(*m[j].ins), &dst_of(*m[j].ins)})
       if (std::optional<mem::Fault> f = ex.memory().check(*ap)) {
-        why = fmt::format("rank {}: {}", m[j].core, f->to_string());
+        why = fmt::format("rank {}: {}", rank_of(m[j].core), f->to_string());
         return {};
       }
     std::vector<uint8_t> bytes;
@@ -264,7 +286,7 @@ std::vector<std::vector<uint8_t>> RankGroup::compute(const std::vector<Arrival>&
     req.op = op;
     req.dtype = dtype;
     req.bytes = static_cast<int64_t>(buf.data[0].size()) * width;
-    req.placement = Placement{RankUnit::kCore, N, 1, 0};
+    req.placement = Placement{RankUnit::kCore, N, lnc_, 0};
     fabric(N).run(req, buf);
     return std::move(buf.data);
   };
@@ -335,7 +357,7 @@ std::vector<std::vector<uint8_t>> RankGroup::compute(const std::vector<Arrival>&
       for (size_t j = 0; j < n; ++j) {
         const int from = m[j].ins->p.recv_from;
         for (size_t k = 0; k < n; ++k)
-          if (m[k].core == from) out[j] = src[k];  // none: dst keeps its values
+          if (rank_of(m[k].core) == from) out[j] = src[k];  // none: dst keeps its values
       }
       break;
   }
@@ -346,7 +368,8 @@ std::vector<std::vector<uint8_t>> RankGroup::compute(const std::vector<Arrival>&
 
 Fabric& RankGroup::fabric(int64_t ranks) {
   std::unique_ptr<Fabric>& f = fabrics_[ranks];
-  if (!f) f = std::make_unique<Fabric>(system_, runtime_, Placement{RankUnit::kCore, ranks, 1, 0});
+  if (!f)
+    f = std::make_unique<Fabric>(system_, runtime_, Placement{RankUnit::kCore, ranks, lnc_, 0});
   return *f;
 }
 
@@ -364,7 +387,7 @@ Picoseconds RankGroup::price(const std::vector<Arrival>& m) {
   req.op = fabric_op(in.p.collective);
   req.bytes = bytes;
   req.dtype = dtype;
-  req.placement = Placement{RankUnit::kCore, n, 1, 0};
+  req.placement = Placement{RankUnit::kCore, n, lnc_, 0};
   const Picoseconds t = fabric(n).simulate(req).device;
   prices_.emplace(key, t);
   return t;
@@ -376,17 +399,21 @@ void RankGroup::meet(const std::vector<size_t>& tickets) {
   Picoseconds start = members[0].issued;
   for (const Arrival& a : members) start = std::max(start, a.issued);
   std::string why = mismatch(members);
+  // One arrival per rank, its first core's: a rank's cores share its HBM, which is written once.
+  std::vector<Arrival> ranks;
+  for (size_t j = 0; j < members.size(); j += static_cast<size_t>(lnc_))
+    ranks.push_back(members[j]);
   Picoseconds end = start;
   if (why.empty()) {
     try {
-      end = start + price(members);
+      end = start + price(ranks);
       const bool values = std::all_of(members.begin(), members.end(), [&](const Arrival& a) {
         return members_[static_cast<size_t>(a.core)].exec != nullptr;
       });
       if (values) {
-        std::vector<std::vector<uint8_t>> results = compute(members, why);
+        std::vector<std::vector<uint8_t>> results = compute(ranks, why);
         for (size_t j = 0; j < results.size(); ++j)
-          tickets_[tickets[j]].result = std::move(results[j]);
+          tickets_[tickets[j * static_cast<size_t>(lnc_)]].result = std::move(results[j]);
       }
     } catch (const InputError& e) {  // e.g. more ranks than the system has
       why = fmt::format("the fabric cannot run it: {}", e.what());
@@ -417,11 +444,12 @@ void RankGroup::dma_done(uint64_t tag, Picoseconds now) {
   core::Executor* ex = members_[static_cast<size_t>(a.core)].exec;
   const isa::Params& p = a.ins->p;
   // Alone in its list, every kind gives dst = src; a permute only from itself.
-  const bool moves = p.collective != CollectiveKind::kPermute || p.recv_from == a.core;
+  const int rank = rank_of(a.core);
+  const bool moves = p.collective != CollectiveKind::kPermute || p.recv_from == rank;
   if (p.collective == CollectiveKind::kPermute &&
-      ((p.send_to >= 0 && p.send_to != a.core) || (p.recv_from >= 0 && p.recv_from != a.core))) {
+      ((p.send_to >= 0 && p.send_to != rank) || (p.recv_from >= 0 && p.recv_from != rank))) {
     fault(a, fmt::format("permute: rank {} alone in its list sends to {} and receives from {}",
-                         a.core, p.send_to, p.recv_from));
+                         rank, p.send_to, p.recv_from));
   } else if (ex != nullptr && moves) {
     const isa::AccessPattern &src = src_of(*a.ins), &dst = dst_of(*a.ins);
     std::optional<mem::Fault> f = ex->memory().check(src);
@@ -435,16 +463,24 @@ void RankGroup::dma_done(uint64_t tag, Picoseconds now) {
       t.copy = true;
   }
   complete(static_cast<size_t>(tag), now);
+  if (auto it = companions_.find(static_cast<size_t>(tag)); it != companions_.end()) {
+    for (size_t c : it->second) complete(c, now);  // the rank's other cores
+    companions_.erase(it);
+  }
 }
 
 void RankGroup::report_unmatched() {
   for (const auto& [key, queue] : waiting_) {
-    const std::vector<int>* list = list_of(key.first, key.second);
+    const std::vector<int>* list = list_of(key.first, rank_of(key.second));
     for (size_t t : queue) {
       std::vector<int> absent;
       for (int r : *list)
-        if (auto it = waiting_.find({key.first, r}); it == waiting_.end() || it->second.empty())
-          absent.push_back(r);
+        for (int k = 0; k < lnc_; ++k)
+          if (auto it = waiting_.find({key.first, r * lnc_ + k});
+              it == waiting_.end() || it->second.empty()) {
+            absent.push_back(r);
+            break;
+          }
       const Arrival& a = tickets_[t].a;
       fault(a, fmt::format("{} on replica group {} never met rank(s) {} of its list",
                            isa::name_of(a.ins->p.collective), key.first, fmt::join(absent, ", ")));

@@ -1,10 +1,13 @@
 // The ranks of a kernel run side by side (rank_run.h), and the collectives between them: NKI's
 // nki.collectives, which the hardware runs on its collective DMA rings (HARDWARE.md s5), not
 // on the engines.
-//  - A rank is a logical core of one physical core with its own HBM tensors; its program's
-//    `collective` instructions name a replica group by index into the groups the run was
-//    given. The k-th collective a rank issues on a group meets the k-th of every other rank of
-//    the group's list that holds it (the runtime pairs them by order, as it does collectives).
+//  - A rank is a logical core of `lnc` physical cores with HBM tensors of its own; its
+//    programs' `collective` instructions name a replica group by index into the groups the run
+//    was given. The k-th collective a rank issues on a group (every physical core of the rank
+//    issues it: the compiler spreads one collective over the logical core's cores) meets the
+//    k-th of every other rank of the group's list that holds it (the runtime pairs them by
+//    order, as it does collectives). A rank of several cores moves its HBM tensors once; its
+//    collectives of SBUF tiles (one per core) are refused (kPeer).
 //  - A rank's collectives complete in the order it issued them, as the one queue of the
 //    collective engine runs them: one that ends before an earlier one of its rank waits for
 //    it (so that the kernel's semaphores, which count completions, see them in order).
@@ -48,15 +51,16 @@ class RankGroup : public core::CrossCore, public core::DmaListener, public sim::
  public:
   // `groups` are checked by the caller (rank_run.h). `system` and `runtime` price the
   // collectives; they must outlive the group.
+  // Physical core c belongs to rank c / lnc; `core` arguments below are physical cores.
   RankGroup(const SystemSpec& system, const RuntimeSpec& runtime, ReplicaGroups groups, int ranks,
-            sim::Simulator& sim);
+            int lnc, sim::Simulator& sim);
   ~RankGroup() override;
 
-  // Rank `rank`'s timing model and, when values are computed, its executor.
-  void attach(int rank, core::CoreTiming& timing, core::Executor* exec);
+  // Physical core `core`'s timing model and, when values are computed, its executor.
+  void attach(int core, core::CoreTiming& timing, core::Executor* exec);
 
-  // A rank is a logical core of one physical core: core_barrier passes at once, sendrecv has
-  // no peer (kPeer).
+  // The cores' own group when a rank is one physical core (at LNC>1 chip::CoreGroup is, and
+  // forwards collectives here): core_barrier passes at once, sendrecv has no peer (kPeer).
   void barrier(int core, core::Sequencer& seq, Picoseconds t) override;
   void sendrecv(int core, const isa::Instruction& ins, const core::DmaPlan& plan,
                 std::span<const isa::SemSignal> signals, isa::Engine trigger, uint64_t id,
@@ -84,6 +88,7 @@ class RankGroup : public core::CrossCore, public core::DmaListener, public sim::
   };
 
   const std::vector<int>* list_of(int group, int rank) const;
+  int rank_of(int core) const { return core / lnc_; }
   void meet(const std::vector<size_t>& tickets);
   // The mismatch between the members of a meeting, or "".
   std::string mismatch(const std::vector<Arrival>& m) const;
@@ -99,13 +104,15 @@ class RankGroup : public core::CrossCore, public core::DmaListener, public sim::
   const SystemSpec& system_;
   const RuntimeSpec& runtime_;
   ReplicaGroups groups_;
+  int lnc_;
   sim::Simulator& sim_;
   std::vector<Member> members_;
   std::vector<Ticket> tickets_;                                // by arrival; DMA tags
   std::vector<std::deque<size_t>> order_;                      // per rank: not yet applied
   std::map<std::pair<int, int>, std::deque<size_t>> waiting_;  // (group, rank): not yet met
   std::vector<std::vector<size_t>> meetings_;                  // by event payload
-  std::map<int64_t, std::unique_ptr<Fabric>> fabrics_;         // by list size
+  std::map<size_t, std::vector<size_t>> companions_;    // a rank's one-list copy: its other cores
+  std::map<int64_t, std::unique_ptr<Fabric>> fabrics_;  // by list size
   std::map<std::tuple<int, int64_t, int64_t, std::string>, Picoseconds> prices_;
 };
 

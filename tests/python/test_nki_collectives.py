@@ -405,3 +405,43 @@ def test_execution_is_at_least_the_fabric_time():
     fab = trnsim.fabric.System(run.system).fabric(RANKS, lnc=1, runtime=RUNTIME)
     res = fab.all_reduce(bytes=1 << 20)
     assert run.execution_ps >= res.device_us * 1e6
+
+
+# ---- ranks of two physical cores (LNC=2) -------------------------------------------------------
+
+@nki.jit
+def lnc2_all_reduce_kernel(x, rg):
+    # Each core of the rank stages half of the rows; the barrier makes both halves visible
+    # before the one collective of the rank, which both cores issue.
+    k = nl.program_id(0)
+    h = x.shape[0] // 2
+    src = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm, name="src")
+    dst = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm, name="dst")
+    out = out_hbm(x.shape, x.dtype)
+    nisa.dma_copy(dst=src[k * h:(k + 1) * h], src=x[k * h:(k + 1) * h])
+    nisa.core_barrier(src, cores=(0, 1))
+    ncc.all_reduce(srcs=[src], dsts=[dst], replica_group=rg, op=nl.add)
+    nisa.dma_copy(dst=out[k * h:(k + 1) * h], src=dst[k * h:(k + 1) * h])
+    return out
+
+
+def test_ranks_of_two_cores_reduce_once():
+    xs = [np.arange(64 * 32, dtype=np.float32).reshape(64, 32) * (r + 1) for r in range(RANKS)]
+    outs = nki.run_ranks(lnc2_all_reduce_kernel[2], [{"x": xs[r], "rg": WORLD}
+                                                      for r in range(RANKS)])
+    for o in outs:  # integers: exact whatever the order of the adds
+        np.testing.assert_array_equal(o, sum(xs))
+    run = nki.last_run()
+    assert len(run.ranks) == RANKS and len(run.cores) == 2 * RANKS
+    assert "LNC=2" in run.summary
+
+
+def test_ranks_of_two_cores_refuse_sbuf_collectives():
+    @nki.jit
+    def k(x, rg):
+        t, u = sbuf(x.shape, x.dtype), sbuf(x.shape, x.dtype)
+        nisa.dma_copy(dst=t, src=x)
+        ncc.all_reduce(srcs=[t], dsts=[u], replica_group=rg, op=nl.add)
+
+    with pytest.raises(NkiError, match="SBUF per core"):
+        nki.run_ranks(k[2], [{"x": np.ones((8, 8), np.float32), "rg": WORLD}] * RANKS)

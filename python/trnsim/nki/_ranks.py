@@ -64,9 +64,10 @@ def _call_args(entry, r):
 
 
 def launch_ranks(fn, inputs, chip=None, system=None, runtime=None, dialect="nki", trace=True,
-                 mode="functional+timing", policy=None, overrides=()):
-    """Traces `fn` once per rank (inputs[r] its arguments) and runs the ranks together.
-    Returns (per-rank return values, RankRun)."""
+                 mode="functional+timing", policy=None, overrides=(), lnc=1):
+    """Traces `fn` once per physical core of each rank (inputs[r] its arguments; program id k
+    on core k of a rank of `lnc` cores) and runs the ranks together. Returns (per-rank return
+    values, RankRun)."""
     if isinstance(mode, str) and mode not in ("functional+timing", "timing", "functional"):
         raise NkiError(f"mode={mode!r}: use functional+timing, timing or functional")
     if not isinstance(inputs, (list, tuple)) or not inputs:
@@ -83,13 +84,22 @@ def launch_ranks(fn, inputs, chip=None, system=None, runtime=None, dialect="nki"
     except ValueError as e:
         raise NkiError(f"run_ranks: {e}") from None
     n = len(inputs)
+    if lnc > 1:
+        try:
+            _core.lnc_degree(spec, lnc, "run_ranks")
+        except ValueError as e:
+            raise NkiError(f"run_ranks: ranks of {lnc} physical cores: {e}") from None
     groups, programs, traced = [], [], []
     for r, entry in enumerate(inputs):
         args, kwargs = _call_args(entry, r)
-        program, arrays, ret, consts = _launch._trace(fn, args, kwargs, spec, (), (), dialect,
-                                                      policy, ranks=RankInfo(r, n, groups))
-        programs.append(program)
-        traced.append((program, arrays, ret, consts))
+        for k in range(lnc):  # the rank's cores, program id k (nl.program_id(0)) on core k
+            pids, sizes = ((k,), [lnc]) if lnc > 1 else ((), ())
+            program, arrays, ret, consts = _launch._trace(
+                fn, args, kwargs, spec, pids, sizes, dialect, policy, lnc, k,
+                ranks=RankInfo(r, n, groups))
+            programs.append(program)
+            if k == 0:  # the rank's tensors, as its first core declares them
+                traced.append((program, arrays, ret, consts))
     per_rank = []
     for program, arrays, _, consts in traced:
         decl = {name: (f, s) for name, f, s, _ in program.tensors}
@@ -100,7 +110,7 @@ def launch_ranks(fn, inputs, chip=None, system=None, runtime=None, dialect="nki"
     lists = [g.replica_groups for g in groups]
     try:
         outs, figures, total, summary, tr = _core.run_ranks(spec, sys_spec, rt_spec, programs,
-                                                            lists, mode, per_rank, trace)
+                                                            lists, mode, per_rank, trace, lnc)
     except ValueError as e:
         raise NkiError(f"{fn.__name__} on {n} ranks: {e}") from None
     figs = [json.loads(f) for f in figures]
@@ -111,10 +121,13 @@ def launch_ranks(fn, inputs, chip=None, system=None, runtime=None, dialect="nki"
     run.launch_ps = int(figs[0].get("launch_ps", 0))
     run.execution_ps = int(total)
     run.total_ps = run.execution_ps + run.launch_ps
-    run.cores = figs
-    for r, ((program, _, _, _), f) in enumerate(zip(traced, figs)):
-        run.ranks.append((f, int(f.get("total_ps", 0)), program.num_instructions))
-        run.instances.append(((r,), int(f.get("total_ps", 0)), program.num_instructions))
+    run.cores = figs  # per physical core
+    for r in range(n):
+        mine = figs[r * lnc:(r + 1) * lnc]
+        t = max(int(f.get("total_ps", 0)) for f in mine)
+        count = sum(p.num_instructions for p in programs[r * lnc:(r + 1) * lnc])
+        run.ranks.append((mine[0], t, count))
+        run.instances.append(((r,), t, count))
     results = []
     if mode != "timing":
         for (program, arrays, ret, _), got in zip(traced, outs):
@@ -132,6 +145,20 @@ def launch_ranks(fn, inputs, chip=None, system=None, runtime=None, dialect="nki"
     return results, run
 
 
+def _lnc_of(grid, fn) -> int:
+    """The physical cores of a rank from a kernel's launch grid: none (1), kernel[n] or
+    kernel[nl.nc(n)] (n: NKI launches a rank's logical core so)."""
+    from trnsim.nki.language import nc
+
+    if not grid:
+        return 1
+    if len(grid) == 1 and (isinstance(grid[0], nc) or type(grid[0]) is int):
+        return int(grid[0].n if isinstance(grid[0], nc) else grid[0])
+    raise NkiError(f"run_ranks: {fn.__name__}{list(grid)}: a rank is one logical core: launch "
+                   "the kernel without a grid or as kernel[n] / kernel[nl.nc(n)] for its n "
+                   "physical cores")
+
+
 def run_ranks(kernel, inputs, *, chip=None, system=None, runtime=None,
               mode="functional+timing", trace=True):
     """Runs `kernel` (an nki.jit kernel or a plain function) on ``len(inputs)`` ranks at once,
@@ -141,18 +168,18 @@ def run_ranks(kernel, inputs, *, chip=None, system=None, runtime=None,
     of the chip's generation, e.g. trn2.48xlarge) with `runtime`'s algorithm choice.
 
     Returns the list of per-rank return values (numpy arrays; torch in, torch out); the run
-    (``trnsim.nki.last_run()``, a RankRun) holds the time, per-rank figures and trace."""
+    (``trnsim.nki.last_run()``, a RankRun) holds the time, per-rank figures and trace.
+    ``kernel[2]`` (or ``kernel[nl.nc(2)]``) makes each rank a logical core of two physical
+    cores, program id k on core k, sharing the rank's HBM."""
     fn = getattr(kernel, "fn", kernel)
-    if getattr(kernel, "grid", ()):
-        raise NkiError(f"run_ranks: {fn.__name__}{list(kernel.grid)}: a rank runs one instance "
-                       "on one physical core (LNC=1); launch the kernel without a grid")
+    lnc = _lnc_of(getattr(kernel, "grid", ()), fn)
     if not callable(fn) or not inspect.isfunction(inspect.unwrap(fn)):
         raise NkiError(f"run_ranks: kernel is {type(kernel).__name__}; expected an NKI kernel")
     dialect = getattr(kernel, "dialect", "nki")
     options = getattr(kernel, "options", {}) or {}
     out, run = launch_ranks(fn, inputs, chip or getattr(kernel, "chip", None), system, runtime,
                             dialect, trace, mode, options.get("dma_policy"),
-                            _launch.compile_overrides(options))
+                            _launch.compile_overrides(options), lnc)
     if hasattr(kernel, "last_run"):
         kernel.last_run = run
     if any(_torch_io.is_torch(a) for e in inputs

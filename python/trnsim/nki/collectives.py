@@ -135,7 +135,15 @@ def _pairs(srcs, dsts, what):
         raise NkiError(f"{what}: tensors in {sorted(spaces)}; all must be in HBM or all in SBUF")
     if len(srcs) > 1 and spaces != {"hbm"}:
         raise NkiError(f"{what}: several tensors (coalesced) are only supported in HBM")
+    _hbm_at_lnc(spaces, what)
     return list(zip(srcs, dsts))
+
+
+def _hbm_at_lnc(spaces, what):
+    lnc = _ctx.ctx().lnc
+    if lnc > 1 and set(spaces) != {"hbm"}:
+        raise NkiError(f"{what}: a rank of {lnc} physical cores has an SBUF per core; trnsim "
+                       "runs the collectives of such ranks on HBM tensors")
 
 
 def _space(t):
@@ -288,6 +296,7 @@ def collective_permute_implicit(srcs_by_channel, dsts_by_channel, replica_group,
     for s, d in _channels(srcs_by_channel, dsts_by_channel, channel_ids, what):
         if _space(s) != _space(d):
             raise NkiError(f"{what}: src and dst must both be in HBM or both in SBUF")
+        _hbm_at_lnc({_space(s)}, what)
         _emit(s, d, "permute", g, send_to=lst[(i + 1) % n], recv_from=lst[(i - 1) % n])
 
 
@@ -306,6 +315,7 @@ def collective_permute_implicit_reduce(srcs0_by_channel, srcs1_by_channel, dsts_
     ch0 = _channels(srcs0_by_channel, dsts_by_channel, channel_ids, what)
     ch1 = _channels(srcs1_by_channel, dsts_by_channel, channel_ids, what)
     for (s0, d), (s1, _) in zip(ch0, ch1):
+        _hbm_at_lnc({"sbuf"}, what)
         if {_space(s0), _space(s1), _space(d)} != {"sbuf"}:
             raise NkiError(f"{what}: trnsim reduces in SBUF: srcs0, srcs1 and dsts must be SBUF "
                            "tiles")

@@ -61,7 +61,7 @@ Picoseconds fabric_price(Op op, int64_t ranks, int64_t bytes) {
 TEST(RankRun, AllReduceSumsEveryRanksTileInTheFabricsTime) {
   std::vector<isa::Program> ps;
   for (int r = 0; r < 4; ++r) ps.push_back(isa::assemble(program(r + 1.0f, "kind=all_reduce")));
-  RankRunner run(trn2(), system(), runtime(), {&ps[0], &ps[1], &ps[2], &ps[3]}, {{{0, 1, 2, 3}}},
+  RankRunner run(trn2(), system(), runtime(), {&ps[0], &ps[1], &ps[2], &ps[3]}, {{{0, 1, 2, 3}}}, 1,
                  core::RunMode::kFunctionalTiming);
   const chip::ChipResult r = run.run();
   ASSERT_TRUE(r.ok()) << r.faults_text();
@@ -82,7 +82,7 @@ TEST(RankRun, MaxAndMinAreExactWhateverTheOrder) {
     std::vector<isa::Program> ps;
     for (float v : {2.5f, -7.0f, 3.25f})
       ps.push_back(isa::assemble(program(v, fmt::format("kind=all_reduce reduce_op={}", op))));
-    RankRunner run(trn2(), system(), runtime(), {&ps[0], &ps[1], &ps[2]}, {{{2, 0, 1}}},
+    RankRunner run(trn2(), system(), runtime(), {&ps[0], &ps[1], &ps[2]}, {{{2, 0, 1}}}, 1,
                    core::RunMode::kFunctionalTiming);
     const chip::ChipResult r = run.run();
     ASSERT_TRUE(r.ok()) << r.faults_text();
@@ -96,7 +96,7 @@ TEST(RankRun, AllGatherConcatenatesAlongTheFreeDimInListOrder) {
   std::vector<isa::Program> ps;
   for (float v : {5.0f, 9.0f})
     ps.push_back(isa::assemble(program(v, "kind=all_gather outer=128", 64, 128)));
-  RankRunner run(trn2(), system(), runtime(), {&ps[0], &ps[1]}, {{{1, 0}}},
+  RankRunner run(trn2(), system(), runtime(), {&ps[0], &ps[1]}, {{{1, 0}}}, 1,
                  core::RunMode::kFunctionalTiming);
   const chip::ChipResult r = run.run();
   ASSERT_TRUE(r.ok()) << r.faults_text();
@@ -109,7 +109,7 @@ TEST(RankRun, AllGatherConcatenatesAlongTheFreeDimInListOrder) {
 TEST(RankRun, ListsOfOneCopyOnTheirOwnQueues) {
   std::vector<isa::Program> ps;
   for (float v : {1.0f, 2.0f}) ps.push_back(isa::assemble(program(v, "kind=all_reduce")));
-  RankRunner run(trn2(), system(), runtime(), {&ps[0], &ps[1]}, {{{0}, {1}}},
+  RankRunner run(trn2(), system(), runtime(), {&ps[0], &ps[1]}, {{{0}, {1}}}, 1,
                  core::RunMode::kFunctionalTiming);
   const chip::ChipResult r = run.run();
   ASSERT_TRUE(r.ok()) << r.faults_text();
@@ -120,7 +120,7 @@ TEST(RankRun, ListsOfOneCopyOnTheirOwnQueues) {
 TEST(RankRun, RanksThatDisagreeOnSizesFaultAndGoOn) {
   const isa::Program a = isa::assemble(program(1.0f, "kind=all_reduce", 512, 512));
   const isa::Program b = isa::assemble(program(1.0f, "kind=all_reduce", 256, 256));
-  RankRunner run(trn2(), system(), runtime(), {&a, &b}, {{{0, 1}}},
+  RankRunner run(trn2(), system(), runtime(), {&a, &b}, {{{0, 1}}}, 1,
                  core::RunMode::kFunctionalTiming);
   const chip::ChipResult r = run.run();
   for (int k = 0; k < 2; ++k) {
@@ -135,7 +135,7 @@ TEST(RankRun, ACollectiveTheOtherRankNeverIssuesIsReported) {
   const isa::Program a = isa::assemble(program(1.0f, "kind=all_reduce"));
   const isa::Program b =
       isa::assemble(".chip trn2\n.engine dve\n  memset sbuf[0:128] [[1,64]] fp32 value=1\n");
-  RankRunner run(trn2(), system(), runtime(), {&a, &b}, {{{0, 1}}}, core::RunMode::kTimingOnly);
+  RankRunner run(trn2(), system(), runtime(), {&a, &b}, {{{0, 1}}}, 1, core::RunMode::kTimingOnly);
   const chip::ChipResult r = run.run();
   EXPECT_TRUE(r.cores[1].ok());
   bool never_met = false;
@@ -147,7 +147,8 @@ TEST(RankRun, ACollectiveTheOtherRankNeverIssuesIsReported) {
 
 TEST(RankRun, ARankOutsideEveryListFaults) {
   const isa::Program p = isa::assemble(program(1.0f, "kind=all_reduce"));
-  RankRunner run(trn2(), system(), runtime(), {&p, &p, &p}, {{{0, 1}}}, core::RunMode::kTimingOnly);
+  RankRunner run(trn2(), system(), runtime(), {&p, &p, &p}, {{{0, 1}}}, 1,
+                 core::RunMode::kTimingOnly);
   const chip::ChipResult r = run.run();
   ASSERT_FALSE(r.cores[2].faults.empty());
   EXPECT_NE(r.cores[2].faults[0].message.find("rank 2 is in no rank list"), std::string::npos);
@@ -185,7 +186,7 @@ TEST(RankRun, ARanksCollectivesCompleteInIssueOrder) {
 )";
   const isa::Program p0 = isa::assemble(a_then_b), p1 = isa::assemble(late_a),
                      p2 = isa::assemble(b);
-  RankRunner run(trn2(), system(), runtime(), {&p0, &p1, &p2}, {{{0, 1}, {2}}, {{0, 2}, {1}}},
+  RankRunner run(trn2(), system(), runtime(), {&p0, &p1, &p2}, {{{0, 1}, {2}}, {{0, 2}, {1}}}, 1,
                  core::RunMode::kTimingOnly);
   const chip::ChipResult r = run.run();
   ASSERT_TRUE(r.ok()) << r.faults_text();
@@ -195,6 +196,49 @@ TEST(RankRun, ARanksCollectivesCompleteInIssueOrder) {
   EXPECT_GT(dve.v, delay.v);
 }
 
+// Ranks of two physical cores (LNC=2): both cores issue the collective, which moves the rank's
+// HBM tensor once; the cores meet in their own group (core_barrier) as in an LNC run.
+std::string lnc2_program(float value, const std::string& space) {
+  const bool hbm = space == "hbm";
+  return fmt::format(R"(.chip trn2
+.semaphores 2
+.tensor src hbm fp32 [128, 64] scratch
+.tensor dst hbm fp32 [128, 64] scratch
+.tensor out hbm fp32 [128, 64] output
+.engine dve
+  memset sbuf[0:128] [[1,64]] fp32 value={0} signal=s0+1
+.engine pool
+  dma_copy src[0:128] [[1,64]] <- sbuf[0:128] [[1,64]] fp32 wait=s0>=1 signal=s1+1
+  core_barrier
+  collective {1} <- {2} kind=all_reduce wait=s1>=1 signal=s1+1
+  dma_copy out[0:128] [[1,64]] <- dst[0:128] [[1,64]] wait=s1>=2
+)",
+                     value, hbm ? "dst[0:128] [[1,64]]" : "sbuf[0:128]+4096 [[1,64]] fp32",
+                     hbm ? "src[0:128] [[1,64]]" : "sbuf[0:128] [[1,64]] fp32");
+}
+
+TEST(RankRun, RanksOfTwoCoresReduceTheirHbmOnce) {
+  const isa::Program a = isa::assemble(lnc2_program(1.5f, "hbm"));
+  const isa::Program b = isa::assemble(lnc2_program(2.0f, "hbm"));
+  RankRunner run(trn2(), system(), runtime(), {&a, &a, &b, &b}, {{{0, 1}}}, 2,
+                 core::RunMode::kFunctionalTiming);
+  ASSERT_EQ(run.ranks(), 2);
+  const chip::ChipResult r = run.run();
+  ASSERT_TRUE(r.ok()) << r.faults_text();
+  ASSERT_EQ(r.cores.size(), 4u);
+  for (int k = 0; k < 2; ++k)
+    for (float v : out_of(run, k)) ASSERT_EQ(v, 3.5f);
+}
+
+TEST(RankRun, RanksOfTwoCoresRefuseSbufCollectives) {
+  const isa::Program p = isa::assemble(lnc2_program(1.0f, "sbuf"));
+  RankRunner run(trn2(), system(), runtime(), {&p, &p, &p, &p}, {{{0, 1}}}, 2,
+                 core::RunMode::kTimingOnly);
+  const chip::ChipResult r = run.run();
+  ASSERT_FALSE(r.cores[0].faults.empty());
+  EXPECT_NE(r.cores[0].faults[0].message.find("HBM tensors"), std::string::npos) << r.faults_text();
+}
+
 TEST(RankRun, BadGroupsAreInputErrors) {
   const isa::Program p = isa::assemble(program(1.0f, "kind=all_reduce"));
   EXPECT_THROW(RankRunner(trn2(), system(), runtime(), {&p, &p}, {{{0, 2}}}), InputError);
@@ -202,6 +246,7 @@ TEST(RankRun, BadGroupsAreInputErrors) {
   EXPECT_THROW(RankRunner(trn2(), system(), runtime(), {&p, &p}, {{}}), InputError);
   std::vector<const isa::Program*> many(129, &p);  // trn2.48xlarge: 16 chips x 8 cores
   EXPECT_THROW(RankRunner(trn2(), system(), runtime(), many, {}), InputError);
+  EXPECT_THROW(RankRunner(trn2(), system(), runtime(), {&p, &p, &p}, {}, 2), InputError);
 }
 
 }  // namespace
