@@ -716,9 +716,9 @@ _ops.ACT_OF[abs] = _ops.ActFunc.abs
 _ops.ACT_OF[copy] = _ops.ActFunc.copy
 _ops.ACT_OF[bypass] = _ops.ActFunc.copy
 
-for _n in ("cos", "tan", "trunc", "exp2", "log2", "log1p", "expm1",
-           "arcsin", "arccos", "sinh", "cosh", "rint", "round"):
-    globals()[_n] = stub(f"nl.{_n}", "no ScalarE function or ALU op computes it")
+# Composed from the ones that have (_composed.py).
+from trnsim.nki._composed import (arccos, arcsin, cos, cosh, exp2, expm1, log1p, log2,  # noqa: E402
+                                  rint, round, sinh, tan, trunc)
 
 
 def where(condition, x, y, dtype=None, mask=None, **kwargs):
