@@ -84,6 +84,10 @@ def _parser(command):
                        "(.perfetto-trace, .pftrace) or Chrome JSON (.json)")
         p.add_argument("--save-outputs", metavar="FILE.npz",
                        help="write the kernel's outputs (returned, and arguments it wrote)")
+        p.add_argument("--ranks", type=_ranks, default=0, metavar="N",
+                       help="run the kernel on N ranks (nki.collectives; LNC=1 each), rank r "
+                       "with random inputs of seed SEED + r; a ReplicaGroup parameter left "
+                       "out, or given as `ranks`, is all N ranks in one list")
     else:
         p.add_argument("--save-program", metavar="FILE.s",
                        help="write the traced program (text form) here; findings' lines are "
@@ -91,6 +95,16 @@ def _parser(command):
         p.add_argument("--max-instructions", type=int,
                        help="executed instructions (loops unrolled) checked at most")
     return p
+
+
+def _ranks(text):
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if not 1 <= n <= 4096:
+        raise argparse.ArgumentTypeError(f"{text}: a number of ranks, 1..4096")
+    return n
 
 
 def _seed(text):
@@ -143,7 +157,7 @@ def _chips(o, kernel):
 def _prepare(o, values):
     module = load(o.file)
     name, kernel = pick(module, o.file, o.kernel)
-    inputs = Inputs(kernel, o.inputs, o.npz, o.seed, values)
+    inputs = Inputs(kernel, o.inputs, o.npz, o.seed, values, getattr(o, "ranks", 0))
     return name, kernel, inputs, _chips(o, kernel)
 
 
@@ -235,23 +249,33 @@ def _run(o, command) -> int:
 
 def _run_chip(o, kernel, inputs, chip, mode, several):
     from trnsim.nki import compile_overrides, launch
+    from trnsim.nki._ranks import launch_ranks
 
-    args, kwargs, arrays = inputs.arguments()
-    before = {k: v.copy() for k, v in arrays.items()}
+    per_rank = inputs.per_rank(o.ranks) if o.ranks else [inputs.arguments()]
+    befores = [{k: v.copy() for k, v in arrays.items()} for _, _, arrays in per_rank]
     try:
         with _KernelErrors(o.file):
-            ret, run = launch(kernel.fn, args, kwargs, kernel.grid, chip, kernel.dialect,
-                              trace=bool(o.trace), mode=mode,
-                              policy=kernel.options.get("dma_policy"),
-                              overrides=compile_overrides(kernel.options) + o.set)
+            opts = dict(trace=bool(o.trace), mode=mode, policy=kernel.options.get("dma_policy"),
+                        overrides=compile_overrides(kernel.options) + o.set)
+            if o.ranks:
+                rets, run = launch_ranks(kernel.fn, [(a, kw) for a, kw, _ in per_rank], chip,
+                                         dialect=kernel.dialect, **opts)
+            else:
+                args, kwargs, _ = per_rank[0]
+                ret, run = launch(kernel.fn, args, kwargs, kernel.grid, chip, kernel.dialect,
+                                  **opts)
+                rets = [ret]
     except RuntimeError as e:  # a simulated hardware fault: the run's finding, exit 1
         if "simulated hardware fault" not in str(e):
             raise
         return {"chip": chip, "mode": mode, "fault": str(e)}
-    outputs = dict(_flatten("return", ret))
-    for k, v in arrays.items():  # out-parameter kernels: the arguments they wrote
-        if not np.array_equal(v, before[k], equal_nan=v.dtype.kind == "f"):
-            outputs[k] = v
+    outputs = {}
+    for r, (ret, (_, _, arrays), before) in enumerate(zip(rets, per_rank, befores)):
+        prefix = f"rank{r}." if o.ranks else ""
+        outputs.update({prefix + k: v for k, v in _flatten("return", ret)})
+        for k, v in arrays.items():  # out-parameter kernels: the arguments they wrote
+            if not np.array_equal(v, before[k], equal_nan=v.dtype.kind == "f"):
+                outputs[prefix + k] = v
     r = {"chip": run.chip, "mode": mode, "run": run, "total_ps": run.total_ps,
          "execution_ps": run.execution_ps, "launch_ps": run.launch_ps,
          "latency_us": run.latency_us, "result": run.figures,

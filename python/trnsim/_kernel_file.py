@@ -135,7 +135,9 @@ class Inputs:
     parameter order, and arrays of an .npz by parameter name (--inputs). `sources` says where
     each came from, for the manifest."""
 
-    def __init__(self, kernel, args, npz=None, seed=0, values=True):
+    def __init__(self, kernel, args, npz=None, seed=0, values=True, ranks=0):
+        self.kernel, self.args, self.npz = kernel, args, npz
+        self.ranks = ranks  # --ranks: `ranks` names every rank as one ReplicaGroup list
         self.fn = kernel.fn
         self.sig = inspect.signature(self.fn)
         self.params = self.sig.parameters
@@ -182,12 +184,19 @@ class Inputs:
                                  f"input(s) ({self._names()}), this is one more")
 
     def _check_missing(self):
+        if self.ranks:  # a ReplicaGroup parameter left out: every rank, one list
+            for p, v in self.params.items():
+                if p not in self.given and "ReplicaGroup" in str(v.annotation):
+                    self.given[p] = ("ranks", self._all_ranks())
         missing = [p for p, v in self.params.items() if p not in self.given and
                    v.default is v.empty and v.kind not in (v.VAR_POSITIONAL, v.VAR_KEYWORD)]
         if missing:
+            groups = [p for p in missing if "ReplicaGroup" in str(self.params[p].annotation)]
+            hint = f" ({', '.join(groups)}: a ReplicaGroup, run on ranks with --ranks N)" \
+                if groups else ""
             raise UsageError(f"{self.fn.__name__}: no input for parameter(s) "
                              f"{', '.join(missing)}; give NAME=FILE.npy, NAME=FILE.npz:KEY, "
-                             "NAME=SHAPE:DTYPE (e.g. 128x512:float32) or NAME=NUMBER")
+                             f"NAME=SHAPE:DTYPE (e.g. 128x512:float32) or NAME=NUMBER{hint}")
 
     def arguments(self):
         """(args, kwargs, arrays) for one launch: fresh copies, since a launch writes into
@@ -205,6 +214,18 @@ class Inputs:
         kwargs = {p: v for p, v in copies.items() if p not in by_position}
         return args, kwargs, {p: v for p, v in copies.items() if isinstance(v, np.ndarray)}
 
+    def per_rank(self, n):
+        """arguments() for each of n ranks: rank r's random inputs drawn from seed + r (files
+        and numbers alike for all)."""
+        return [self.arguments()] + [
+            Inputs(self.kernel, self.args, self.npz, self.seed + r, self.values,
+                   self.ranks).arguments() for r in range(1, n)]
+
+    def _all_ranks(self):
+        from trnsim.nki.collectives import ReplicaGroup
+
+        return ReplicaGroup([list(range(self.ranks))])
+
     def manifest(self):
         out = []
         items = list(self.given.items()) + [(f"*args[{i}]", e) for i, e in enumerate(self.extra)]
@@ -213,7 +234,8 @@ class Inputs:
                 out.append({"name": name, "shape": list(v.shape), "dtype": _dtype_name(v.dtype),
                             "source": text})
             else:
-                out.append({"name": name, "value": v, "source": text})
+                out.append({"name": name, "value": v if isinstance(v, (int, float, str, bool))
+                            else repr(v), "source": text})
         return out
 
     # --- one value ---
@@ -231,6 +253,8 @@ class Inputs:
         number = _number(text)
         if number is not None:
             return number
+        if text == "ranks" and self.ranks:
+            return self._all_ranks()
         default = self.params[name].default if name in self.params else None
         if isinstance(default, str):  # a string parameter (an activation's name, ...)
             return text

@@ -72,6 +72,26 @@ def g(a):
     assert a.shape[0] <= 128, "a: at most 128 rows"
 """
 
+# A collective kernel: it runs on ranks (--ranks), its ReplicaGroup every rank by default.
+RANKS = """
+import nki
+import nki.collectives as ncc
+import nki.isa as nisa
+import nki.language as nl
+from nki.collectives import ReplicaGroup
+
+
+@nki.jit
+def gather(x, group: ReplicaGroup):
+    src = nl.ndarray(x.shape, x.dtype, buffer=nl.hbm)
+    dst = nl.ndarray((x.shape[0] * 4, x.shape[1]), x.dtype, buffer=nl.hbm)
+    out = nl.ndarray(dst.shape, x.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=src, src=x)
+    ncc.all_gather(srcs=[src], dsts=[dst], replica_group=group, collective_dim=0)
+    nisa.dma_copy(dst=out, src=dst)
+    return out
+"""
+
 
 def trnsim(cwd, *args):
     return subprocess.run([sys.executable, "-m", "trnsim", *args], capture_output=True,
@@ -82,6 +102,7 @@ def trnsim(cwd, *args):
 def files(tmp_path):
     for name, text in (("k.py", CURRENT), ("legacy.py", LEGACY), ("scale.py", SCALE),
                        ("two.py", TWO), ("syntax.py", "import nki\ndef f(:\n"),
+                       ("ranks.py", RANKS),
                        ("none.py", "x = 1\n")):
         (tmp_path / name).write_text(textwrap.dedent(text))
     rng = np.random.default_rng(7)
@@ -261,3 +282,26 @@ def test_set_runs_the_kernel_on_a_what_if_chip(files):
     r = trnsim(files, "check", "k.py", "128x512", "128x512", "--set",
                "core.dma.engine_bandwidth_practical_gbps=5")
     assert r.returncode == 0, r.stderr
+
+
+def test_ranks_run_a_collective_kernel_with_inputs_per_rank(files):
+    r = trnsim(files, "run", "ranks.py", "x=8x16", "--ranks", "4", "--save-outputs", "o.npz",
+               "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert [o["name"] for o in doc["runs"][0]["outputs"]] == [f"rank{k}.return" for k in range(4)]
+    saved = np.load(files / "o.npz")
+    # Every rank gathers the four ranks' inputs, each drawn from seed + rank: all different.
+    blocks = saved["rank0.return"].reshape(4, 8, 16)
+    assert all(not np.array_equal(blocks[0], blocks[k]) for k in range(1, 4))
+    for k in range(1, 4):
+        np.testing.assert_array_equal(saved[f"rank{k}.return"], saved["rank0.return"])
+    text = trnsim(files, "run", "ranks.py", "x=8x16", "group=ranks", "--ranks", "4")
+    assert text.returncode == 0 and "4 ranks (logical cores of LNC=1)" in text.stdout
+
+
+def test_a_replica_group_parameter_needs_ranks(files):
+    r = trnsim(files, "run", "ranks.py", "x=8x16")
+    assert r.returncode == 2 and "--ranks N" in r.stderr
+    r = trnsim(files, "run", "ranks.py", "x=8x16", "--ranks", "0")
+    assert r.returncode == 2 and "--ranks" in r.stderr

@@ -65,14 +65,11 @@ def _call_args(entry, r):
 
 def launch_ranks(fn, inputs, chip=None, system=None, runtime=None, dialect="nki", trace=True,
                  mode="functional+timing", policy=None, overrides=(), lnc=1):
-    """Traces `fn` once per physical core of each rank (inputs[r] its arguments; program id k
-    on core k of a rank of `lnc` cores) and runs the ranks together. Returns (per-rank return
-    values, RankRun)."""
+    """Traces `fn` once per physical core of each rank (inputs[r] its (args, kwargs); program
+    id k on core k of a rank of `lnc` cores) and runs the ranks together. Returns (per-rank
+    return values, RankRun)."""
     if isinstance(mode, str) and mode not in ("functional+timing", "timing", "functional"):
         raise NkiError(f"mode={mode!r}: use functional+timing, timing or functional")
-    if not isinstance(inputs, (list, tuple)) or not inputs:
-        raise NkiError("run_ranks: inputs is a list with one entry per rank (a dict of keyword "
-                       "arguments or a tuple of positional ones)")
     spec = load_chip(_launch.target(chip), overrides)
     sys_name = system or DEFAULT_SYSTEM.get(spec.name)
     if sys_name is None:
@@ -90,8 +87,7 @@ def launch_ranks(fn, inputs, chip=None, system=None, runtime=None, dialect="nki"
         except ValueError as e:
             raise NkiError(f"run_ranks: ranks of {lnc} physical cores: {e}") from None
     groups, programs, traced = [], [], []
-    for r, entry in enumerate(inputs):
-        args, kwargs = _call_args(entry, r)
+    for r, (args, kwargs) in enumerate(inputs):
         for k in range(lnc):  # the rank's cores, program id k (nl.program_id(0)) on core k
             pids, sizes = ((k,), [lnc]) if lnc > 1 else ((), ())
             program, arrays, ret, consts = _launch._trace(
@@ -177,7 +173,11 @@ def run_ranks(kernel, inputs, *, chip=None, system=None, runtime=None,
         raise NkiError(f"run_ranks: kernel is {type(kernel).__name__}; expected an NKI kernel")
     dialect = getattr(kernel, "dialect", "nki")
     options = getattr(kernel, "options", {}) or {}
-    out, run = launch_ranks(fn, inputs, chip or getattr(kernel, "chip", None), system, runtime,
+    if not isinstance(inputs, (list, tuple)) or not inputs:
+        raise NkiError("run_ranks: inputs is a list with one entry per rank (a dict of keyword "
+                       "arguments or a tuple of positional ones)")
+    calls = [_call_args(entry, r) for r, entry in enumerate(inputs)]
+    out, run = launch_ranks(fn, calls, chip or getattr(kernel, "chip", None), system, runtime,
                             dialect, trace, mode, options.get("dma_policy"),
                             _launch.compile_overrides(options), lnc)
     if hasattr(kernel, "last_run"):
