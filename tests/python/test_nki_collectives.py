@@ -445,3 +445,22 @@ def test_ranks_of_two_cores_refuse_sbuf_collectives():
 
     with pytest.raises(NkiError, match="SBUF per core"):
         nki.run_ranks(k[2], [{"x": np.ones((8, 8), np.float32), "rg": WORLD}] * RANKS)
+
+
+def test_priority_is_checked_and_nc_v4_only():
+    @nki.jit
+    def k(x, rg, priority):
+        src, dst = hbm(x.shape, x.dtype, "src"), hbm(x.shape, x.dtype, "dst")
+        nisa.dma_copy(dst=src, src=x)
+        ncc.all_reduce(srcs=[src], dsts=[dst], replica_group=rg, op=nl.add, priority=priority)
+        out = out_hbm(x.shape, x.dtype)
+        nisa.dma_copy(dst=out, src=dst)
+        return out
+
+    x = np.ones((8, 8), np.float32)
+    outs = nki.run_ranks(k, [{"x": x, "rg": WORLD, "priority": 1}] * RANKS, chip="trn3")
+    np.testing.assert_array_equal(outs[0], x * RANKS)
+    with pytest.raises(NkiError, match="NeuronCore-v4"):
+        nki.run_ranks(k, [{"x": x, "rg": WORLD, "priority": 1}] * RANKS, chip="trn2")
+    with pytest.raises(NkiError, match="0..3"):
+        nki.run_ranks(k, [{"x": x, "rg": WORLD, "priority": 7}] * RANKS, chip="trn3")

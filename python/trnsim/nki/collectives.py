@@ -170,6 +170,20 @@ def _outer(t, dim, what):
     return math.prod(shape[:dim % len(shape)])
 
 
+def _priority(priority, what):
+    """DMA quality-of-service class 0..3 (NeuronCore-v4+): trnsim has one class, so a valid
+    priority changes nothing; an invalid one, or one before NC-v4, is an error as NKI's."""
+    if priority is None:
+        return
+    from trnsim.nki.isa import get_nc_version, nc_version
+
+    if isinstance(priority, bool) or not isinstance(priority, int) or not 0 <= priority <= 3:
+        raise NkiError(f"{what}: priority={priority!r}: a DMA priority class 0..3 (lower is "
+                       "higher)")
+    if get_nc_version() < nc_version.gen4:
+        raise NkiError(f"{what}: priority= is NeuronCore-v4+ (trn3) only")
+
+
 def _emit(src, dst, kind, group=0, op=None, outer=1, send_to=-1, recv_from=-1):
     from trnsim.nki import _ops
 
@@ -182,6 +196,7 @@ def all_reduce(srcs, dsts, replica_group, op, priority=None, name=None):
     """dsts[i] = op over the ranks of this rank's list of their srcs[i] (nl.add, nl.maximum,
     nl.minimum); every rank of a list gets the same result."""
     what = "nki.collectives.all_reduce"
+    _priority(priority, what)
     _, g = _group(replica_group, what)
     alu = _reduce_op(op, what)
     for s, d in _pairs(srcs, dsts, what):
@@ -192,6 +207,7 @@ def all_gather(srcs, dsts, replica_group, collective_dim, priority=None, name=No
     """dsts[i] = the srcs[i] of the ranks of this rank's list, concatenated along
     collective_dim in list order."""
     what = "nki.collectives.all_gather"
+    _priority(priority, what)
     _, g = _group(replica_group, what)
     for s, d in _pairs(srcs, dsts, what):
         _emit(s, d, "all_gather", g, outer=_outer(s, collective_dim, what))
@@ -201,6 +217,7 @@ def reduce_scatter(srcs, dsts, replica_group, collective_dim, op, priority=None,
     """srcs[i] split along collective_dim into one chunk per rank of the list; dsts[i] = the
     reduction (op) over the ranks of the chunk of this rank's place in the list."""
     what = "nki.collectives.reduce_scatter"
+    _priority(priority, what)
     _, g = _group(replica_group, what)
     alu = _reduce_op(op, what)
     for s, d in _pairs(srcs, dsts, what):
@@ -211,6 +228,7 @@ def all_to_all(srcs, dsts, replica_group, collective_dim, priority=None, name=No
     """srcs[i] split along collective_dim into one chunk per rank of the list: chunk j goes to
     the list's j-th rank, where it lands as chunk (this rank's place) of its dsts[i]."""
     what = "nki.collectives.all_to_all"
+    _priority(priority, what)
     _, g = _group(replica_group, what)
     for s, d in _pairs(srcs, dsts, what):
         _emit(s, d, "all_to_all", g, outer=_outer(s, collective_dim, what))
@@ -231,6 +249,7 @@ def collective_permute(srcs, dsts, source_target_pairs, priority=None, name=None
     """Each (source, target) pair sends the source rank's srcs[0] into the target rank's
     dsts[0]; a rank that no pair targets keeps its dst."""
     what = "nki.collectives.collective_permute"
+    _priority(priority, what)
     info = _ranks()
     try:
         pairs = [(_rank(a), _rank(b)) for a, b in source_target_pairs]
@@ -291,6 +310,7 @@ def collective_permute_implicit(srcs_by_channel, dsts_by_channel, replica_group,
     """One step of a ring over this rank's list: each channel's src goes to the next rank of
     the list, and the previous rank's arrives in dst."""
     what = "nki.collectives.collective_permute_implicit"
+    _priority(priority, what)
     g, lst, i = _ring(replica_group, what)
     n = len(lst)
     for s, d in _channels(srcs_by_channel, dsts_by_channel, channel_ids, what):
@@ -309,6 +329,7 @@ def collective_permute_implicit_reduce(srcs0_by_channel, srcs1_by_channel, dsts_
     from trnsim.nki import _ops
 
     what = "nki.collectives.collective_permute_implicit_reduce"
+    _priority(priority, what)
     alu = _reduce_op(op, what)
     g, lst, i = _ring(replica_group, what)
     n = len(lst)
