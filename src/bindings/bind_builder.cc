@@ -413,6 +413,22 @@ void bind_kernel_builder(nb::module_& m) {
           "with the ranks of replica group `group` of the rank run (run_ranks); `outer` the "
           "product of the dims before the collective dim; permute's send_to / recv_from are "
           "ranks (-1: none).")
+      .def(
+          "collective_v",
+          [](KernelBuilder& b, const View& dst, const View& src, const View& metadata,
+             const std::string& kind, int group, int flags, std::optional<Engine> trigger) {
+            const std::optional<isa::CollectiveKind> k = isa::kCollectiveNames.find(kind);
+            if (!k || flags < 0 || flags > 3)
+              throw InputError(
+                  "collective_v", !k ? "kind" : "flags",
+                  !k ? "'" + kind + "': expected all_to_all_v or all_gather_v" : "flags are 0..3");
+            b.collective_v(dst, src, metadata, *k, group, static_cast<uint8_t>(flags),
+                           {trigger, false});
+          },
+          nb::arg("dst"), nb::arg("src"), nb::arg("metadata"), nb::arg("kind"),
+          nb::arg("group") = 0, nb::arg("flags") = 0, nb::arg("trigger") = nb::none(),
+          "Ranks: all_to_all_v / all_gather_v, sizes from the uint32 metadata when it runs "
+          "(flags: 1 receive counts known, 2 receive displacements).")
       .def("build", &KernelBuilder::build,
            "Finishes the program (semaphores, validation); the builder is spent afterwards.");
 }

@@ -8,6 +8,7 @@
 
 #include "base/error.h"
 #include "core/exec/exec_context.h"
+#include "fabric/rank_codes.h"
 #include "isa/names.h"
 #include "mem/tile_io.h"
 #include "numerics/convert.h"
@@ -19,24 +20,7 @@ namespace {
 constexpr uint32_t kMeetingEnd = 1;
 
 using isa::CollectiveKind;
-
-const isa::AccessPattern& dst_of(const isa::Instruction& ins) { return ins.operands[0]; }
-const isa::AccessPattern& src_of(const isa::Instruction& ins) { return ins.operands[1]; }
-
-std::vector<uint64_t> to_codes(const std::vector<uint8_t>& bytes, int width) {
-  std::vector<uint64_t> out(bytes.size() / static_cast<size_t>(width), 0);
-  for (size_t i = 0; i < out.size(); ++i)
-    std::memcpy(&out[i], bytes.data() + i * static_cast<size_t>(width),
-                static_cast<size_t>(width));  // little-endian, as the memories store them
-  return out;
-}
-
-std::vector<uint8_t> to_bytes(const std::vector<uint64_t>& codes, int width) {
-  std::vector<uint8_t> out(codes.size() * static_cast<size_t>(width));
-  for (size_t i = 0; i < codes.size(); ++i)
-    std::memcpy(out.data() + i * static_cast<size_t>(width), &codes[i], static_cast<size_t>(width));
-  return out;
-}
+using namespace rank_codes;  // NOLINT(google-build-using-namespace): this layer's own helpers
 
 Op fabric_op(CollectiveKind k) {
   switch (k) {
@@ -110,6 +94,9 @@ void RankGroup::apply(Ticket& t, Picoseconds now) {
   core::Executor* ex = members_[static_cast<size_t>(a.core)].exec;
   if (ex != nullptr && !t.result.empty())
     mem::write_codes(ex->memory(), dst_of(*a.ins), t.result.data());
+  if (ex != nullptr && !t.meta.empty())
+    mem::write_codes(ex->memory(), meta_of(*a.ins), t.meta.data());
+  t.meta = {};
   if (ex != nullptr && t.copy) {
     std::vector<uint8_t> bytes;
     mem::read_codes(ex->memory(), src_of(*a.ins), bytes);
@@ -174,6 +161,7 @@ void RankGroup::collective(int core, const isa::Instruction& ins, const core::Dm
 }
 
 std::string RankGroup::mismatch(const std::vector<Arrival>& m) const {
+  if (m[0].ins->op == isa::Opcode::kCollectiveV) return mismatch_v(m);
   const isa::Instruction& first = *m[0].ins;
   const auto n = static_cast<int64_t>(m.size()) / lnc_;  // ranks
   const isa::Params& p = first.p;
@@ -406,14 +394,24 @@ void RankGroup::meet(const std::vector<size_t>& tickets) {
   Picoseconds end = start;
   if (why.empty()) {
     try {
-      end = start + price(ranks);
       const bool values = std::all_of(members.begin(), members.end(), [&](const Arrival& a) {
         return members_[static_cast<size_t>(a.core)].exec != nullptr;
       });
-      if (values) {
-        std::vector<std::vector<uint8_t>> results = compute(ranks, why);
-        for (size_t j = 0; j < results.size(); ++j)
-          tickets_[tickets[j * static_cast<size_t>(lnc_)]].result = std::move(results[j]);
+      if (ranks[0].ins->op == isa::Opcode::kCollectiveV) {
+        VOutcome v = compute_v(ranks, values, why);
+        if (why.empty()) end = start + price_v(ranks, v);
+        for (size_t j = 0; j < v.dst.size() && why.empty(); ++j) {
+          Ticket& t = tickets_[tickets[j * static_cast<size_t>(lnc_)]];
+          t.result = std::move(v.dst[j]);
+          t.meta = std::move(v.meta[j]);
+        }
+      } else {
+        end = start + price(ranks);
+        if (values) {
+          std::vector<std::vector<uint8_t>> results = compute(ranks, why);
+          for (size_t j = 0; j < results.size(); ++j)
+            tickets_[tickets[j * static_cast<size_t>(lnc_)]].result = std::move(results[j]);
+        }
       }
     } catch (const InputError& e) {  // e.g. more ranks than the system has
       why = fmt::format("the fabric cannot run it: {}", e.what());
@@ -425,6 +423,7 @@ void RankGroup::meet(const std::vector<size_t>& tickets) {
       fault(a, fmt::format("{} on replica group {}: {}", isa::name_of(a.ins->p.collective),
                            a.ins->p.replica_group, why));
       tickets_[t].result = {};
+      tickets_[t].meta = {};
       complete(t, start);
     }
     return;
@@ -443,6 +442,20 @@ void RankGroup::dma_done(uint64_t tag, Picoseconds now) {
   const Arrival& a = t.a;
   core::Executor* ex = members_[static_cast<size_t>(a.core)].exec;
   const isa::Params& p = a.ins->p;
+  if (a.ins->op == isa::Opcode::kCollectiveV) {  // its own chunk, as its metadata says
+    std::string why = mismatch_v({a});
+    VOutcome v;
+    if (why.empty()) v = compute_v({a}, ex != nullptr, why);
+    if (!why.empty()) {
+      fault(a, fmt::format("{} of one rank: {}", isa::name_of(p.collective), why));
+    } else if (!v.dst.empty()) {
+      t.result = std::move(v.dst[0]);
+      t.meta = std::move(v.meta[0]);
+    }
+    complete(static_cast<size_t>(tag), now);
+    finish_companions(static_cast<size_t>(tag), now);
+    return;
+  }
   // Alone in its list, every kind gives dst = src; a permute only from itself.
   const int rank = rank_of(a.core);
   const bool moves = p.collective != CollectiveKind::kPermute || p.recv_from == rank;
@@ -463,7 +476,11 @@ void RankGroup::dma_done(uint64_t tag, Picoseconds now) {
       t.copy = true;
   }
   complete(static_cast<size_t>(tag), now);
-  if (auto it = companions_.find(static_cast<size_t>(tag)); it != companions_.end()) {
+  finish_companions(static_cast<size_t>(tag), now);
+}
+
+void RankGroup::finish_companions(size_t first, Picoseconds now) {
+  if (auto it = companions_.find(first); it != companions_.end()) {
     for (size_t c : it->second) complete(c, now);  // the rank's other cores
     companions_.erase(it);
   }

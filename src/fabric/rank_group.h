@@ -81,6 +81,13 @@ class RankGroup : public core::CrossCore, public core::DmaListener, public sim::
     bool done = false;            // ended; applies once its rank's earlier ones have
     bool copy = false;            // a list of one: dst = src when it applies
     std::vector<uint8_t> result;  // dst's codes to write when it applies (empty: none)
+    std::vector<uint8_t> meta;    // collective_v: its metadata's codes to write (empty: none)
+  };
+  // What a collective_v does (rank_group_v.cc): per rank of the list its dst and metadata
+  // after it (empty without values), and elements[i][j] sent from rank i to rank j.
+  struct VOutcome {
+    std::vector<std::vector<uint8_t>> dst, meta;
+    std::vector<std::vector<int64_t>> elements;
   };
   struct Member {
     core::CoreTiming* timing = nullptr;
@@ -95,11 +102,18 @@ class RankGroup : public core::CrossCore, public core::DmaListener, public sim::
   // Each member's result codes (dst's elements in pattern order), from the sources.
   std::vector<std::vector<uint8_t>> compute(const std::vector<Arrival>& m, std::string& fault);
   Picoseconds price(const std::vector<Arrival>& m);
+  // collective_v (rank_group_v.cc): the mismatch of its ranks' metadata shapes, or ""; what
+  // it does (read from the metadata when the ranks have values, an even split otherwise);
+  // its price for the elements it moves.
+  std::string mismatch_v(const std::vector<Arrival>& m) const;
+  VOutcome compute_v(const std::vector<Arrival>& m, bool values, std::string& why);
+  Picoseconds price_v(const std::vector<Arrival>& m, const VOutcome& v);
   Fabric& fabric(int64_t ranks);  // the system with `ranks` ranks of LNC=1, made once
   void fault(const Arrival& a, const std::string& message);
   // Ticket `t` ended at `now`: it and the ones after it in its rank's order that ended apply.
   void complete(size_t t, Picoseconds now);
-  void apply(Ticket& t, Picoseconds now);  // dst written, signals applied
+  void apply(Ticket& t, Picoseconds now);                 // dst written, signals applied
+  void finish_companions(size_t first, Picoseconds now);  // a rank's cores after its copy
 
   const SystemSpec& system_;
   const RuntimeSpec& runtime_;

@@ -96,7 +96,16 @@ enum class CollectiveKind : uint8_t {
   kReduceScatter,  // dst = this rank's chunk (along dim) of the reduction of the ranks' src
   kAllToAll,       // chunk j of dst (along dim) = chunk (this rank's place) of rank j's src
   kPermute,        // dst = src of rank recv_from; src goes to rank send_to (-1: none)
+  // collective_v, sizes read from its metadata operand when it runs (NKI all_to_all_v,
+  // all_gather_v): uint32 rows of one column per rank of the list: send counts, send
+  // displacements, receive counts (written unless kRecvCountsKnown), receive displacements
+  // (with kHasRdispls); counts and displacements in elements of the flat tensors.
+  kAllToAllV,   // the chunk for rank j: src[send_displs[j], + send_counts[j])
+  kAllGatherV,  // one chunk for every rank: src[send_displs[0], + send_counts[0])
 };
+// collective_v flags (Params::collective_flags).
+inline constexpr uint8_t kRecvCountsKnown = 1;  // row 2 given, not written
+inline constexpr uint8_t kHasRdispls = 2;       // row 3 places each chunk, else slot i of n
 
 // ScalarArg and Params have no implicit padding: the `reserved` members fill every gap and
 // stay zero, so that two of them are equal exactly when their bytes are (floats by bits), and
@@ -162,7 +171,7 @@ struct Params {
   // runs of contiguous elements in row-major order. Reductions use reduce_op; permutes
   // send_to / recv_from as global ranks (-1: none).
   CollectiveKind collective = CollectiveKind::kAllReduce;
-  uint8_t reserved5 = 0;
+  uint8_t collective_flags = 0;  // collective_v: kRecvCountsKnown | kHasRdispls
   int16_t replica_group = 0;
   int32_t collective_outer = 1;
 };

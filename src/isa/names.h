@@ -117,12 +117,14 @@ inline constexpr NameTable<MatmulPerfMode, 2> kPerfModeNames{{{
 }}};
 
 // collective kinds, as nki.collectives names them.
-inline constexpr NameTable<CollectiveKind, 5> kCollectiveNames{{{
+inline constexpr NameTable<CollectiveKind, 7> kCollectiveNames{{{
     {CollectiveKind::kAllReduce, "all_reduce"},
     {CollectiveKind::kAllGather, "all_gather"},
     {CollectiveKind::kReduceScatter, "reduce_scatter"},
     {CollectiveKind::kAllToAll, "all_to_all"},
     {CollectiveKind::kPermute, "permute"},
+    {CollectiveKind::kAllToAllV, "all_to_all_v"},
+    {CollectiveKind::kAllGatherV, "all_gather_v"},
 }}};
 
 // KLR engine names (engine.h's engine_name), the ones the text form prints.

@@ -242,6 +242,12 @@ constexpr std::array<OpInfo, kNumOpcodes> kTable{
        SR::kCollective,
        "dst from the src of every rank of the replica group's list that holds this rank: "
        "all_reduce, all_gather, reduce_scatter, all_to_all, permute (nki.collectives)"),
+    op(kCollectiveV, kAnyEngine,
+       {W("dst", kDmaEnd), W("metadata", kDmaEnd, D::kUint32), R("src", kDmaEnd)},
+       {kQueue, kCollectiveKind, kReplicaGroup, kCollectiveFlags}, SR::kCollectiveV,
+       "all_to_all_v / all_gather_v: chunks of sizes and places the uint32 metadata holds when "
+       "it runs (rows: send counts, send displacements, receive counts, written back, and "
+       "receive displacements), one column per rank of the list"),
 };
 
 constexpr bool table_in_opcode_order() {
@@ -319,7 +325,7 @@ bool has_feature(const arch::CoreSpec& core, Feature f) {
 
 bool is_dma(Opcode op) {
   return op == Opcode::kDmaCopy || op == Opcode::kDmaTranspose || op == Opcode::kDmaGather ||
-         op == Opcode::kDmaScatter || op == Opcode::kSendRecv || op == Opcode::kCollective;
+         op == Opcode::kDmaScatter || is_peer_transfer(op);
 }
 
 }  // namespace trnsim::isa

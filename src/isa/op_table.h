@@ -150,6 +150,7 @@ enum class ShapeRule : uint8_t {
   kDmaIndirect,       // SBUF [P, F], offsets [P, 1], HBM [rows, F] over a tensor's rows
   kSendRecv,          // dst and src of one shape and dtype (what the peer sends is alike)
   kCollective,        // dst and src of one dtype; element counts as the kind needs
+  kCollectiveV,       // dst and src (operand 2) of one dtype, uint32 metadata of 3 or 4 rows
   kOneElement,        // one operand of a single element (one partition or row, one element)
 };
 
@@ -183,9 +184,10 @@ std::span<const OpInfo> op_table();  // indexed by Opcode
 bool is_dma(Opcode op);
 // DMAs that other cores complete: sendrecv (with a peer core of the logical core) and
 // collective (with the ranks of a replica group). Their signals apply when the peers say.
-constexpr bool is_peer_transfer(Opcode op) {
-  return op == Opcode::kSendRecv || op == Opcode::kCollective;
+constexpr bool is_collective(Opcode op) {
+  return op == Opcode::kCollective || op == Opcode::kCollectiveV;
 }
+constexpr bool is_peer_transfer(Opcode op) { return op == Opcode::kSendRecv || is_collective(op); }
 const OpInfo& op_info(Opcode op);
 std::string_view mnemonic(Opcode op);  // from opcode.h
 std::optional<Opcode> find_opcode(std::string_view mnemonic);

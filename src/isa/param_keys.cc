@@ -193,6 +193,8 @@ KeyOps key_ops(ParamKey k) {
       return integer_key<&Params::collective_outer>();
     case kReplicaGroup:
       return integer_key<&Params::replica_group>();
+    case kCollectiveFlags:
+      return integer_key<&Params::collective_flags>();
     case kAccumulate:
       return bool_key<&Params::dma_accumulate>();
     case kRounding:

@@ -54,6 +54,7 @@ namespace trnsim::isa {
     "permute")                                                                               \
   X(kCollectiveOuter, "outer", "collective: blocks of a chunk (dims before the split dim)")  \
   X(kReplicaGroup, "group", "collective: replica group (index into the run's groups)")       \
+  X(kCollectiveFlags, "flags", "collective_v: 1 recv counts known, 2 recv displacements")    \
   X(kRounding, "rounding", "rounding of the output cast: rne, stochastic, rz")               \
   X(kShuffle, "shuffle",                                                                     \
     "stream_shuffle: 32 source partitions, colon-separated, for the outputs of a quadrant "  \

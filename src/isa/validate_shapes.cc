@@ -181,6 +181,11 @@ void collective_rules(Context& c) {
   const int64_t d = dst.elements(), s = src.elements();
   const bool even = d % p.collective_outer == 0 && s % p.collective_outer == 0;
   switch (p.collective) {
+    case CollectiveKind::kAllToAllV:
+    case CollectiveKind::kAllGatherV:
+      c.report(RuleKind::kShape, "{} reads its sizes at run time: it is a collective_v",
+               name_of(p.collective));
+      break;
     case CollectiveKind::kAllReduce:
     case CollectiveKind::kPermute:
     case CollectiveKind::kAllToAll:
@@ -195,6 +200,26 @@ void collective_rules(Context& c) {
   if (!even)
     c.report(RuleKind::kShape, "outer={} does not divide dst ({}) and src ({}) elements",
              p.collective_outer, d, s);
+}
+
+void collective_v_rules(Context& c) {
+  const Params& p = c.inst->p;
+  check_dma_queue(c);
+  const AccessPattern &dst = c.operand(0), &meta = c.operand(1), &src = c.operand(2);
+  if (dst.dtype != src.dtype)
+    c.report(RuleKind::kDtype, "a collective moves elements unchanged: dst is {}, src {}",
+             dst.dtype.name(), src.dtype.name());
+  if (p.collective != CollectiveKind::kAllToAllV && p.collective != CollectiveKind::kAllGatherV)
+    c.report(RuleKind::kShape, "collective_v runs all_to_all_v or all_gather_v, not {}",
+             name_of(p.collective));
+  const int rows = (p.collective_flags & kHasRdispls) != 0 ? 4 : 3;
+  if ((p.collective_flags & ~(kRecvCountsKnown | kHasRdispls)) != 0 || meta.elements() % rows != 0)
+    c.report(RuleKind::kShape,
+             "metadata has {} elements for flags={}: {} rows of one column per "
+             "rank",
+             meta.elements(), p.collective_flags, rows);
+  if (p.replica_group < 0)
+    c.report(RuleKind::kShape, "group={}: a group index is >= 0", p.replica_group);
 }
 
 void dma_rules(Context& c) {
@@ -353,6 +378,9 @@ void check_shapes(Context& c) {
       break;
     case ShapeRule::kCollective:
       collective_rules(c);
+      break;
+    case ShapeRule::kCollectiveV:
+      collective_v_rules(c);
       break;
     case ShapeRule::kDmaIndirect:
       check_dma_indirect(c);

@@ -276,6 +276,11 @@ class KernelBuilder {
     int send_to = -1, recv_from = -1;  // permute: global ranks, -1 for none
   };
   void collective(const View& dst, const View& src, const CollectiveArgs& args, DmaOpts opts = {});
+  // all_to_all_v / all_gather_v: sizes and places from `metadata` (uint32, one column per
+  // rank of the list; isa::CollectiveKind), read when the collective runs, its receive counts
+  // written back unless `flags` has isa::kRecvCountsKnown. dst and src flat element buffers.
+  void collective_v(const View& dst, const View& src, const View& metadata,
+                    isa::CollectiveKind kind, int group, uint8_t flags, DmaOpts opts = {});
 
   // Finishes the program: closes open accumulation groups, places the tiles (spilling if
   // SBUF is short), adds the semaphores, validates the whole program. The builder cannot be

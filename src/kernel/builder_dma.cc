@@ -160,4 +160,26 @@ void KernelBuilder::collective(const View& dst, const View& src, const Collectiv
   emit(call, std::move(in), {{dst, true, "dst"}, {src, false, "src"}});
 }
 
+void KernelBuilder::collective_v(const View& dst, const View& src, const View& metadata,
+                                 isa::CollectiveKind kind, int group, uint8_t flags, DmaOpts opts) {
+  constexpr std::string_view call = "collective_v";
+  if (dst.space() != isa::Space::kHbm || src.space() != isa::Space::kHbm)
+    call_error(call, dst.space() != isa::Space::kHbm ? "dst" : "src",
+               dst.space() != isa::Space::kHbm ? dst : src,
+               "variable-size collectives move HBM tensors");
+  if (kind != isa::CollectiveKind::kAllToAllV && kind != isa::CollectiveKind::kAllGatherV)
+    call_error(call, fmt::format("kind {}: all_to_all_v or all_gather_v", isa::name_of(kind)));
+  if (group < 0 || group > INT16_MAX)
+    call_error(call, fmt::format("group={}: groups are 0..{}", group, INT16_MAX));
+  const isa::Engine trigger = opts.trigger.value_or(dma_policy_.store_trigger);
+  isa::Instruction in = make(isa::Opcode::kCollectiveV, trigger, {dst, metadata, src});
+  in.p.collective = kind;
+  in.p.replica_group = static_cast<int16_t>(group);
+  in.p.collective_flags = flags;
+  in.p.dma_queue =
+      static_cast<int16_t>(queue_slot(trigger) % std::max(core_.dma.queues_per_engine, 1));
+  emit(call, std::move(in),
+       {{dst, true, "dst"}, {metadata, true, "metadata"}, {src, false, "src"}});
+}
+
 }  // namespace trnsim::kernel

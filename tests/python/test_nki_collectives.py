@@ -329,11 +329,6 @@ def test_collective_outside_run_ranks_is_an_error(rng):
         all_reduce_kernel(rng.standard_normal((4, 8)).astype(np.float32), WORLD, nl.add)
 
 
-def test_all_to_all_v_is_not_implemented():
-    with pytest.raises(NotImplementedError, match="all_to_all_v"):
-        ncc.all_to_all_v([], [], WORLD, None)
-
-
 def test_mismatched_shapes_fault(rng):
     # Rank 0 reduces 4 x 16 elements, the others 4 x 8: the hardware faults, and the message
     # names both sizes.
@@ -464,3 +459,91 @@ def test_priority_is_checked_and_nc_v4_only():
         nki.run_ranks(k, [{"x": x, "rg": WORLD, "priority": 1}] * RANKS, chip="trn2")
     with pytest.raises(NkiError, match="0..3"):
         nki.run_ranks(k, [{"x": x, "rg": WORLD, "priority": 7}] * RANKS, chip="trn3")
+
+
+# ---- variable-size collectives: sizes read from the metadata when they run ------------------
+
+S = 32  # elements of each rank's flat src and dst
+
+
+@nki.jit
+def variable_kernel(x, meta_in, rg, kind, known, rdispls, split):
+    src, dst = hbm(x.shape, x.dtype, "src"), hbm(x.shape, x.dtype, "dst")
+    meta = nl.ndarray(meta_in.shape, dtype=nl.uint32, buffer=nl.hbm, name="meta")
+    nisa.dma_copy(dst=src, src=x)
+    nisa.dma_copy(dst=meta, src=meta_in)
+    fill = sbuf((1, x.shape[0]), x.dtype)  # what nothing lands on keeps this
+    nisa.memset(dst=fill, value=-1.0)
+    nisa.dma_copy(dst=dst.reshape((1, x.shape[0])), src=fill)
+    args = dict(srcs=[src], dsts=[dst], replica_group=rg, metadata_tensor=meta,
+                recv_counts_known=known, has_rdispls=rdispls)
+    if split:  # the prepare / trigger form
+        getattr(ncc, f"{kind}_trigger")(getattr(ncc, f"{kind}_prepare")(**args))
+    else:
+        getattr(ncc, kind)(**args)
+    out, meta_out = out_hbm(x.shape, x.dtype), out_hbm(meta_in.shape, nl.uint32)
+    nisa.dma_copy(dst=out, src=dst)
+    nisa.dma_copy(dst=meta_out, src=meta)
+    return out, meta_out
+
+
+def variable_inputs(rng, kind, rdispls, known=False):
+    """Per rank: its src, metadata and the (count, displacement) it sends to each rank."""
+    slot = S // RANKS
+    counts = rng.integers(0, slot + 1, (RANKS, RANKS))  # counts[i][j]: from rank i to rank j
+    if kind == "all_gather_v":
+        counts[:] = counts[:, :1]  # one chunk, the same for every rank
+    rows = []
+    for i in range(RANKS):
+        displs = (np.arange(RANKS) * slot) if kind == "all_to_all_v" else np.full(RANKS, 3)
+        recv_displs = S - slot * (np.arange(RANKS) + 1)  # reversed slots
+        m = [counts[i], displs, np.zeros(RANKS, int)] + ([recv_displs] if rdispls else [])
+        rows.append(np.array(m, dtype=np.uint32))
+    xs = [(np.arange(S) + 100 * i).astype(np.float32) for i in range(RANKS)]
+    return xs, rows, counts
+
+
+@pytest.mark.parametrize("kind, rdispls, known, split", [
+    ("all_to_all_v", False, False, False), ("all_to_all_v", True, True, False),
+    ("all_to_all_v", False, False, True), ("all_gather_v", False, False, False),
+    ("all_gather_v", False, True, True)])
+def test_variable_collectives(rng, kind, rdispls, known, split):
+    xs, metas, counts = variable_inputs(rng, kind, rdispls)
+    outs = nki.run_ranks(variable_kernel, [
+        dict(x=xs[r], meta_in=metas[r], rg=WORLD, kind=kind, known=known, rdispls=rdispls,
+             split=split) for r in range(RANKS)])
+    slot = S // RANKS
+    for j, (out, meta_out) in enumerate(outs):
+        want = np.full(S, -1.0, np.float32)
+        for i in range(RANKS):
+            c = counts[i][j]
+            frm = metas[i][1][j if kind == "all_to_all_v" else 0]
+            to = metas[j][3][i] if rdispls else i * slot
+            want[to:to + c] = xs[i][frm:frm + c]
+        np.testing.assert_array_equal(out, want)
+        # Row 2 holds what arrived from each rank, unless the counts were given.
+        np.testing.assert_array_equal(meta_out[2], 0 if known else counts[:, j])
+
+
+def test_variable_collective_errors(rng):
+    xs, metas, _ = variable_inputs(rng, "all_to_all_v", False)
+    bad = [m.copy() for m in metas]
+    bad[1][0][2] = S  # rank 1 sends more than a slot to rank 2
+    with pytest.raises(RuntimeError, match="rank 1 sends 32 elements"):
+        nki.run_ranks(variable_kernel, [
+            dict(x=xs[r], meta_in=bad[r], rg=WORLD, kind="all_to_all_v", known=False,
+                 rdispls=False, split=False) for r in range(RANKS)])
+    with pytest.raises(NkiError, match=r"a uint32 tensor \(4, 4\)"):  # rows for has_rdispls
+        nki.run_ranks(variable_kernel, [
+            dict(x=xs[r], meta_in=metas[r], rg=WORLD, kind="all_to_all_v", known=False,
+                 rdispls=True, split=False) for r in range(RANKS)])
+
+    @nki.jit
+    def twice(x, meta_in, rg):
+        src, dst = hbm(x.shape, x.dtype, "src"), hbm(x.shape, x.dtype, "dst")
+        meta = nl.ndarray(meta_in.shape, dtype=nl.uint32, buffer=nl.hbm, name="meta")
+        ncc.all_to_all_v_prepare([src], [dst], rg, meta)
+        ncc.all_to_all_v_prepare([src], [dst], rg, meta)
+
+    with pytest.raises(NkiError, match="was not triggered"):
+        nki.run_ranks(twice, [dict(x=xs[r], meta_in=metas[r], rg=WORLD) for r in range(RANKS)])

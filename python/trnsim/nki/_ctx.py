@@ -18,7 +18,8 @@ class NkiArgumentError(NkiError, TypeError):
 
 class Ctx:
     __slots__ = ("kb", "chip", "pids", "grid", "names", "used", "pending", "outputs",
-                 "dialect", "constants", "lnc", "rank", "ones", "fresh_broadcasts", "ranks")
+                 "dialect", "constants", "lnc", "rank", "ones", "fresh_broadcasts", "ranks",
+                 "prepared")
 
     def __init__(self, kb, chip, pids, grid, dialect, lnc=1, rank=0):
         # write counts for common-subexpression elimination; VectorE calls over the engine's
@@ -38,6 +39,7 @@ class Ctx:
         self.ones = {}  # (partitions, dtype) -> the ones row of partition broadcasts (_ops)
         self.fresh_broadcasts = 0  # PSUM-resident broadcasts not used yet (_tensor.py)
         self.ranks = None  # the rank run this trace is a rank of (_ranks.RankInfo), if any
+        self.prepared = None  # the last nki.collectives *_v_prepare (collectives.py)
 
     def name(self, prefix: str) -> str:
         while True:  # skip names already taken (an argument named out1, say)

@@ -234,15 +234,102 @@ def all_to_all(srcs, dsts, replica_group, collective_dim, priority=None, name=No
         _emit(s, d, "all_to_all", g, outer=_outer(s, collective_dim, what))
 
 
-_VARIABLE = ("its per-rank counts are read at run time from device memory (metadata_tensor), "
-             "and trnsim's collective instruction moves sizes known when the kernel is traced "
-             "(trnsim.fabric's all-to-all-v prices such a collective on its own)")
-all_to_all_v = _ctx.stub("nki.collectives.all_to_all_v", _VARIABLE)
-all_gather_v = _ctx.stub("nki.collectives.all_gather_v", _VARIABLE)
-all_to_all_v_prepare = _ctx.stub("nki.collectives.all_to_all_v_prepare", _VARIABLE)
-all_to_all_v_trigger = _ctx.stub("nki.collectives.all_to_all_v_trigger", _VARIABLE)
-all_gather_v_prepare = _ctx.stub("nki.collectives.all_gather_v_prepare", _VARIABLE)
-all_gather_v_trigger = _ctx.stub("nki.collectives.all_gather_v_trigger", _VARIABLE)
+class _Prepared:
+    """A variable-size collective whose arguments a *_prepare call checked; its *_trigger
+    issues it (trnsim reads the metadata when the collective runs either way)."""
+
+    def __init__(self, kind, what, args):
+        self.kind, self.what, self.args, self.triggered = kind, what, args, False
+
+
+def _variable(kind, what, srcs, dsts, replica_group, metadata_tensor, recv_counts_known,
+              has_rdispls, priority):
+    """The checked arguments of all_to_all_v / all_gather_v: (dst, meta, src, group, flags)."""
+    from trnsim.nki import _ops
+
+    _priority(priority, what)
+    rg, g = _group(replica_group, what)
+    prs = _pairs(srcs, dsts, what)
+    if len(prs) != 1 or _space(prs[0][0]) != "hbm":
+        raise NkiError(f"{what}: one src and one dst, in HBM")
+    n = len(rg.list_of(_ranks().rank))
+    rows = 4 if has_rdispls else 3
+    if kind == "all_gather_v" and has_rdispls:
+        raise NkiError(f"{what}: has_rdispls=True is not supported (chunk i lands in slot i)")
+    meta = metadata_tensor
+    shape = tuple(getattr(meta, "shape", ()))
+    if str(getattr(meta, "dtype", "")) != "uint32" or shape not in ((rows, n), (1, rows, n)):
+        raise NkiError(f"{what}: metadata_tensor is {getattr(meta, 'dtype', type(meta))} "
+                       f"{shape}; a uint32 tensor ({rows}, {n}) in HBM or (1, {rows}, {n}) in "
+                       f"SBUF: rows send counts, send displacements, receive counts"
+                       + (", receive displacements" if has_rdispls else "") +
+                       f", one column per rank of the list")
+    flags = (1 if recv_counts_known else 0) | (2 if has_rdispls else 0)
+    src, dst = prs[0]
+    return _ops.view(dst), _ops.view(meta), _ops.view(src), g, flags
+
+
+def _issue(kind, args):
+    from trnsim.nki import _ops
+
+    dst, meta, src, g, flags = args
+    _ops.kb().collective_v(dst, src, meta, kind, group=g, flags=flags)
+
+
+def all_to_all_v(srcs, dsts, replica_group, metadata_tensor, recv_counts_known=False,
+                 has_rdispls=False, priority=None, name=None):
+    """Each rank sends src[send_displs[j] : + send_counts[j]] to the j-th rank of its list,
+    where it lands at recv_displs[i] (has_rdispls) or in slot i of n equal slots of dst; the
+    counts are read from metadata_tensor when the collective runs, and the received counts
+    written into its row 2 unless recv_counts_known. Elements of dst nothing lands on keep
+    their values."""
+    what = "nki.collectives.all_to_all_v"
+    _issue("all_to_all_v", _variable("all_to_all_v", what, srcs, dsts, replica_group,
+                                     metadata_tensor, recv_counts_known, has_rdispls, priority))
+
+
+def all_gather_v(srcs, dsts, replica_group, metadata_tensor, recv_counts_known=False,
+                 has_rdispls=False, priority=None, name=None):
+    """Each rank sends one chunk, src[send_displs[0] : + send_counts[0]], to every rank of its
+    list, where it lands in slot i (of n equal slots of dst); received counts written into
+    row 2 of metadata_tensor unless recv_counts_known."""
+    what = "nki.collectives.all_gather_v"
+    _issue("all_gather_v", _variable("all_gather_v", what, srcs, dsts, replica_group,
+                                     metadata_tensor, recv_counts_known, has_rdispls, priority))
+
+
+def _prepare(kind):
+    def prepare(srcs, dsts, replica_group, metadata_tensor, recv_counts_known=False,
+                has_rdispls=False, priority=None, name=None):
+        what = f"nki.collectives.{kind}_prepare"
+        c = _ctx.ctx()
+        if getattr(c, "prepared", None) is not None and not c.prepared.triggered:
+            raise NkiError(f"{what}: the previous {c.prepared.what} was not triggered (one "
+                           "prepare at a time, each triggered once)")
+        c.prepared = _Prepared(kind, what, _variable(kind, what, srcs, dsts, replica_group,
+                                                     metadata_tensor, recv_counts_known,
+                                                     has_rdispls, priority))
+        return c.prepared
+
+    def trigger(prepare_instr, name=None):
+        what = f"nki.collectives.{kind}_trigger"
+        if not isinstance(prepare_instr, _Prepared) or prepare_instr.kind != kind:
+            raise NkiError(f"{what}: expected what {kind}_prepare returned, got "
+                           f"{type(prepare_instr).__name__}")
+        if prepare_instr.triggered:
+            raise NkiError(f"{what}: this prepare was already triggered")
+        prepare_instr.triggered = True
+        _issue(kind, prepare_instr.args)
+
+    prepare.__name__, trigger.__name__ = f"{kind}_prepare", f"{kind}_trigger"
+    prepare.__doc__ = (f"Checks {kind}'s arguments and returns a handle for {kind}_trigger, "
+                       "which issues it (the metadata is read when it runs).")
+    trigger.__doc__ = f"Issues the {kind} its {kind}_prepare checked."
+    return prepare, trigger
+
+
+all_to_all_v_prepare, all_to_all_v_trigger = _prepare("all_to_all_v")
+all_gather_v_prepare, all_gather_v_trigger = _prepare("all_gather_v")
 
 
 def collective_permute(srcs, dsts, source_target_pairs, priority=None, name=None):

@@ -61,7 +61,9 @@ DmaShape dma_shape(const isa::Instruction& ins) {
   s.queue = ins.p.dma_queue;
   if (ins.num_operands <= kSrcSlot) return s;
   const isa::AccessPattern& dst = ins.operands[kDstSlot];
-  const isa::AccessPattern& src = ins.operands[kSrcSlot];
+  // collective_v lists its metadata (written) before its src.
+  const isa::AccessPattern& src =
+      ins.operands[ins.op == isa::Opcode::kCollectiveV ? kSrcSlot + 1 : kSrcSlot];
   s.has_operands = true;
   s.dst_space = dst.space;
   s.src_space = src.space;

@@ -112,6 +112,7 @@ SemanticsFn semantics_for(Opcode op) {
     case Opcode::kSendRecv:
       return exec_sendrecv_alone;
     case Opcode::kCollective:
+    case Opcode::kCollectiveV:
       return exec_collective_alone;
   }
   return nullptr;

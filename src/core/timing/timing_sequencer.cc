@@ -13,6 +13,7 @@
 #include "core/timing/cross_core.h"
 #include "core/timing/timing_path.h"
 #include "core/timing/timing_trace.h"
+#include "isa/op_table.h"
 
 namespace trnsim::core {
 
@@ -201,7 +202,7 @@ void Sequencer::issue(const isa::Instruction& ins, const InstrInfo& info, uint64
     ctx_.apply_signals(ctx_.prog.signals(info), t_retire);  // the rest of the run goes on
     return;
   }
-  if (info.op == isa::Opcode::kCollective) {
+  if (isa::is_collective(info.op)) {
     if (ctx_.cross != nullptr) {
       ctx_.cross->collective(ctx_.core, ins, ctx_.prog.dma_plan(info.dma_plan),
                              ctx_.prog.signals(info), engine_, id, t0);

@@ -149,11 +149,13 @@ TEST(FunctionalRunner, RealGenerations) {
   run.write_tensor_f32("A", std::vector<float>(128 * 512, 0.25f));
   run.write_tensor_f32("B", std::vector<float>(128 * 512, -2.0f));
   const RunResult r = run.run();
-  ASSERT_EQ(run.faults().size(), 2u) << run.faults().to_string();
+  ASSERT_EQ(run.faults().size(), 3u) << run.faults().to_string();
   EXPECT_EQ(run.faults()[0].kind, mem::FaultKind::kPeer);
   EXPECT_NE(run.faults()[0].instruction.find("sendrecv"), std::string::npos);
   EXPECT_EQ(run.faults()[1].kind, mem::FaultKind::kPeer);
   EXPECT_NE(run.faults()[1].instruction.find("collective"), std::string::npos);
+  EXPECT_EQ(run.faults()[2].kind, mem::FaultKind::kPeer);
+  EXPECT_NE(run.faults()[2].instruction.find("collective_v"), std::string::npos);
   EXPECT_EQ(r.instructions, every.num_instructions() + 3 * 3);  // the act loop runs 4 times
 }
 

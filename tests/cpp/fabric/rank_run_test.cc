@@ -239,6 +239,46 @@ TEST(RankRun, RanksOfTwoCoresRefuseSbufCollectives) {
   EXPECT_NE(r.cores[0].faults[0].message.find("HBM tensors"), std::string::npos) << r.faults_text();
 }
 
+// all_to_all_v of two ranks: each sends 4 elements to the other and 4 to itself, from the
+// metadata written in SBUF before it (counts 4 4, displacements 0 4); the receive counts come
+// back in row 2, and the elements past the 8 received keep the dst's fill.
+std::string a2av_program(float value) {
+  return fmt::format(R"(.chip trn2
+.semaphores 2
+.tensor src hbm fp32 [1, 16] scratch
+.tensor dst hbm fp32 [1, 16] scratch
+.tensor out hbm fp32 [1, 16] output
+.engine dve
+  memset sbuf[0:1] [[1,16]] fp32 value={}
+  memset sbuf[0:1]+64 [[1,16]] fp32 value=-1
+  memset sbuf[0:1]+128 [[1,2]] uint32 value=4
+  memset sbuf[0:1]+136 [[1,1]] uint32 value=0
+  memset sbuf[0:1]+140 [[1,1]] uint32 value=4
+  memset sbuf[0:1]+144 [[1,2]] uint32 value=9 signal=s0+1
+.engine pool
+  dma_copy src[0:1] [[1,16]] <- sbuf[0:1] [[1,16]] fp32 wait=s0>=1 signal=s1+1
+  dma_copy dst[0:1] [[1,16]] <- sbuf[0:1]+64 [[1,16]] fp32 signal=s1+1
+  collective_v dst[0:1] [[1,16]], sbuf[0:1]+128 [[1,6]] uint32 <- src[0:1] [[1,16]] kind=all_to_all_v wait=s1>=2 signal=s1+1
+  dma_copy out[0:1] [[1,16]] <- dst[0:1] [[1,16]] wait=s1>=3
+)",
+                     value);
+}
+
+TEST(RankRun, AllToAllVReadsItsSizesWhenItRuns) {
+  const isa::Program a = isa::assemble(a2av_program(1.0f)), b = isa::assemble(a2av_program(2.0f));
+  RankRunner run(trn2(), system(), runtime(), {&a, &b}, {{{0, 1}}}, 1,
+                 core::RunMode::kFunctionalTiming);
+  const chip::ChipResult r = run.run();
+  ASSERT_TRUE(r.ok()) << r.faults_text();
+  for (int k = 0; k < 2; ++k) {
+    const std::vector<float> out = out_of(run, k);
+    for (int e = 0; e < 16; ++e)  // slot i (8 elements) from rank i: 4 sent, 4 kept
+      ASSERT_EQ(out[static_cast<size_t>(e)], e % 8 < 4 ? 1.0f + static_cast<float>(e / 8) : -1.0f)
+          << "rank " << k << " element " << e;
+  }
+  EXPECT_GT(r.total.v, fabric_price(Op::kAllToAll, 2, 8 * 4).v);
+}
+
 TEST(RankRun, BadGroupsAreInputErrors) {
   const isa::Program p = isa::assemble(program(1.0f, "kind=all_reduce"));
   EXPECT_THROW(RankRunner(trn2(), system(), runtime(), {&p, &p}, {{{0, 2}}}), InputError);

@@ -12,6 +12,7 @@ inline constexpr const char* kEveryOpProgram = R"(# Every opcode once, valid and
 .tensor C hbm fp32 [128, 512] output
 .tensor S hbm fp32 [128, 512] scratch
 .tensor G hbm fp32 [128, 512] scratch
+.tensor V hbm fp32 [128, 512] scratch
 
 .engine sp                     # the Sync engine starts the loads
   dma_copy sbuf[0:128] [[1,512]] bf16 <- A[0:128] [[1,512]] queue=0 signal=s0+1
@@ -93,5 +94,6 @@ loop:
   dma_scatter G[0:128] [[1,512]] <- sbuf[0:128]+135168 [[1,512]] fp32, sbuf[0:128]+143360 [[1,1]] int32 queue=19
   sendrecv sbuf[0:128]+139264 [[1,512]] fp32 <- sbuf[0:128]+135168 [[1,512]] fp32 queue=17 send_to=1 recv_from=1
   collective sbuf[0:128]+180288 [[1,512]] fp32 <- sbuf[0:128]+135168 [[1,512]] fp32 queue=20 kind=all_to_all
+  collective_v V[0:64] [[1,512]], sbuf[0:1]+182336 [[1,6]] uint32 <- V[0:64]+32768 [[1,512]] queue=21 kind=all_to_all_v flags=1
   core_barrier
 )";

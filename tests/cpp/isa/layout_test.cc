@@ -37,7 +37,7 @@ TEST(Layout, ParamsHasNoPadding) {
           F(P, dma_accumulate), F(P, reserved3), F(P, send_to), F(P, recv_from), F(P, pipe),
           F(P, reg_dst), F(P, reg_a), F(P, reg_b), F(P, reserved4), F(P, reg_imm),
           F(P, branch_target), F(P, gather_elems), F(P, gather_indices), F(P, shuffle),
-          F(P, collective), F(P, reserved5), F(P, replica_group), F(P, collective_outer));
+          F(P, collective), F(P, collective_flags), F(P, replica_group), F(P, collective_outer));
   EXPECT_EQ(members, sizeof(Params));
 }
 

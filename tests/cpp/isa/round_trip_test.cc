@@ -67,7 +67,7 @@ TEST(RoundTrip, AssemblerReadsWhatItShould) {
   EXPECT_EQ(p.chip, "trn3");
   EXPECT_EQ(p.seed, 7u);
   EXPECT_EQ(p.num_semaphores, 7);
-  ASSERT_EQ(p.tensors.size(), 5u);
+  ASSERT_EQ(p.tensors.size(), 6u);
   EXPECT_EQ(p.tensors[1].address, 0x20000);
   EXPECT_EQ(p.tensors[2].address, 0x40000);  // after B, aligned to kTensorAlignment
   EXPECT_TRUE(p.tensors[0].is_input());
@@ -86,7 +86,7 @@ TEST(RoundTrip, AssemblerReadsWhatItShould) {
   EXPECT_EQ(sp[5].operands[1].offset, 0x40000);
   EXPECT_EQ(sp[5].p.rounding, num::Rounding::kTowardZero);
   EXPECT_TRUE(sp[5].p.dma_accumulate);
-  EXPECT_EQ(sp[1].source_line, 13);
+  EXPECT_EQ(sp[1].source_line, 14);
 
   const auto& act = p.stream(Engine::kScalar);
   EXPECT_EQ(act[3].op, Opcode::kBranch);
