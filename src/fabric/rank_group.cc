@@ -368,14 +368,24 @@ Picoseconds RankGroup::price(const std::vector<Arrival>& m) {
   const int64_t src_bytes = src_of(in).elements() * dtype.storage_bytes;
   // nccom-test's sizes: the gathered tensor for all-gather, a rank's buffer otherwise.
   const int64_t bytes = in.p.collective == CollectiveKind::kAllGather ? n * src_bytes : src_bytes;
-  const auto key =
-      std::make_tuple(static_cast<int>(in.p.collective), n, bytes, std::string(dtype.name()));
-  if (auto it = prices_.find(key); it != prices_.end()) return it->second;
   CollectiveRequest req;
   req.op = fabric_op(in.p.collective);
   req.bytes = bytes;
   req.dtype = dtype;
   req.placement = Placement{RankUnit::kCore, n, lnc_, 0};
+  std::string pairs;  // a permute by its pairs, as positions in the list (no send: itself)
+  if (in.p.collective == CollectiveKind::kPermute)
+    for (int32_t i = 0; i < static_cast<int32_t>(n); ++i) {
+      int32_t to = i;
+      for (int32_t j = 0; j < static_cast<int32_t>(n); ++j)
+        if (rank_of(m[static_cast<size_t>(j)].core) == m[static_cast<size_t>(i)].ins->p.send_to)
+          to = j;
+      req.perm.push_back(to);
+      pairs += fmt::format("{},", to);
+    }
+  const auto key = std::make_tuple(static_cast<int>(in.p.collective), n, bytes,
+                                   std::string(dtype.name()) + pairs);
+  if (auto it = prices_.find(key); it != prices_.end()) return it->second;
   const Picoseconds t = fabric(n).simulate(req).device;
   prices_.emplace(key, t);
   return t;
