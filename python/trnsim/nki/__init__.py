@@ -225,11 +225,13 @@ _CURRENT = {"": "trnsim.nki", ".isa": "trnsim.nki.isa",
             ".isa.constants": "trnsim.nki.isa.constants", ".language": "trnsim.nki.language",
             ".language.constants": "trnsim.nki._lang_constants", ".typing": "trnsim.nki.typing",
             ".compiler": "trnsim.nki.compiler", ".collectives": "trnsim.nki.collectives",
+            ".tensor": "trnsim.nki.tensor",
             ".compiler.backends": "trnsim.nki.compiler.backends",
             ".compiler.backends.neuron": "trnsim.nki.compiler.backends.neuron",
             ".compiler.backends.neuron.dimensions":
                 "trnsim.nki.compiler.backends.neuron.dimensions"}
 _LEGACY = {**_CURRENT, "": "trnsim.nki.legacy", ".isa": "trnsim.nki.legacy.isa",
+           "._private": "trnsim.nki.private_api", "._private.private_api": "trnsim.nki.private_api",
            ".language": "trnsim.nki.legacy.language", ".typing": "trnsim.nki.legacy.typing"}
 
 
@@ -268,7 +270,7 @@ def install_alias(legacy=True, current=True):
             tnx.nki_jit = sys.modules["neuronxcc.nki"].jit
 
 
-from trnsim.nki import collectives, compiler, isa, language, typing  # noqa: E402
+from trnsim.nki import collectives, compiler, isa, language, tensor, typing  # noqa: E402
 from trnsim.nki._ranks import RankRun, run_ranks  # noqa: E402
 
 class dtype:  # noqa: N801 - NKI's name
@@ -279,4 +281,4 @@ class dtype:  # noqa: N801 - NKI's name
 __all__ = ["dtype", "jit", "simulate", "simulate_kernel", "baremetal", "benchmark", "profile", "run",
            "install_alias", "last_run", "set_dma_policy", "Kernel", "KernelRun", "NkiError",
            "TARGET_ENV", "target", "trace", "isa", "language", "compiler", "typing", "collectives",
-           "run_ranks", "RankRun"]
+           "run_ranks", "RankRun", "tensor"]

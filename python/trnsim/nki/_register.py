@@ -273,6 +273,27 @@ def index(t, key):
         raise NkiError(str(e)) from None
 
 
+def index_by_elements(t, key):
+    """``t[tab[b, 0], :]``: each one-element tile of the key read into a register of its own
+    (freed with the view), then ``t`` indexed by the registers."""
+    from trnsim.nki._tensor import NkiTensor
+
+    key = key if type(key) is tuple else (key,)
+    regs = []
+    new = []
+    for k in key:
+        if isinstance(k, NkiTensor) and k._element:
+            reg, _ = scalar_offset(k)
+            regs.append(reg)
+            new.append(reg)
+        else:
+            new.append(k)
+    out = index(t, tuple(new))
+    for reg in regs:
+        free_with(out, reg)
+    return out
+
+
 def scalar_offset(offset):
     """``.ap(..., scalar_offset=x)``'s register and whether it was made here: x is a register,
     or a one-element SBUF tile read into a new one (freed with the view, free_with)."""

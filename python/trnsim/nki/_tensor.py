@@ -81,11 +81,12 @@ def _einops_sides(pattern, what):
 class NkiTensor:
     """A tensor in HBM, SBUF or PSUM, or a view of one (slices share the memory)."""
 
-    __slots__ = ("v", "_iadd", "__weakref__")
+    __slots__ = ("v", "_iadd", "_element", "__weakref__")
 
     def __init__(self, view):
         self.v = view
         self._iadd = False
+        self._element = False  # one element of a tile picked by integers (tab[b, 0])
 
     # --- what it is ---
     def _view(self):
@@ -140,6 +141,10 @@ class NkiTensor:
         key = plain_key(key)
         if _register.has_register(key):  # t[i]: moved by a device register (_register.py)
             return _register.index(self, key)
+        if self._view().space == "hbm" and _has_element(key):
+            # t[tab[b, 0], :]: one element of a tile is a scalar index (the dim goes), read
+            # into a register when the access runs, as NKI's dynamic scalar index.
+            return _register.index_by_elements(self, key)
         if _has_tile(key):  # t[idx_tile, ...]: rows picked at run time (_indirect.py)
             from trnsim.nki import _indirect
 
@@ -147,11 +152,14 @@ class NkiTensor:
         if has_expr(key):
             return Lazy(self, key)
         v = self._view()
+        element = v.space != "hbm" and _all_integers(key, len(v.shape))
         c = _ctx._current
         if c is not None and c.dialect == "legacy" and v.space != "hbm":
             key = keep_free_dim(key, v.shape)
         try:
-            return NkiTensor(v[key])
+            out = NkiTensor(v[key])
+            out._element = element
+            return out
         except TypeError as e:  # the C++ index check's own message (bind_kernel.cc)
             raise NkiError(str(e)) from None
         except ValueError as e:  # a slice past the end: usable under a mask that drops it
@@ -489,6 +497,17 @@ def plain_key(key):
     if type(key) is not tuple and isinstance(key, tuple):
         return tuple(key)
     return key
+
+
+def _all_integers(key, ndim):
+    key = key if type(key) is tuple else (key,)
+    return len(key) == ndim and all(
+        isinstance(k, (int, np.integer)) and not isinstance(k, bool) for k in key)
+
+
+def _has_element(key):
+    key = key if type(key) is tuple else (key,)
+    return any(isinstance(k, NkiTensor) and k._element for k in key)
 
 
 def _has_tile(key):
@@ -831,6 +850,12 @@ class Blocked:
     def __getitem__(self, key):
         t, rest = self._pick(key)
         return t[rest]
+
+    def view(self, dtype):
+        """Every block's tile viewed as `dtype` (its bytes reinterpreted, the last dim scaled
+        by the element sizes)."""
+        tiles = [t.view(dtype) for t in self.tiles]
+        return Blocked(tiles, self.blocks, tiles[0].shape, dtype)
 
     def __setitem__(self, key, value):
         t, rest = self._pick(key)

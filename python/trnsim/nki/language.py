@@ -452,11 +452,14 @@ def atomic_rmw(dst, value, op, mask=None, **kwargs):
 
 
 def gather_flattened(data, indices, mask=None, dtype=None, **kwargs):
-    """out[p, ...] = data[p] flattened, at indices[p, ...] (uint32): one GpSimd nc_n_gather
-    (bit-exact), then a VectorE copy when dtype asks for another."""
+    """out[p, ...] = data[p] flattened, at indices[p, ...] (uint32; int32 indices are read as
+    their uint32 bits, so a negative one is out of range): one GpSimd nc_n_gather (bit-exact),
+    then a VectorE copy when dtype asks for another."""
     if mask is not None:
         unsupported("nl.gather_flattened(mask=...)", "gather whole tiles")
     _tiles("nl.gather_flattened", data=data, indices=indices)
+    if np.dtype(indices.dtype) == np.int32:
+        indices = indices.view(uint32)
     out = ndarray(indices.shape, data.dtype, sbuf)
     _gather.nc_n_gather(out, data, indices, "nl.gather_flattened")
     if dtype is None or _ops.format_name(dtype, "dtype") == _ops.format_name(data.dtype):

@@ -2,8 +2,9 @@
 // pattern order (row / partition slowest) land on the destination's in its pattern order, so
 // the two patterns need equal element counts, not equal shapes.
 //   - equal dtypes: the bytes are copied (bit-exact);
-//   - different dtypes: cast src -> FP32 -> dst with the instruction's rounding (DMA-OV); not
-//     for MX-only types (fp4_e2m1, e8m0);
+//   - integers of one width (int32 / uint32, ...): the bits are copied (two's complement);
+//   - other different dtypes: cast src -> FP32 -> dst with the instruction's rounding (DMA-OV);
+//     not for MX-only types (fp4_e2m1, e8m0);
 //   - dma_accumulate: dst += src into SBUF, the DMA's read-add-write (NC-v4 near memory; earlier
 //     generations at a lower rate: dma_plan.h), bf16 or fp32 on both sides, the sum one FP32
 //     add (dst + src) cast back to dst's dtype.
@@ -40,7 +41,12 @@ void exec_dma_copy(ExecContext& ctx) {
     ctx.write(0, acc);
     return;
   }
-  if (fd == fs) {
+  // Integers of one width move their bits (two's complement): uint32 0xFFFFFFFF lands in an
+  // int32 as -1, as neuronx-distributed's find_index kernel stores its "not found" uint32
+  // marks (an assumption from that public kernel: DMA casts go through fp32 for floats).
+  const bool same_int_width = fd.kind == num::Kind::kInt && fs.kind == num::Kind::kInt &&
+                              fd.storage_bytes == fs.storage_bytes;
+  if (fd == fs || same_int_width) {
     ctx.write_codes(0, ctx.codes(1, 0).data());
     return;
   }

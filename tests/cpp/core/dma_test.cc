@@ -27,6 +27,30 @@ TEST(DmaCopy, SameDtypeMovesBytesAcrossShapes) {
   EXPECT_EQ(h.get_codes(out), codes);
 }
 
+// Integers of one width move their bits: uint32 0xFFFFFFFF is -1 as an int32, both ways, and
+// int16 / uint16 alike; integers of different widths still convert by value.
+TEST(DmaCopy, IntegersOfOneWidthKeepTheirBits) {
+  for (const auto& [from, to] : {std::pair{num::Dtype::kUint32, num::Dtype::kInt32},
+                                 std::pair{num::Dtype::kInt32, num::Dtype::kUint32},
+                                 std::pair{num::Dtype::kInt16, num::Dtype::kUint16}}) {
+    Harness h;
+    const num::Format fs = num::int_format(from), fd = num::int_format(to);
+    const uint64_t all_ones = fs.storage_bytes == 4 ? 0xFFFFFFFFu : 0xFFFFu;
+    const auto src = hbm(fs, 0, 2, 4);
+    const auto dst = sbuf(fd, 0, 2, 0, {4});
+    const std::vector<uint64_t> codes{all_ones, 0, 1, 7, all_ones - 1, 2, 3, 0x80};
+    h.put_codes(src, codes);
+    ASSERT_TRUE(h.run(make(Opcode::kDmaCopy, Engine::kSync, {dst, src})));
+    EXPECT_EQ(h.get_codes(dst), codes);
+  }
+  Harness h;  // uint32 to int16: by value, saturated (not the low bits)
+  const auto src = hbm(num::int_format(num::Dtype::kUint32), 0, 1, 2);
+  const auto dst = sbuf(num::int_format(num::Dtype::kInt16), 0, 1, 0, {2});
+  h.put_codes(src, {70000, 5});
+  ASSERT_TRUE(h.run(make(Opcode::kDmaCopy, Engine::kSync, {dst, src})));
+  EXPECT_EQ(h.get_codes(dst), (std::vector<uint64_t>{0x7FFF, 5}));
+}
+
 TEST(DmaCopy, CastsThroughFp32WithTheInstructionRounding) {
   for (num::Format to : {num::bf16(), num::fp16(), num::fp8_e4m3(), num::fp8_e5m2()}) {
     Harness h;

@@ -184,9 +184,12 @@ def tensor_scalar_reduce(data, op0, operand0, reduce_op, reduce_res, reverse0=Fa
 
 
 def tensor_copy(src, mask=None, dtype=None, engine=None, **kwargs):
+    """A copy of src in a new tile, of `dtype` (default src's, as NKI documents: a bf16 PSUM
+    tile copies to bf16)."""
     _ops.tile(src, "nisa.tensor_copy: src")
     (x,) = _m(mask, src, pointwise=True)
-    return _out(lambda d: _ops.tensor_copy(d, x, engine), x.shape, _dt(dtype, x))
+    return _out(lambda d: _ops.tensor_copy(d, x, engine), x.shape,
+                x.dtype if dtype is None else _dt(dtype, x))
 
 
 def reciprocal(data, dtype=None, mask=None, **kwargs):
