@@ -192,8 +192,8 @@ class Inputs:
                    v.default is v.empty and v.kind not in (v.VAR_POSITIONAL, v.VAR_KEYWORD)]
         if missing:
             groups = [p for p in missing if "ReplicaGroup" in str(self.params[p].annotation)]
-            hint = f" ({', '.join(groups)}: a ReplicaGroup, run on ranks with --ranks N)" \
-                if groups else ""
+            hint = (f" ({', '.join(groups)}: a ReplicaGroup; `trnsim run --ranks N` runs a "
+                    "collective kernel on N ranks)") if groups else ""
             raise UsageError(f"{self.fn.__name__}: no input for parameter(s) "
                              f"{', '.join(missing)}; give NAME=FILE.npy, NAME=FILE.npz:KEY, "
                              f"NAME=SHAPE:DTYPE (e.g. 128x512:float32) or NAME=NUMBER{hint}")
