@@ -213,7 +213,8 @@ void collective_v_rules(Context& c) {
     c.report(RuleKind::kShape, "collective_v runs all_to_all_v or all_gather_v, not {}",
              name_of(p.collective));
   const int rows = (p.collective_flags & kHasRdispls) != 0 ? 4 : 3;
-  if ((p.collective_flags & ~(kRecvCountsKnown | kHasRdispls)) != 0 || meta.elements() % rows != 0)
+  if ((p.collective_flags & ~(kRecvCountsKnown | kHasRdispls)) != 0 ||
+      (meta.elements() % rows != 0 && meta.elements() % 4 != 0))
     c.report(RuleKind::kShape,
              "metadata has {} elements for flags={}: {} rows of one column per "
              "rank",

@@ -547,3 +547,20 @@ def test_variable_collective_errors(rng):
 
     with pytest.raises(NkiError, match="was not triggered"):
         nki.run_ranks(twice, [dict(x=xs[r], meta_in=metas[r], rg=WORLD) for r in range(RANKS)])
+
+
+def test_four_metadata_rows_without_receive_displacements(rng):
+    # NKI's metadata is (4, ranks) whatever has_rdispls says (vllm-neuron passes it so): the
+    # fourth row is then not read, and chunks land in their slots.
+    xs, metas, counts = variable_inputs(rng, "all_to_all_v", False)
+    metas = [np.vstack([m, np.full((1, RANKS), 999, np.uint32)]) for m in metas]
+    outs = nki.run_ranks(variable_kernel, [
+        dict(x=xs[r], meta_in=metas[r], rg=WORLD, kind="all_to_all_v", known=False,
+             rdispls=False, split=False) for r in range(RANKS)])
+    slot = S // RANKS
+    for j, (out, meta_out) in enumerate(outs):
+        for i in range(RANKS):
+            c = counts[i][j]
+            np.testing.assert_array_equal(out[i * slot:i * slot + c],
+                                          xs[i][metas[i][1][j]:metas[i][1][j] + c])
+        np.testing.assert_array_equal(meta_out[3], 999)  # untouched

@@ -258,7 +258,8 @@ def _variable(kind, what, srcs, dsts, replica_group, metadata_tensor, recv_count
         raise NkiError(f"{what}: has_rdispls=True is not supported (chunk i lands in slot i)")
     meta = metadata_tensor
     shape = tuple(getattr(meta, "shape", ()))
-    if str(getattr(meta, "dtype", "")) != "uint32" or shape not in ((rows, n), (1, rows, n)):
+    fits = {(rows, n), (1, rows, n), (4, n), (1, 4, n)}  # a 4th row is not read without rdispls
+    if str(getattr(meta, "dtype", "")) != "uint32" or shape not in fits:
         raise NkiError(f"{what}: metadata_tensor is {getattr(meta, 'dtype', type(meta))} "
                        f"{shape}; a uint32 tensor ({rows}, {n}) in HBM or (1, {rows}, {n}) in "
                        f"SBUF: rows send counts, send displacements, receive counts"
