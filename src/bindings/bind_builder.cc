@@ -123,20 +123,22 @@ void bind_kernel_builder(nb::module_& m) {
       .def(
           "dma_gather",
           [](KernelBuilder& b, const View& dst, const View& table, const View& offsets,
-             std::optional<Engine> trigger) {
-            b.dma_gather(dst, table, offsets, {trigger, false});
+             std::optional<Engine> trigger, bool skip_oob) {
+            b.dma_gather(dst, table, offsets, {trigger, false, skip_oob});
           },
           nb::arg("dst"), nb::arg("table"), nb::arg("offsets"), nb::arg("trigger") = nb::none(),
+          nb::arg("skip_oob") = false,
           "dst[p, :] = table[offsets[p], :]: rows of an HBM tensor picked by an SBUF [P, 1] "
-          "int32 / uint32 tile at run time (software DGE on GpSimd).")
+          "int32 / uint32 tile at run time (software DGE on GpSimd); skip_oob: a row outside "
+          "the table leaves its partition as it was (else a fault).")
       .def(
           "dma_scatter",
           [](KernelBuilder& b, const View& table, const View& src, const View& offsets,
-             std::optional<Engine> trigger, bool accumulate) {
-            b.dma_scatter(table, src, offsets, {trigger, accumulate});
+             std::optional<Engine> trigger, bool accumulate, bool skip_oob) {
+            b.dma_scatter(table, src, offsets, {trigger, accumulate, skip_oob});
           },
           nb::arg("table"), nb::arg("src"), nb::arg("offsets"), nb::arg("trigger") = nb::none(),
-          nb::arg("accumulate") = false,
+          nb::arg("accumulate") = false, nb::arg("skip_oob") = false,
           "table[offsets[p], :] = src[p, :] (accumulate: +=, partition by partition): the "
           "scatter of dma_gather.")
       .def(

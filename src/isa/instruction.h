@@ -150,7 +150,7 @@ struct Params {
   // DMA: which of the core's DMA queues runs the transfer (0..engines*queues-1).
   int16_t dma_queue = 0;
   bool dma_accumulate = false;  // NC-v4 SBUF read-add-write
-  uint8_t reserved3 = 0;
+  bool dma_skip_oob = false;    // dma_gather / dma_scatter: a row outside the table moves nothing
   // sendrecv: the cores (ranks in the logical core) src goes to and dst comes from, and the
   // pipe that pairs it with the peer's sendrecv (the k-th on a pipe meets the peer's k-th).
   int16_t send_to = 0, recv_from = 0, pipe = 0;

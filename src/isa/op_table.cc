@@ -219,13 +219,15 @@ constexpr std::array<OpInfo, kNumOpcodes> kTable{
     // made by software DGE on GpSimd (DGE: the only mode with gather / scatter), so only the
     // pool stream triggers them.
     op(kDmaGather, kPool, {W("dst", kSbuf), R("src", kHbm), R("offsets", kSbuf, D::kRowIndex)},
-       {kQueue, kRounding}, SR::kDmaIndirect,
-       "dst[p] = src[offsets[p]]: row gather from an HBM tensor [rows, F] (cast through fp32)"),
+       {kQueue, kRounding, kSkipOob}, SR::kDmaIndirect,
+       "dst[p] = src[offsets[p]]: row gather from an HBM tensor [rows, F] (cast through fp32); "
+       "skip_oob: partition p keeps its values where offsets[p] is outside the table"),
     op(kDmaScatter, kPool, {W("dst", kHbm), R("src", kSbuf), R("offsets", kSbuf, D::kRowIndex)},
-       {kQueue, kAccumulate, kRounding}, SR::kDmaIndirect,
+       {kQueue, kAccumulate, kRounding, kSkipOob}, SR::kDmaIndirect,
        "dst[offsets[p]] = src[p]: row scatter into an HBM tensor [rows, F]; a repeated row "
        "keeps the last partition's; with accumulate dst[offsets[p]] += src[p] (the DMA's "
-       "read-modify-write, NKI atomic_rmw), partition by partition"),
+       "read-modify-write, NKI atomic_rmw), partition by partition; skip_oob: a partition "
+       "whose row is outside the table writes nothing"),
     // Between the physical cores of a logical core (s6). The engine that issues core_barrier
     // does the remote semaphore update and the local wait (NKI: engine=, gpsimd by default).
     op(kCoreBarrier, kAnyEngine, {}, {}, SR::kNone,

@@ -197,6 +197,8 @@ KeyOps key_ops(ParamKey k) {
       return integer_key<&Params::collective_flags>();
     case kAccumulate:
       return bool_key<&Params::dma_accumulate>();
+    case kSkipOob:
+      return bool_key<&Params::dma_skip_oob>();
     case kRounding:
       return rounding_key();
     case kShuffle:

@@ -46,6 +46,7 @@ namespace trnsim::isa {
   X(kValue, "value", "constant: memset fill, affine_select replacement")                     \
   X(kQueue, "queue", "DMA queue of the core (0 .. engines x queues_per_engine - 1)")         \
   X(kAccumulate, "accumulate", "DMA adds into dst; range_select keeps the VectorE max")      \
+  X(kSkipOob, "skip_oob", "dma_gather / dma_scatter: a row outside the table is skipped")    \
   X(kSendTo, "send_to", "sendrecv: the core (rank in the logical core) that receives src")   \
   X(kRecvFrom, "recv_from", "sendrecv: the core whose src arrives in dst")                   \
   X(kPipe, "pipe", "sendrecv: pairs the k-th sendrecv on a pipe with the peer's k-th")       \

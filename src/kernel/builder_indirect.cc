@@ -42,6 +42,7 @@ void KernelBuilder::dma_indirect(std::string_view call, isa::Opcode op, const Vi
   if (opts.accumulate && gather)
     call_error(call, "accumulate: a gather writes SBUF rows; a scatter adds into the table");
   in.p.dma_accumulate = opts.accumulate;
+  in.p.dma_skip_oob = opts.skip_oob;
   // The table is used whole (every row of it: validation requires that), so dependencies on
   // it are conservative whatever rows the offsets hold at run time.
   std::vector<Use> uses;

@@ -44,6 +44,7 @@ struct MatmulOpts {
 struct DmaOpts {
   std::optional<isa::Engine> trigger;
   bool accumulate = false;  // dst += src (NC-v4 SBUF read-add-write)
+  bool skip_oob = false;    // dma_gather / dma_scatter: rows outside the table move nothing
 };
 
 // Which stream triggers DMAs. Loads (from HBM) come from the Sync engine, whose stream exists

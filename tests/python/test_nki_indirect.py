@@ -164,12 +164,40 @@ def test_refusals_name_what_is_missing():
     with pytest.raises(NotImplementedError, match="dim other than the first"):
         nki.simulate(tile_on_a_later_dim, t, np.zeros((4, 1), np.int32))
 
-    def skip_mode(t, idx):
-        out = nl.ndarray((4, 8), nl.float32, buffer=nl.sbuf)
+
+
+def test_oob_mode_skip_moves_nothing_for_rows_outside():
+    # nki-library's a2av kernels mark unused slots with the row count N and skip them: a
+    # gather's partition keeps its value, a scatter writes no row (the default still faults).
+    t = np.arange(6 * 8, dtype=np.float32).reshape(6, 8)
+    idx = np.array([[4], [6], [0], [100]], np.int32)  # rows 6 and 100 are outside
+
+    @nki.jit
+    def k(t, idx):
         rows = nl.load(idx)
-        nisa.dma_copy(dst=out, src=t.ap([[8, 4], [1, 8]], 0, vector_offset=rows, indirect_dim=0),
+        g = nl.ndarray((4, 8), nl.float32, buffer=nl.sbuf)
+        nisa.memset(dst=g, value=-1.0)
+        nisa.dma_copy(dst=g, src=t.ap([[6, 4], [1, 8]], 0, vector_offset=rows, indirect_dim=0),
                       oob_mode=nisa.oob_mode.skip)
+        out = nl.ndarray((6, 8), nl.float32, buffer=nl.shared_hbm)
+        z = nl.ndarray((6, 8), nl.float32, buffer=nl.sbuf)
+        nisa.memset(dst=z, value=0.0)
+        nisa.dma_copy(dst=out, src=z)
+        nisa.dma_copy(dst=out.ap([[8, 4], [1, 8]], 0, vector_offset=rows, indirect_dim=0),
+                      src=g, oob_mode=nisa.oob_mode.skip)
         return out
 
-    with pytest.raises(NotImplementedError, match="oob_mode"):
-        nki.simulate(skip_mode, t, np.zeros((4, 1), np.int32))
+    out = k(t, idx)
+    want = np.zeros((6, 8), np.float32)
+    want[4], want[0] = t[4], t[0]  # partitions 1 and 3 skipped: their rows neither read nor written
+    np.testing.assert_array_equal(out, want)
+
+    @nki.jit
+    def default(t, idx):
+        rows = nl.load(idx)
+        g = nl.ndarray((4, 8), nl.float32, buffer=nl.sbuf)
+        nisa.dma_copy(dst=g, src=t.ap([[8, 4], [1, 8]], 0, vector_offset=rows, indirect_dim=0))
+        return g
+
+    with pytest.raises(RuntimeError, match="outside the 6 rows"):
+        default(t, idx)

@@ -88,7 +88,9 @@ def from_index(base, key):
 
 def from_ap(base, pattern, offset, vector_offset, indirect_dim, dtype):
     """``base.ap(pattern, offset, vector_offset=idx, indirect_dim=0)``: row p of the access is
-    the tensor's row idx[p] (the first pattern entry's step is a row of the tensor)."""
+    the tensor's row idx[p]. The first pattern entry gives the rows' count; its step is not
+    used, as the index counts the tensor's rows along indirect_dim 0 (public kernels write the
+    row length there, nki-library's a2av kernels the row count: both read rows)."""
     from trnsim.nki import _ops
     from trnsim.nki._dtypes import format_name
 
@@ -104,11 +106,10 @@ def from_ap(base, pattern, offset, vector_offset, indirect_dim, dtype):
     offset = _ops.integer(offset, "NkiTensor.ap: offset")
     shape = list(v.region_shape)
     rows, row = int(shape[0]), int(np.prod(shape[1:]))  # elements of v's dtype (bitcast too)
-    (step, p), free = pattern[0], pattern[1:]
-    if (rows > 1 and step != row) or not 0 <= offset < row:
-        _ctx.unsupported(f"{where} whose first step ({step}) is not a row of the tensor ({row} "
-                         f"elements) or whose offset ({offset}) is outside row 0",
-                         "the row numbers count the tensor's rows")
+    (_, p), free = pattern[0], pattern[1:]
+    if not 0 <= offset < row:
+        _ctx.unsupported(f"{where} whose offset ({offset}) is outside row 0",
+                         "the row numbers count the tensor's rows from row 0")
     table = v.pattern([(row, rows)] + list(free), offset)
     offsets = _offsets(vector_offset, where)
     if offsets.shape[0] != p:

@@ -1103,20 +1103,22 @@ def _same_packing(dst, src, call):
 
 def _dma_indirect(dst, src, e, acc, oob_mode):
     """A gather (src = t[idx_tile, ...]) or scatter (dst = t[idx_tile, ...]) (_indirect.py):
-    software DGE on GpSimd; a row number outside the tensor faults the run (oob_mode.error)."""
+    software DGE on GpSimd; a row number outside the tensor faults the run (oob_mode.error),
+    or moves nothing (oob_mode.skip: a gather's partition keeps its values)."""
     if isinstance(dst, Indirect) and isinstance(src, Indirect):
         raise NkiError("dma_copy: both dst and src are tensor-indexed (indirect) accesses; one "
                        "side is an SBUF tile")
     if acc and isinstance(src, Indirect):
         unsupported("dma_copy(dst_rmw_op=) with a tensor-indexed (indirect) source",
                     "a gather writes SBUF rows; a scatter (indirect dst) may add")
-    if oob_mode is not None and getattr(oob_mode, "name", oob_mode) != "error":
-        unsupported(f"dma_copy(oob_mode={oob_mode}) with a tensor-indexed (indirect) access",
-                    "rows outside the tensor fault the run (oob_mode.error)")
+    mode = getattr(oob_mode, "name", oob_mode)
+    if mode not in (None, "error", "skip"):
+        raise NkiError(f"dma_copy: oob_mode={oob_mode!r}: oob_mode.error or oob_mode.skip")
+    skip = mode == "skip"
     if isinstance(src, Indirect):
-        kb().dma_gather(view(dst), src.table, view(src.offsets), e)
+        kb().dma_gather(view(dst), src.table, view(src.offsets), e, skip)
     else:
-        kb().dma_scatter(dst.table, sbuf_view(src), view(dst.offsets), e, acc)
+        kb().dma_scatter(dst.table, sbuf_view(src), view(dst.offsets), e, acc, skip)
 
 
 def dma_transpose(dst, src, axes=None, dge_mode=None, name=None):

@@ -5,7 +5,8 @@
 //   - equal dtypes move bytes (bit-exact); different ones cast through fp32 as dma_copy does;
 //   - every row number is checked before anything moves: one outside [0, rows) is an
 //     index_range fault naming the partition and the row, and the instruction writes nothing
-//     (NKI's default oob_mode.error);
+//     (NKI's default oob_mode.error); with skip_oob (oob_mode.skip) that partition moves
+//     nothing: a gather leaves its dst partition as it was, a scatter writes no row for it;
 //   - a scatter whose offsets repeat a row writes it once per partition in partition order, so
 //     the last partition's data stays (the hardware's order among DMA engines is not public:
 //     trnsim's choice; NKI asks for unique offsets);
@@ -13,6 +14,7 @@
 //     read, added in fp32 and written before the next, so a repeated row adds every partition.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/exec/matmul_common.h"
@@ -32,7 +34,10 @@ isa::AccessPattern row_of(const isa::AccessPattern& table, int64_t row) {
   return ap;
 }
 
-// The row numbers, one per partition, or nullopt after a fault.
+constexpr int64_t kSkip = -1;  // a partition that moves nothing (skip_oob)
+
+// The row numbers, one per partition (kSkip for one outside the table under skip_oob), or
+// nullopt after a fault.
 std::optional<std::vector<int64_t>> read_rows(ExecContext& ctx, int table_slot) {
   const num::Format& f = ctx.dtype(kOffsetsSlot);
   if (f.dtype != num::Dtype::kInt32 && f.dtype != num::Dtype::kUint32) {
@@ -48,6 +53,10 @@ std::optional<std::vector<int64_t>> read_rows(ExecContext& ctx, int table_slot) 
     std::memcpy(&bits, codes.data() + p * 4, 4);
     const int64_t row =
         f.dtype == num::Dtype::kInt32 ? int64_t{static_cast<int32_t>(bits)} : int64_t{bits};
+    if ((row < 0 || row >= rows) && ctx.p.dma_skip_oob) {
+      out[static_cast<size_t>(p)] = kSkip;
+      continue;
+    }
     if (row < 0 || row >= rows) {
       ctx.fault_at(
           mem::FaultKind::kIndexRange, table_slot,
@@ -62,6 +71,25 @@ std::optional<std::vector<int64_t>> read_rows(ExecContext& ctx, int table_slot) 
 void gather(ExecContext& ctx, const std::vector<int64_t>& rows) {
   const isa::AccessPattern& table = ctx.ap(1);
   const int64_t f = ctx.cols(0);
+  if (std::find(rows.begin(), rows.end(), kSkip) != rows.end()) {
+    // Partition by partition, skipped ones untouched (the DMA makes no descriptor for them).
+    const bool same = ctx.dtype(0) == ctx.dtype(1);
+    mem::Tile& one = ctx.temp(1, 1, f);
+    std::vector<uint8_t>& codes = ctx.buffer(2);
+    isa::AccessPattern part = ctx.ap(0);
+    part.num_partitions = 1;
+    for (size_t p = 0; p < rows.size(); ++p, ++part.start_partition) {
+      if (rows[p] == kSkip) continue;
+      if (same) {
+        mem::read_codes(ctx.mem(), row_of(table, rows[p]), codes);
+        mem::write_codes(ctx.mem(), part, codes.data());
+      } else {
+        ctx.read_pattern(row_of(table, rows[p]), one);
+        ctx.write_pattern(part, one, static_cast<uint64_t>(p) * static_cast<uint64_t>(f));
+      }
+    }
+    return;
+  }
   if (ctx.dtype(0) == ctx.dtype(1)) {
     std::vector<uint8_t>& all = ctx.buffer(1);
     std::vector<uint8_t>& one = ctx.buffer(2);
@@ -95,6 +123,7 @@ void scatter_add(ExecContext& ctx, const std::vector<int64_t>& rows) {
   const mem::Tile& src = ctx.read(1);
   mem::Tile& one = ctx.temp(0, 1, f);
   for (size_t p = 0; p < rows.size(); ++p) {
+    if (rows[p] == kSkip) continue;
     const auto r = static_cast<int64_t>(p);
     ctx.read_pattern(row_of(table, rows[p]), one);
     for (int64_t i = 0; i < f; ++i) one.at(0, i) = one.at(0, i) + src.at(r, i);
@@ -110,13 +139,15 @@ void scatter(ExecContext& ctx, const std::vector<int64_t>& rows) {
     const std::vector<uint8_t>& src = ctx.codes(1, 1);
     const int64_t row_bytes = f * ctx.dtype(1).storage_bytes;
     for (size_t p = 0; p < rows.size(); ++p)
-      mem::write_codes(ctx.mem(), row_of(table, rows[p]),
-                       src.data() + static_cast<int64_t>(p) * row_bytes);
+      if (rows[p] != kSkip)
+        mem::write_codes(ctx.mem(), row_of(table, rows[p]),
+                         src.data() + static_cast<int64_t>(p) * row_bytes);
     return;
   }
   const mem::Tile& src = ctx.read(1);
   mem::Tile& one = ctx.temp(0, 1, f);
   for (size_t p = 0; p < rows.size(); ++p) {
+    if (rows[p] == kSkip) continue;
     const auto r = static_cast<int64_t>(p);
     std::copy(src.row(r), src.row(r) + f, one.row(0));
     ctx.write_pattern(row_of(table, rows[p]), one, static_cast<uint64_t>(r * f));

@@ -168,6 +168,42 @@ TEST(DmaIndirect, ARowOutsideTheTableFaultsAndWritesNothing) {
   }
 }
 
+// skip_oob (NKI oob_mode.skip): a row outside the table moves nothing for its partition, in a
+// gather (the partition keeps its values, same dtype or cast) and a scatter (no row written).
+TEST(DmaIndirect, SkipOobMovesNothingForRowsOutside) {
+  for (num::Format to : {num::fp32(), num::bf16()}) {
+    Harness h;
+    const auto table = hbm(num::fp32(), kTable, 6, 4);
+    const auto dst = sbuf(to, 0, 4, 0, {4});
+    const auto off = sbuf(kI32, 0, 4, kOffsets, {1});
+    h.put(table, table_values(6, 4));
+    h.put(dst, std::vector<double>(16, -1.0));
+    h.put(off, {4, 6, 0, -3});
+    isa::Instruction in = make(Opcode::kDmaGather, Engine::kGpSimd, {dst, table, off});
+    in.p.dma_skip_oob = true;
+    ASSERT_TRUE(h.run(in)) << h.faults().to_string();
+    const auto got = h.get(dst);
+    for (int c = 0; c < 4; ++c) {
+      EXPECT_EQ(got[static_cast<size_t>(c)], round_to(to, 400.0 + c));
+      EXPECT_EQ(got[static_cast<size_t>(4 + c)], -1.0);  // row 6: skipped
+      EXPECT_EQ(got[static_cast<size_t>(8 + c)], 0.0 + c);
+      EXPECT_EQ(got[static_cast<size_t>(12 + c)], -1.0);  // row -3: skipped
+    }
+  }
+  Harness h;
+  const auto table = hbm(num::fp32(), kTable, 6, 4);
+  const auto src = sbuf(num::fp32(), 0, 2, 0, {4});
+  const auto off = sbuf(kU32, 0, 2, kOffsets, {1});
+  h.put(table, std::vector<double>(24, 0.0));
+  h.put(src, std::vector<double>(8, 5.0));
+  h.put(off, {9, 2});
+  isa::Instruction in = make(Opcode::kDmaScatter, Engine::kGpSimd, {table, src, off});
+  in.p.dma_skip_oob = true;
+  ASSERT_TRUE(h.run(in)) << h.faults().to_string();
+  const auto got = h.get(table);
+  for (int64_t e = 0; e < 24; ++e) EXPECT_EQ(got[static_cast<size_t>(e)], e / 4 == 2 ? 5.0 : 0.0);
+}
+
 TEST(DmaIndirect, OffsetsMustBeOneIntegerPerPartition) {
   Harness h;
   const auto table = hbm(num::fp32(), kTable, 8, 4);

@@ -34,7 +34,7 @@ TEST(Layout, ParamsHasNoPadding) {
           F(P, alpha), F(P, acc), F(P, perf_mode), F(P, tile_row), F(P, tile_col), F(P, tile_rows),
           F(P, tile_cols), F(P, transpose), F(P, reserved1), F(P, value), F(P, iota_base),
           F(P, channel_multiplier), F(P, rounding), F(P, reserved2), F(P, dma_queue),
-          F(P, dma_accumulate), F(P, reserved3), F(P, send_to), F(P, recv_from), F(P, pipe),
+          F(P, dma_accumulate), F(P, dma_skip_oob), F(P, send_to), F(P, recv_from), F(P, pipe),
           F(P, reg_dst), F(P, reg_a), F(P, reg_b), F(P, reserved4), F(P, reg_imm),
           F(P, branch_target), F(P, gather_elems), F(P, gather_indices), F(P, shuffle),
           F(P, collective), F(P, collective_flags), F(P, replica_group), F(P, collective_outer));
