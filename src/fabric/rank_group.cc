@@ -176,7 +176,7 @@ Picoseconds RankGroup::price(const std::vector<Arrival>& m) {
   req.bytes = bytes;
   req.dtype = dtype;
   req.placement = Placement{RankUnit::kCore, n, lnc_, 0};
-  std::string pairs;  // a permute by its pairs, as positions in the list (no send: itself)
+  // A permute by its pairs, as positions in the list (no send: itself).
   if (in.p.collective == CollectiveKind::kPermute)
     for (int32_t i = 0; i < static_cast<int32_t>(n); ++i) {
       int32_t to = i;
@@ -184,10 +184,9 @@ Picoseconds RankGroup::price(const std::vector<Arrival>& m) {
         if (rank_of(m[static_cast<size_t>(j)].core) == m[static_cast<size_t>(i)].ins->p.send_to)
           to = j;
       req.perm.push_back(to);
-      pairs += fmt::format("{},", to);
     }
   const auto key = std::make_tuple(static_cast<int>(in.p.collective), n, bytes,
-                                   std::string(dtype.name()) + pairs);
+                                   std::string(dtype.name()), req.perm);
   if (auto it = prices_.find(key); it != prices_.end()) return it->second;
   const Picoseconds t = fabric(n).simulate(req).device;
   prices_.emplace(key, t);

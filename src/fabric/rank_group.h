@@ -127,7 +127,9 @@ class RankGroup : public core::CrossCore, public core::DmaListener, public sim::
   std::vector<std::vector<size_t>> meetings_;                  // by event payload
   std::map<size_t, std::vector<size_t>> companions_;    // a rank's one-list copy: its other cores
   std::map<int64_t, std::unique_ptr<Fabric>> fabrics_;  // by list size
-  std::map<std::tuple<int, int64_t, int64_t, std::string>, Picoseconds> prices_;
+  // By kind, ranks, bytes, dtype and a permute's pairs.
+  std::map<std::tuple<int, int64_t, int64_t, std::string, std::vector<int32_t>>, Picoseconds>
+      prices_;
 };
 
 }  // namespace trnsim::fabric
