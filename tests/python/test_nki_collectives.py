@@ -564,3 +564,18 @@ def test_four_metadata_rows_without_receive_displacements(rng):
             np.testing.assert_array_equal(out[i * slot:i * slot + c],
                                           xs[i][metas[i][1][j]:metas[i][1][j] + c])
         np.testing.assert_array_equal(meta_out[3], 999)  # untouched
+
+
+def test_rank_arguments_are_written_back_and_read_only_ones_refuse_writes():
+    @nki.jit
+    def copy_in(x, out):
+        nisa.dma_copy(dst=out, src=x)
+
+    x = np.ones((4, 4), np.float32)
+    outs = [np.zeros((4, 4), np.float32) for _ in range(2)]
+    nki.run_ranks(copy_in, [(x, outs[0]), (x * 2, outs[1])])
+    np.testing.assert_array_equal(outs[1], x * 2)  # each rank's own argument
+    frozen = np.zeros((4, 4), np.float32)
+    frozen.flags.writeable = False
+    with pytest.raises(NkiError, match="read-only"):
+        nki.run_ranks(copy_in, [(x, frozen), (x, np.zeros((4, 4), np.float32))])

@@ -363,6 +363,20 @@ def _check_faults(fn, figures):
                                f"{f.get('message')} ({f.get('text', '')})")
 
 
+def write_back(fn, arrays, state, decl, initial):
+    """The kernel's writes into its array arguments (`state`: bytes by tensor name after the
+    run, `initial`: before it, for the read-only ones): copied into the writable arrays; a
+    read-only one the kernel changed is an NkiError."""
+    for n, a in arrays.items():
+        out = from_bytes(bytes(state[n]), decl[n][0], decl[n][1]).reshape(a.shape)
+        if a.flags.writeable:
+            np.copyto(a, out.astype(a.dtype, copy=False), casting="unsafe")
+        elif n in initial and bytes(state[n]) != bytes(initial[n]):
+            # Dropping the kernel's writes without a word would be a silent wrong result.
+            raise NkiError(f"{fn.__name__} wrote to argument '{n}', a read-only array: pass "
+                           "a writable array (a copy) to receive what the kernel writes")
+
+
 def launch(fn, args, kwargs, grid=(), chip=None, dialect="nki", trace=True,
            mode="functional+timing", policy=None, overrides=()) -> tuple:
     """Traces and runs every SPMD instance of `fn` on `chip` (with spec `overrides`, `--set`
@@ -429,14 +443,7 @@ def launch(fn, args, kwargs, grid=(), chip=None, dialect="nki", trace=True,
         run.trace = traces[0] if len(traces) == 1 and not sizes else _core.merge_traces(
             traces, offsets, names)
     if mode != "timing":
-        for n, a in arrays.items():
-            out = from_bytes(state[n].tobytes(), decl[n][0], decl[n][1]).reshape(a.shape)
-            if a.flags.writeable:
-                np.copyto(a, out.astype(a.dtype, copy=False), casting="unsafe")
-            elif n in initial and not np.array_equal(state[n], initial[n]):
-                # Dropping the kernel's writes without a word would be a silent wrong result.
-                raise NkiError(f"{fn.__name__} wrote to argument '{n}', a read-only array: pass "
-                               "a writable array (a copy) to receive what the kernel writes")
+        write_back(fn, arrays, state, decl, initial)
         outputs = {n: from_bytes(state[n].tobytes(), f, s) for n, (f, s) in decl.items()
                    if n not in arrays and n in state}
         run.outputs = _returned(ret, outputs, arrays)

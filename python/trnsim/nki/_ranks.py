@@ -126,13 +126,11 @@ def launch_ranks(fn, inputs, chip=None, system=None, runtime=None, dialect="nki"
         run.instances.append(((r,), t, count))
     results = []
     if mode != "timing":
-        for (program, arrays, ret, _), got in zip(traced, outs):
+        for (program, arrays, ret, _), got, items in zip(traced, outs, per_rank):
             state = dict(got)
             decl = {name: (f, s) for name, f, s, _ in program.tensors}
-            for k, a in arrays.items():
-                out = from_bytes(bytes(state[k]), decl[k][0], decl[k][1]).reshape(a.shape)
-                if a.flags.writeable:
-                    a[...] = out.astype(a.dtype, copy=False)
+            initial = {k: b for k, b in items if k in arrays and not arrays[k].flags.writeable}
+            _launch.write_back(fn, arrays, state, decl, initial)
             outputs = {k: from_bytes(bytes(b), decl[k][0], decl[k][1]) for k, b in state.items()
                        if k not in arrays}
             results.append(_launch._returned(ret, outputs, arrays))
