@@ -2,6 +2,7 @@
 // rules (HARDWARE.md s2.3, s3, s4). TensorE rules are in validate_matmul.cc.
 #include <algorithm>
 
+#include "isa/dma_add_dtypes.h"
 #include "isa/names.h"
 #include "isa/validate_context.h"
 
@@ -247,8 +248,7 @@ void dma_rules(Context& c) {
   // through the DMA CC engines at half of it (HARDWARE.md s4, AG4; core/dma/dma_plan.cc).
   if (dst.space != Space::kSbuf)
     c.report(RuleKind::kSpace, "accumulate adds into SBUF only; dst is in {}", name_of(dst.space));
-  const auto d = dst.dtype.dtype;
-  if (dst.dtype != src.dtype || (d != num::Dtype::kBf16 && d != num::Dtype::kFp32))
+  if (dst.dtype != src.dtype || !sbuf_accumulate_dtype(dst.dtype.dtype))
     c.report(RuleKind::kDtype, "accumulate takes bf16 or fp32 on both sides; src is {}, dst {}",
              src.dtype.name(), dst.dtype.name());
 }

@@ -67,6 +67,32 @@ def exchange_halves(x, out, barrier=True):
     return shared
 
 
+def private_scratch(x, out):
+    """Both cores write (program id + 1) * x into a private_hbm tensor of one name, pass a
+    barrier, read it back and write their half of out from it."""
+    i = nl.program_id(0)
+    h = x.shape[0] // 2
+    scratch = nl.ndarray(x.shape, nl.float32, buffer=nl.private_hbm, name="scratch")
+    t = nl.ndarray((h, x.shape[1]), nl.float32, buffer=nl.sbuf)
+    for half in range(2):
+        nisa.dma_copy(dst=t, src=x[half * h:(half + 1) * h])
+        nisa.tensor_scalar(dst=t, data=t, op0=nl.multiply, operand0=float(i + 1))
+        nisa.dma_copy(dst=scratch[half * h:(half + 1) * h], src=t)
+    nisa.core_barrier(out, cores=(0, 1))
+    nisa.dma_copy(dst=t, src=scratch[i * h:(i + 1) * h])
+    nisa.dma_copy(dst=out[i * h:(i + 1) * h], src=t)
+
+
+def test_private_hbm_is_one_tensor_per_physical_core(rng):
+    # Were the two cores' private tensors one (shared HBM by name), the second writer would
+    # win everywhere and one half of out would carry the other core's factor.
+    x = rng.standard_normal((256, 512)).astype(np.float32)
+    out = np.zeros_like(x)
+    nki.jit(private_scratch)[nl.nc(2)](x, out)
+    np.testing.assert_array_equal(out[:128], x[:128])
+    np.testing.assert_array_equal(out[128:], 2 * x[128:])
+
+
 def test_core_barrier_orders_writes_to_a_shared_tensor(rng):
     x = rng.standard_normal((256, 512)).astype(np.float32)
     out = np.zeros_like(x)

@@ -327,6 +327,22 @@ def test_atomic_rmw_adds_every_partition_into_its_row(chip, rng):
     np.testing.assert_allclose(kernel(table, value, rows), want, rtol=1e-6, atol=1e-6)
 
 
+def test_atomic_rmw_counts_int32_bins(rng):
+    # A histogram: every partition adds one to the bin its value falls in (int32 counts, the
+    # DMA's add through fp32, exact below 2^24).
+    bins = rng.integers(0, 10, size=(128, 1)).astype(np.int32)
+
+    @nki.jit
+    def histogram(bins):
+        counts = hbm((10, 1), nl.int32)
+        nl.store(counts, nl.zeros((10, 1), nl.int32))
+        ones = nl.full((128, 1), 1, nl.int32)
+        nl.atomic_rmw(counts[nl.load(bins), nl.arange(1)[None, :]], value=ones, op=nl.add)
+        return counts
+
+    np.testing.assert_array_equal(histogram(bins)[:, 0], np.bincount(bins[:, 0], minlength=10))
+
+
 def test_atomic_rmw_refusals(rng):
     table = np.zeros((8, 4), np.float32)
 

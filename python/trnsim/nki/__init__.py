@@ -259,6 +259,13 @@ def install_alias(legacy=True, current=True):
         for suffix, target in _LEGACY.items():
             sys.modules["neuronxcc.nki" + suffix] = importlib.import_module(target)
         pkg.nki = sys.modules["neuronxcc.nki"]
+        # Kernel files written on Neuron machines call logging.disable(logging.OFF), a level
+        # the standard library lacks and the Neuron SDK's import makes available: above
+        # CRITICAL, so it disables every message, as there.
+        import logging
+
+        if not hasattr(logging, "OFF"):
+            logging.OFF = logging.CRITICAL + 10
         # NKI Beta 1's examples decorate kernels with torch_neuronx.nki_jit; without the
         # Neuron SDK installed that is the legacy jit (a real torch_neuronx is left alone).
         tnx = sys.modules.get("torch_neuronx")

@@ -72,6 +72,12 @@ def from_index(base, key):
     v = base._view()
     where = f"{v.name}[tile, ...]"
     key = key if isinstance(key, tuple) else (key,)
+    lead = 0  # integers before the tile index pick a sub-tensor, whose rows the tile indexes
+    while lead < len(key) - 1 and isinstance(key[lead], (int, np.integer)) \
+            and not isinstance(key[lead], bool):
+        lead += 1
+    if lead and isinstance(key[lead], NkiTensor) and v.space == "hbm":
+        return from_index(base[key[:lead]], key[lead:])
     if not isinstance(key[0], NkiTensor) or any(isinstance(k, NkiTensor) for k in key[1:]):
         _ctx.unsupported(f"a tile index on a dim other than the first: {where}",
                          "index the rows (dim 0) with the tile")

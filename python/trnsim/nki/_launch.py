@@ -197,13 +197,21 @@ def _trace(fn, args, kwargs, chip, pids, grid, dialect, policy, lnc=1, rank=0, r
         shape = list(a.shape) or [1]
         return NkiTensor(kb.inout(name, fmt, shape))
 
-    def elements(name, val):
-        """Arrays inside a tuple / list / dict argument, named name0, name1, ... in order."""
+    def elements(name, val, label=None):
+        """Arrays inside a tuple / list / dict argument, named name0, name1, ... in order (in
+        nested containers name0_0, name0_1, ...)."""
+        label = label or name
+
+        def one(i, key, v):
+            if _is_array(v):
+                return tensor(f"{name}{i}", v, f"{label}[{key!r}]")
+            if isinstance(v, (list, tuple, dict)):
+                return elements(f"{name}{i}_", v, f"{label}[{key!r}]")
+            return v
+
         if isinstance(val, dict):
-            return {k: tensor(f"{name}{i}", v, f"{name}[{k!r}]") if _is_array(v) else v
-                    for i, (k, v) in enumerate(val.items())}
-        return type(val)(tensor(f"{name}{i}", v, f"{name}[{i}]") if _is_array(v) else v
-                         for i, v in enumerate(val))
+            return {k: one(i, k, v) for i, (k, v) in enumerate(val.items())}
+        return type(val)(one(i, i, v) for i, v in enumerate(val))
 
     c.used |= params
     for name, val in list(bound.arguments.items()):
@@ -397,8 +405,10 @@ def launch(fn, args, kwargs, grid=(), chip=None, dialect="nki", trace=True,
     for g, group in enumerate(groups):
         programs = []
         for rank, pids in group:
-            program, arrays, ret, consts = _trace(fn, args, kwargs, spec, pids, sizes, dialect,
-                                                  policy, cores, rank)
+            program, arrays, r, consts = _trace(fn, args, kwargs, spec, pids, sizes, dialect,
+                                                policy, cores, rank)
+            if rank == 0:  # the value returned: core 0's (its own copy of a private tensor)
+                ret = r
             programs.append(program)
             decl = {n: (f, s) for n, f, s, _ in program.tensors}
             if not state and mode != "timing":

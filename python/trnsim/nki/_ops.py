@@ -557,10 +557,24 @@ def activation_reduce(dst, op, data, reduce_op, reduce_res, bias=None, scale=1.0
 # --- VectorE / GpSimd ---
 
 def tensor_tensor(dst, data1, data2, op, engine=None, name=None):
-    """dst = data1 op data2 (Vector, or GpSimd)."""
-    e = globals()["engine"](engine)
-    kb().tensor_tensor(view(dst), engine_view(data1, e), engine_view(data2, e), alu(op), e)
+    """dst = data1 op data2 (Vector, or GpSimd). In the current dialect, int32 / uint32 tiles
+    default to GpSimd, whose integer arithmetic is exact (nki.isa.tensor_tensor), unless one
+    is in PSUM, which GpSimd cannot reach."""
+    b = kb()
+    default = Engine.vector
+    if _ctx.ctx().dialect != "legacy" and _int32_outside_psum(dst, data1, data2):
+        default = Engine.gpsimd
+    e = globals()["engine"](engine, default)
+    b.tensor_tensor(view(dst), engine_view(data1, e), engine_view(data2, e), alu(op), e)
     return dst
+
+
+def _int32_outside_psum(*tiles):
+    for t in tiles:
+        v = view(t)
+        if v.space == "psum" or v.dtype not in ("int32", "uint32"):
+            return False
+    return True
 
 
 def tensor_scalar(dst, data, op0, operand0, reverse0=False, op1=None, operand1=None,

@@ -109,6 +109,11 @@ class NkiTensor:
         return int(np.prod(self.shape))
 
     @property
+    def itemsize(self):
+        """Bytes of one element (nki.tensor's itemsize)."""
+        return int(np.dtype(self.dtype).itemsize)
+
+    @property
     def buffer(self):
         from trnsim.nki import language as nl
 
@@ -687,7 +692,10 @@ class Pending(NkiTensor):
         super().__init__(None)
         self.where = here()  # the kernel line of the call: its instruction's, when placed
         self.emit = emit
+        # a 1-D result is an [n, 1] tile and one element a [1, 1] tile, as placement makes
+        # them (_ops.alloc), so the shape does not change when it is placed
         self.pshape = tuple(int(s) for s in shape)
+        self.pshape += (1,) * max(0, 2 - len(self.pshape))
         self.pdtype = format_name(dtype)
         self.pbuffer = buffer
         self.kind = kind  # "matmul": psum += accumulates
@@ -837,6 +845,10 @@ class Blocked:
     @property
     def ndim(self):
         return len(self.shape)
+
+    @property
+    def itemsize(self):
+        return int(self.dtype.itemsize)
 
     def _pick(self, key):
         key = key if isinstance(key, tuple) else (key,)

@@ -66,6 +66,12 @@ shared_hbm = _Buffer("shared_hbm", "hbm")
 private_hbm = _Buffer("private_hbm", "hbm")
 
 
+def _is_private(buffer) -> bool:
+    """HBM that each kernel instance has its own of: private_hbm, and hbm, which NKI defines
+    as private_hbm (nki.language.hbm = MemoryRegion.private_hbm); shared_hbm is shared."""
+    return buffer is private_hbm or buffer is hbm or buffer in ("private_hbm", "hbm")
+
+
 def _space(buffer):
     if buffer is None:
         return "sbuf"
@@ -321,7 +327,17 @@ def ndarray(shape, dtype=float32, buffer=None, name="", address=None, **kwargs):
         return Blocked(tiles, shape[:b], shape[b:], dtype)
     c = _ctx.ctx()
     if space == "hbm":
-        v = c.kb.output(c.name(name or "out"), fmt, list(shape) + [4] * bool(elem))
+        dims = list(shape) + [4] * bool(elem)
+        if c.lnc > 1 and _is_private(buffer):
+            # Private to each physical core: the cores of a logical core share HBM tensors by
+            # name and must declare the same ones, so every core declares one copy per core
+            # (name_nc0, name_nc1, ...) and uses its own.
+            base = c.name(name or "out")
+            copies = [f"{base}_nc{k}" for k in range(c.lnc)]
+            c.used.update(copies)
+            v = [c.kb.output(n, fmt, dims) for n in copies][c.rank]
+        else:
+            v = c.kb.output(c.name(name or "out"), fmt, dims)
         t = Packed(v, dtype) if elem else NkiTensor(v)
         c.outputs.append(t)
         return t
@@ -518,7 +534,7 @@ def store(dst, value, mask=None, **kwargs):
         if m.skip:
             return
         for (d,) in m.each(dst):
-            value = _ops.alloc(d.shape, d.dtype)
+            value = _ops.alloc(d.shape or (1, 1), d.dtype)  # () : one element, t[0, 0, 0]
             _ops.memset(value, number)
             if _ops.view(d).space != "hbm":
                 _ops.tensor_copy(d, value)
@@ -586,10 +602,24 @@ def matmul(x, y, transpose_x=False, mask=None, **kwargs):
     if not transpose_x:  # x.T into SBUF: a TensorE transpose to PSUM, copied (_ops.nc_transpose)
         xt = _ops.alloc(tuple(reversed(x.shape)), x.dtype)
         x = _ops.nc_transpose(xt, x, "tensor")
+    x, y = _matmul_operands(x, y)
     m, n = x.shape[1], y.shape[1]
     return Pending(lambda d, acc=False: _ops.nc_matmul(NkiTensor(d), x, y,
                                                        accumulate=None if acc else False),
                    (m, n), float32, "psum", "matmul")
+
+
+def _matmul_operands(x, y):
+    """TensorE multiplies fp32 (or tf32) only with fp32 (HARDWARE.md s2.1); nl.matmul, a
+    language-level op, promotes a bf16 / fp16 / fp8 operand against an fp32 one to fp32 as
+    NKI's elementwise ops promote (a VectorE copy), rather than refusing the pair."""
+    wide = ("fp32", "tf32")
+    fx, fy = format_name(x.dtype), format_name(y.dtype)
+    if (fx in wide) == (fy in wide):
+        return x, y
+    if fx in wide:
+        return x, _ops.new_like(y, dtype=float32, copy=True)
+    return _ops.new_like(x, dtype=float32, copy=True), y
 
 
 def transpose(x, dtype=None, mask=None, **kwargs):

@@ -12,6 +12,7 @@
 
 #include "core/exec/matmul_common.h"
 #include "core/exec/semantics.h"
+#include "isa/dma_add_dtypes.h"
 #include "isa/names.h"
 
 namespace trnsim::core {
@@ -28,7 +29,7 @@ void exec_dma_copy(ExecContext& ctx) {
     if (ctx.ap(0).space != isa::Space::kSbuf)
       return static_cast<void>(
           ctx.fault_at(mem::FaultKind::kEngineSpace, 0, "DMA accumulate writes sbuf"));
-    const bool ok = fd == fs && (fd.dtype == num::Dtype::kBf16 || fd.dtype == num::Dtype::kFp32);
+    const bool ok = fd == fs && isa::sbuf_accumulate_dtype(fd.dtype);
     if (!ok)
       return static_cast<void>(ctx.fault_at(
           mem::FaultKind::kDtype, 0, "DMA accumulate needs bf16 or fp32, the same on both sides"));

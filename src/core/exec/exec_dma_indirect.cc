@@ -19,6 +19,7 @@
 
 #include "core/exec/matmul_common.h"
 #include "core/exec/semantics.h"
+#include "isa/dma_add_dtypes.h"
 
 namespace trnsim::core {
 
@@ -112,14 +113,15 @@ void gather(ExecContext& ctx, const std::vector<int64_t>& rows) {
 
 // dst row offsets[p] += src[p], partition after partition (a repeated row adds each): the
 // row read, the fp32 sum, the row written back in dst's dtype (as dma_copy's accumulate).
+// int32 / uint32 rows add through fp32 too (isa/dma_add_dtypes.h).
 void scatter_add(ExecContext& ctx, const std::vector<int64_t>& rows) {
   const isa::AccessPattern& table = ctx.ap(0);
   const int64_t f = ctx.cols(1);
   const num::Format& fd = ctx.dtype(0);
-  if (fd != ctx.dtype(1) || (fd.dtype != num::Dtype::kBf16 && fd.dtype != num::Dtype::kFp32))
-    return static_cast<void>(
-        ctx.fault_at(mem::FaultKind::kDtype, 0,
-                     "a scatter that adds takes bf16 or fp32, the same on both sides"));
+  if (fd != ctx.dtype(1) || !isa::scatter_add_dtype(fd.dtype))
+    return static_cast<void>(ctx.fault_at(
+        mem::FaultKind::kDtype, 0,
+        "a scatter that adds takes bf16, fp32, int32 or uint32, the same on both sides"));
   const mem::Tile& src = ctx.read(1);
   mem::Tile& one = ctx.temp(0, 1, f);
   for (size_t p = 0; p < rows.size(); ++p) {

@@ -1,6 +1,6 @@
 // Element-wise ops of the Vector / Scalar / GpSimd engines: decode to FP32, one ALU op per
 // step with FP32 rounding (alu.h), cast out. Integer operands with bit-vector ops run on bit
-// patterns instead (int_path.h).
+// patterns instead (int_path.h), and 32-bit integer tiles on GpSimd in integer arithmetic.
 #include <vector>
 
 #include "core/exec/alu.h"
@@ -46,10 +46,65 @@ void tensor_scalar_bits(ExecContext& ctx) {
   write_bits(ctx, 0, x.data());
 }
 
+// GpSimd's integer SIMD (HARDWARE.md s2.3: "GpSimd uses native fp32/fp16/int SIMD"): with
+// every tile int32 / uint32, add, subtract, multiply, max, min and the comparisons are exact
+// 32-bit integer ops (wrapping), as nki.isa.tensor_tensor documents for int32 / uint32 tiles on
+// GpSimd. Comparisons and max / min are unsigned when both inputs are uint32.
+bool gpsimd_int32(ExecContext& ctx) {
+  if (ctx.engine != isa::Engine::kGpSimd) return false;
+  for (int s : {0, 1, 2})
+    if (!is_int(ctx.dtype(s)) || ctx.dtype(s).storage_bytes != 4) return false;
+  switch (ctx.p.op0) {
+    case AluOp::kAdd:
+    case AluOp::kSubtract:
+    case AluOp::kMult:
+    case AluOp::kMax:
+    case AluOp::kMin:
+      return true;
+    default:
+      return is_comparison(ctx.p.op0);
+  }
+}
+
+uint32_t int32_op(AluOp op, uint32_t a, uint32_t b, bool is_unsigned) {
+  if (is_unsigned && (op == AluOp::kMax || op == AluOp::kMin || is_comparison(op))) {
+    switch (op) {
+      case AluOp::kMax:
+        return a > b ? a : b;
+      case AluOp::kMin:
+        return a < b ? a : b;
+      case AluOp::kIsEqual:
+        return a == b;
+      case AluOp::kNotEqual:
+        return a != b;
+      case AluOp::kIsGe:
+        return a >= b;
+      case AluOp::kIsGt:
+        return a > b;
+      case AluOp::kIsLe:
+        return a <= b;
+      default:
+        return a < b;  // kIsLt
+    }
+  }
+  int32_t out = 0;
+  alu_reg(op, static_cast<int32_t>(a), static_cast<int32_t>(b), out);
+  return static_cast<uint32_t>(out);
+}
+
 }  // namespace
 
 void exec_tensor_tensor(ExecContext& ctx) {
   if (!ctx.same_shape(1, 0) || !ctx.same_shape(2, 0)) return;
+  if (gpsimd_int32(ctx)) {
+    const bool is_unsigned = !ctx.dtype(1).is_signed && !ctx.dtype(2).is_signed;
+    std::vector<uint32_t> a, b;
+    read_bits(ctx, 1, a);
+    read_bits(ctx, 2, b);
+    for (size_t i = 0; i < a.size(); ++i) a[i] = int32_op(ctx.p.op0, a[i], b[i], is_unsigned);
+    write_bits(ctx, 0, a.data());
+    return;
+  }
   if (is_bitvec(ctx.p.op0) && all_int(ctx, {0, 1, 2})) {
     std::vector<uint32_t> a, b;
     read_bits(ctx, 1, a);

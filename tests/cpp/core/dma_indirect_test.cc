@@ -126,7 +126,23 @@ TEST(DmaScatter, AccumulateAddsEveryPartitionIntoItsRow) {
   }
 }
 
-TEST(DmaScatter, AccumulateTakesBf16OrFp32Alike) {
+TEST(DmaScatter, AccumulateCountsInt32ThroughFp32) {
+  // A histogram's atomic_rmw: int32 counts added (through the DMA's fp32, exact here).
+  Harness h;
+  const auto table = hbm(kI32, kTable, 4, 1);
+  h.put(table, {0, 10, 0, -4});
+  const auto src = sbuf(kI32, 0, 5, 0, {1});
+  h.put(src, {1, 1, 2, 1, 7});
+  const auto off = sbuf(kI32, 0, 5, kOffsets, {1});
+  h.put(off, {1, 3, 1, 1, 0});
+  isa::Params p;
+  p.dma_accumulate = true;
+  ASSERT_TRUE(h.run(make(Opcode::kDmaScatter, Engine::kGpSimd, {table, src, off}, p)))
+      << h.faults().to_string();
+  EXPECT_EQ(h.get(table), (std::vector<double>{7, 14, 0, -3}));
+}
+
+TEST(DmaScatter, AccumulateTakesOneDtypeOnBothSides) {
   Harness h;
   const auto table = hbm(num::fp32(), kTable, 4, 2);
   const auto src = sbuf(num::bf16(), 0, 2, 0, {2});

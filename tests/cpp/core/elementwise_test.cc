@@ -149,6 +149,46 @@ TEST(Elementwise, BitvecOpsOnIntegersUseBitPatterns) {
   EXPECT_EQ(h.get_codes(d32), (std::vector<uint64_t>{0xF0F0u, 0xFFFFu, 0x4567u, 0x0000u}));
 }
 
+TEST(Elementwise, GpSimdInt32ArithmeticIsExact) {
+  // GpSimd's integer SIMD: 32-bit integer tiles add, multiply, compare exactly (wrapping);
+  // VectorE computes the same add in FP32 and loses the low bits above 2^24.
+  const num::Format i32 = num::int_format(num::Dtype::kInt32);
+  const num::Format u32 = num::int_format(num::Dtype::kUint32);
+  struct Case {
+    num::Format f;
+    AluOp op;
+    std::vector<uint64_t> want;
+  };
+  const std::vector<uint64_t> a{16777217u, 0xFFFFFFFFu, 0x80000000u, 7u};
+  const std::vector<uint64_t> b{1u, 1u, 0x7FFFFFFFu, 0xFFFFFFF9u};
+  for (const Case& c :
+       {Case{i32, AluOp::kAdd, {16777218u, 0u, 0xFFFFFFFFu, 0u}},
+        Case{i32, AluOp::kMult, {16777217u, 0xFFFFFFFFu, 0x80000000u, 0xFFFFFFCFu}},
+        Case{i32, AluOp::kMax, {16777217u, 1u, 0x7FFFFFFFu, 7u}},
+        Case{u32, AluOp::kMax, {16777217u, 0xFFFFFFFFu, 0x80000000u, 0xFFFFFFF9u}},
+        Case{i32, AluOp::kIsGt, {1u, 0u, 0u, 1u}}, Case{u32, AluOp::kIsGt, {1u, 1u, 1u, 0u}}}) {
+    Harness h;
+    const auto x = sbuf(c.f, 0, 2, 0, {2}), y = sbuf(c.f, 0, 2, 64, {2});
+    const auto d = sbuf(c.f, 0, 2, 128, {2});
+    h.put_codes(x, a);
+    h.put_codes(y, b);
+    isa::Params p;
+    p.op0 = c.op;
+    ASSERT_TRUE(h.run(make(Opcode::kTensorTensor, Engine::kGpSimd, {d, x, y}, p)))
+        << h.faults().to_string();
+    EXPECT_EQ(h.get_codes(d), c.want) << c.f.name() << " op " << int(c.op);
+  }
+  Harness h;
+  const auto x = sbuf(i32, 0, 2, 0, {2}), y = sbuf(i32, 0, 2, 64, {2});
+  const auto d = sbuf(i32, 0, 2, 128, {2});
+  h.put_codes(x, a);
+  h.put_codes(y, b);
+  isa::Params p;
+  p.op0 = AluOp::kAdd;
+  ASSERT_TRUE(h.run(make(Opcode::kTensorTensor, Engine::kVector, {d, x, y}, p)));
+  EXPECT_EQ(h.get_codes(d)[0], 16777216u);  // FP32: 16777217 + 1 rounds to 2^24
+}
+
 TEST(Elementwise, NanPropagatesThroughMax) {
   Harness h;
   const auto a = sbuf(num::fp32(), 0, 1, 0, {2}), b = sbuf(num::fp32(), 0, 1, 64, {2});

@@ -1,5 +1,5 @@
-// The rules of dma_gather / dma_scatter (ShapeRule::kDmaIndirect): the table is every row of
-// one tensor from row 0, the SBUF side [P, F] with F the table's row elements, offsets [P, 1]
+// The rules of dma_gather / dma_scatter (ShapeRule::kDmaIndirect): the table is evenly spaced
+// rows of one tensor, the SBUF side [P, F] with F the table's row elements, offsets [P, 1]
 // int32 / uint32 in SBUF, GpSimd triggers (software DGE), and the text form round-trips.
 #include "base/error.h"
 #include "isa/disassembler.h"
@@ -34,11 +34,14 @@ TEST(ValidateIndirect, GatherAndScatterOverWholeTables) {
   }
 }
 
-TEST(ValidateIndirect, TheTableIsEveryRowFromRowZero) {
+TEST(ValidateIndirect, TheTableIsEvenlySpacedRowsOfOneTensor) {
   const std::string dst = "sbuf[0:4] [[1,512]] bf16";
-  EXPECT_ONLY_RULE("trn2", gather(dst, "A[0:64] [[1,512]]"), kShape);       // half the rows
-  EXPECT_ONLY_RULE("trn2", gather(dst, "A[0:127]+512 [[1,512]]"), kShape);  // from row 1
-  EXPECT_ONLY_RULE("trn2", gather(dst, "A[0:64:1024] [[1,512]]"), kShape);  // every other row
+  // Rows of a part of the tensor: half of them, from row 1, every other row (s[k, idx]).
+  EXPECT_LEGAL("trn2", gather(dst, "A[0:64] [[1,512]]"));
+  EXPECT_LEGAL("trn2", gather(dst, "A[0:127]+512 [[1,512]]"));
+  EXPECT_LEGAL("trn2", gather(dst, "A[0:64:1024] [[1,512]]"));
+  EXPECT_RULE("trn2", gather(dst, "A[0:128]+512 [[1,512]]"), kHbmRange);  // past the end
+  EXPECT_ONLY_RULE("trn2", gather(dst, "A[0:4:0] [[1,512]]"), kShape);    // one row, 4 times
   EXPECT_ONLY_RULE("trn2", gather("sbuf[0:4] [[1,256]] bf16", "A[0:128] [[1,512]]"), kShape);
   EXPECT_RULE("trn2", gather(dst, "sbuf[0:128] [[1,512]] bf16"), kSpace);  // not in HBM
   EXPECT_RULE("trn2", kPool + "dma_gather A[0:128] [[1,512]] <- A[0:128] [[1,512]]" + kOff + "\n",

@@ -132,21 +132,34 @@ def tensor_tensor(data1, data2, op, dtype=None, mask=None, engine=None, **kwargs
     a, b = _m(mask, data1, data2, pointwise=True)
     shape = _free_broadcast(a.shape, b.shape)
     if shape is not None and not _masking.skip:
-        a = a if tuple(a.shape) == shape else a.broadcast_to(shape)
-        b = b if tuple(b.shape) == shape else b.broadcast_to(shape)
+        a, b = _broadcast_free(a, shape), _broadcast_free(b, shape)
     return _out(lambda d: _ops.tensor_tensor(d, a, b, op, engine), shape or a.shape,
                 _dt(dtype, a))
 
 
 def _free_broadcast(a, b):
-    """The shape two operands' free dims broadcast to (same rank and partitions, each free dim
-    equal or 1), or None: other shapes are left to the instruction's shape check (the
-    partition dim is never broadcast, it is separate memories)."""
-    if len(a) != len(b) or a[0] != b[0]:
+    """The shape two operands' free dims broadcast to (same partitions; each free dim equal or
+    1, or one operand a [P, 1] column against any free dims), or None: other shapes are left
+    to the instruction's shape check (the partition dim is never broadcast, it is separate
+    memories)."""
+    if a[0] != b[0]:
         return None
+    if len(a) != len(b):  # a [P, 1] (or [P, 1, 1]) column: one element of each partition
+        if math.prod(a[1:]) == 1:
+            return tuple(b)
+        return tuple(a) if math.prod(b[1:]) == 1 else None
     if any(x != y and 1 not in (x, y) for x, y in zip(a[1:], b[1:])):
         return None
     return (a[0], *(max(x, y) for x, y in zip(a[1:], b[1:])))
+
+
+def _broadcast_free(t, shape):
+    """t repeated along its size-1 free dims to `shape` (a stride-0 view)."""
+    if tuple(t.shape) == shape:
+        return t
+    if len(t.shape) != len(shape):
+        t = t.reshape((t.shape[0],) + (1,) * (len(shape) - 1))
+    return t.broadcast_to(shape)
 
 
 def tensor_tensor_scan(data0, data1, initial, op0, op1, reverse0=False, reverse1=False,
