@@ -2,7 +2,8 @@
 each against a numpy reference written here: 1-D and one-element loads, a number stored to one
 element, arrays nested in container arguments, `itemsize`, `logging.OFF` after the alias, a
 legacy [P, 1] column against a 3-D tile, `nl.matmul` of fp32 with bf16, a tile index after
-leading integers (`s[k, idx]`), and int32 tensor_tensor on GpSimd (exact 32-bit integers)."""
+leading integers (`s[k, idx]`), int32 tensor_tensor on GpSimd (exact 32-bit integers), the
+legacy `nki.tensor` class with `assert_shape`, and a clear error for a `|` mask."""
 
 import logging
 
@@ -197,3 +198,39 @@ def test_int32_tensor_tensor_defaults_to_gpsimd_and_is_exact(nkis, dtype):
     # engine=vector keeps the documented VectorE float path (fp32 arithmetic, rounded)
     lossy = _int_add(nki, nl, nisa, nisa.engine.vector)(a, b)
     assert lossy[0, 0] == 16777216
+
+
+def test_legacy_tensor_class_and_assert_shape(nkis):
+    *_, legacy, lnl, _ = nkis
+
+    @legacy.jit
+    def double(x: legacy.tensor) -> legacy.tensor:
+        t = lnl.load(x).assert_shape((128, 4))
+        assert isinstance(t, legacy.tensor)
+        out = lnl.ndarray(x.shape, dtype=x.dtype, buffer=lnl.shared_hbm)
+        lnl.store(out, value=lnl.multiply(t, 2.0))
+        return out
+
+    x = np.arange(512, dtype=np.float32).reshape(128, 4)
+    np.testing.assert_array_equal(double(x), 2 * x)
+
+    @legacy.jit
+    def wrong(x):
+        lnl.load(x).assert_shape((128, 8))
+
+    with pytest.raises(tnki.NkiError, match=r"has shape \(128, 4\), not \(128, 8\)"):
+        wrong(x)
+
+
+def test_a_union_mask_is_an_nki_error(nkis):
+    *_, legacy, lnl, _ = nkis
+
+    @legacy.jit
+    def k(x):
+        i_p, i_f = lnl.arange(128)[:, None], lnl.arange(4)[None, :]
+        out = lnl.ndarray(x.shape, dtype=x.dtype, buffer=lnl.shared_hbm)
+        lnl.store(out[i_p, i_f], value=lnl.load(x[i_p, i_f]), mask=(i_p < 64) | (i_f < 2))
+        return out
+
+    with pytest.raises(tnki.NkiError, match=r"joins comparisons with & only"):
+        k(np.zeros((128, 4), np.float32))

@@ -144,6 +144,20 @@ class Cond:
 
     __rand__ = __and__
 
+    def __or__(self, o):
+        from trnsim.nki._ctx import NkiError
+
+        raise NkiError("mask: NKI joins comparisons with & only (NKI API Masking); a union "
+                       "(|) is not an NKI mask: write one instruction per condition")
+
+    __ror__ = __or__
+
+    def __invert__(self):
+        from trnsim.nki._ctx import NkiError
+
+        raise NkiError("mask: NKI masks are comparisons joined with &; negate the comparison "
+                       "itself (~(a < b) is a >= b)")
+
     def plan(self):
         """Which elements the mask keeps, evaluated over its ranges at trace time (a
         MaskPlan). Comparisons that share a range are evaluated together."""

@@ -113,6 +113,13 @@ class NkiTensor:
         """Bytes of one element (nki.tensor's itemsize)."""
         return int(np.dtype(self.dtype).itemsize)
 
+    def assert_shape(self, shape):
+        """Raises unless the tensor has this shape; returns the tensor (nki.tensor)."""
+        want = tuple(int(s) for s in shape)
+        if tuple(self.shape) != want:
+            raise NkiError(f"assert_shape: {self!r} has shape {tuple(self.shape)}, not {want}")
+        return self
+
     @property
     def buffer(self):
         from trnsim.nki import language as nl

@@ -9,6 +9,7 @@ from __future__ import annotations
 from trnsim import nki as _cur
 from trnsim.nki import Kernel, KernelRun, NkiError, last_run, run, set_dma_policy
 from trnsim.nki import compiler
+from trnsim.nki._tensor import NkiTensor as tensor  # NKI 0.1's tensor class (annotations)
 from trnsim.nki.legacy import isa, language, typing
 
 
@@ -42,5 +43,5 @@ def simulate_kernel(kernel, *args, **kwargs):
 simulate = _cur.simulate
 
 __all__ = ["jit", "simulate_kernel", "simulate", "baremetal", "benchmark", "profile", "run",
-           "last_run", "set_dma_policy", "trace", "isa", "language", "typing", "compiler", "Kernel",
-           "KernelRun", "NkiError"]
+           "last_run", "set_dma_policy", "trace", "isa", "language", "typing", "compiler", "tensor",
+           "Kernel", "KernelRun", "NkiError"]
