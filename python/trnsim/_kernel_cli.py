@@ -89,6 +89,11 @@ def _parser(command):
                        "with random inputs of seed SEED + r; a ReplicaGroup parameter left "
                        "out, or given as `ranks`, is all N ranks in one list")
     else:
+        if command == "check":
+            p.add_argument("--ranks", type=_ranks, default=0, metavar="N",
+                           help="check the programs of a collective kernel (nki.collectives) "
+                           "traced for N ranks, rank r with the inputs `run --ranks` gives it; "
+                           "ranks whose programs are the same are checked once")
         p.add_argument("--save-program", metavar="FILE.s",
                        help="write the traced program (text form) here; findings' lines are "
                        "its lines")
@@ -428,39 +433,81 @@ def _profile(o, command) -> int:
 
 def _check(o, command) -> int:
     from trnsim.kernel import load_chip
-    from trnsim.nki import _launch, target
+    from trnsim.nki import target
 
     name, kernel, inputs, chips = _prepare(o, values=False)
     status, reports = 0, []
     with tempfile.TemporaryDirectory(prefix="trnsim-check-") as tmp:
         for chip in chips:
-            args, kwargs, _ = inputs.arguments()
             spec = load_chip(target(chip), o.set)
             with _KernelErrors(o.file):
-                program = _launch._trace(kernel.fn, args, kwargs, spec, (), [], kernel.dialect,
-                                         kernel.options.get("dma_policy"))[0]
-            path = os.path.join(tmp, f"{name}.s")
-            label = f"{o.file}: {name}"
-            if o.save_program:
-                path = label = _per_chip(o.save_program, spec.name, len(chips) > 1)
-            with _written("--save-program", path):
-                write_text_atomically(path, program.text())
-            argv = ["check", path, "--chip", target(chip)] + (["--json"] if o.json else []) + (
-                ["--max-instructions", str(o.max_instructions)] if o.max_instructions else []) + [
-                a for kv in o.set for a in ("--set", kv)]
-            rc, out, err = _captured(argv)
-            status = max(status, rc)
-            sys.stderr.write(err.replace(path, label))
-            if o.json and out.strip():  # a report, also of a program too big to check
-                report = json.loads(out)
-                report["program"] = o.save_program and path
-                reports.append(report)
-            else:
-                sys.stdout.write(out.replace(path, label))
+                programs = _check_programs(o, kernel, inputs, spec)
+            for ranks, program in programs:
+                suffix = "" if ranks is None else _rank_suffix(ranks)
+                path = os.path.join(tmp, f"{name}{suffix}.s")
+                label = f"{o.file}: {name}" + (f" (ranks {_rank_list(ranks)})" if suffix else "")
+                if o.save_program:
+                    path = label = _per_chip(_with_suffix(o.save_program, suffix), spec.name,
+                                             len(chips) > 1)
+                with _written("--save-program", path):
+                    write_text_atomically(path, program.text())
+                argv = ["check", path, "--chip", target(chip)] + (
+                    ["--json"] if o.json else []) + (
+                    ["--max-instructions", str(o.max_instructions)]
+                    if o.max_instructions else []) + [a for kv in o.set for a in ("--set", kv)]
+                rc, out, err = _captured(argv)
+                status = max(status, rc)
+                sys.stderr.write(err.replace(path, label))
+                if o.json and out.strip():  # a report, also of a program too big to check
+                    report = json.loads(out)
+                    report["program"] = o.save_program and path
+                    if ranks is not None:
+                        report["ranks"] = ranks
+                    reports.append(report)
+                else:
+                    sys.stdout.write(out.replace(path, label))
     if o.json:
         doc = {"manifest": _manifest(o, command, name, kernel, inputs, chips), "checks": reports}
         print(json.dumps(doc, indent=2, default=_json_default))
     return status
+
+
+def _check_programs(o, kernel, inputs, spec):
+    """[(ranks, program)]: the kernel traced once (ranks None), or with --ranks N once per
+    rank, as `run --ranks` traces it, ranks with the same program text together."""
+    from trnsim.nki import _launch
+    from trnsim.nki._ranks import RankInfo
+
+    policy = kernel.options.get("dma_policy")
+    if not o.ranks:
+        args, kwargs, _ = inputs.arguments()
+        return [(None, _launch._trace(kernel.fn, args, kwargs, spec, (), [], kernel.dialect,
+                                      policy)[0])]
+    groups, by_text = [], {}
+    for r, (args, kwargs, _) in enumerate(inputs.per_rank(o.ranks)):
+        program = _launch._trace(kernel.fn, args, kwargs, spec, (), [], kernel.dialect, policy,
+                                 ranks=RankInfo(r, o.ranks, groups))[0]
+        by_text.setdefault(program.text(), ([], program))[0].append(r)
+    return list(by_text.values())
+
+
+def _rank_suffix(ranks):
+    return f".rank{ranks[0]}"
+
+
+def _rank_list(ranks):
+    """0-3, 5 for [0, 1, 2, 3, 5]."""
+    runs, start = [], ranks[0]
+    for a, b in zip(ranks, ranks[1:] + [None]):
+        if b != a + 1:
+            runs.append(f"{start}" if start == a else f"{start}-{a}")
+            start = b
+    return ", ".join(runs)
+
+
+def _with_suffix(path, suffix):
+    stem, ext = os.path.splitext(path)
+    return f"{stem}{suffix}{ext}"
 
 
 def _captured(argv):

@@ -300,6 +300,19 @@ def test_ranks_run_a_collective_kernel_with_inputs_per_rank(files):
     assert text.returncode == 0 and "4 ranks (logical cores of LNC=1)" in text.stdout
 
 
+def test_check_a_collective_kernel_traced_for_its_ranks(files):
+    r = trnsim(files, "check", "ranks.py", "x=8x16", "--ranks", "4", "--save-program", "g.s")
+    assert r.returncode == 0, r.stderr
+    # Every rank traces the same program (inputs of one shape): checked once, saved once.
+    assert "(ranks 0-3)" not in r.stdout and "race-free" in r.stdout
+    assert (files / "g.rank0.s").exists() and "collective" in (files / "g.rank0.s").read_text()
+    doc = json.loads(trnsim(files, "check", "ranks.py", "x=8x16", "--ranks", "4",
+                            "--json").stdout)
+    assert [c["ranks"] for c in doc["checks"]] == [[0, 1, 2, 3]]
+    r = trnsim(files, "check", "ranks.py", "x=8x16")
+    assert r.returncode == 2 and "--ranks N" in r.stderr
+
+
 def test_a_replica_group_parameter_needs_ranks(files):
     r = trnsim(files, "run", "ranks.py", "x=8x16")
     assert r.returncode == 2 and "--ranks N" in r.stderr
