@@ -3,7 +3,9 @@ each against a numpy reference written here: 1-D and one-element loads, a number
 element, arrays nested in container arguments, `itemsize`, `logging.OFF` after the alias, a
 legacy [P, 1] column against a 3-D tile, `nl.matmul` of fp32 with bf16, a tile index after
 leading integers (`s[k, idx]`), int32 tensor_tensor on GpSimd (exact 32-bit integers), the
-legacy `nki.tensor` class with `assert_shape`, and a clear error for a `|` mask."""
+legacy `nki.tensor` class with `assert_shape`, a clear error for a `|` mask, and an nl.arange
+index plus a run-time value (`nl.arange(4)[:, None] + t[0, 0]`, neuronx-distributed's
+find_index)."""
 
 import logging
 
@@ -234,3 +236,43 @@ def test_a_union_mask_is_an_nki_error(nkis):
 
     with pytest.raises(tnki.NkiError, match=r"joins comparisons with & only"):
         k(np.zeros((128, 4), np.float32))
+
+
+@pytest.mark.parametrize("start", [0, 5, 12])
+def test_arange_plus_a_loaded_value_is_a_run_time_offset(nkis, start):
+    *_, legacy, lnl, lisa = nkis
+
+    @legacy.jit
+    def rows_from(x, first):
+        s = lnl.load(first)[0, 0]  # one element of a tile: known when the kernel runs
+        i_p = lnl.arange(4)[:, None] + s + 0
+        i_f = lnl.arange(64)[None, :]
+        t = lnl.ndarray((4, 64), dtype=x.dtype, buffer=lnl.sbuf)
+        lisa.dma_copy(src=x[i_p, i_f], dst=t, dge_mode=lisa.dge_mode.swdge)
+        out = lnl.ndarray((4, 64), dtype=x.dtype, buffer=lnl.shared_hbm)
+        lnl.store(out, t)
+        return out
+
+    x = np.arange(16 * 64, dtype=np.float32).reshape(16, 64)
+    np.testing.assert_array_equal(rows_from(x, np.array([[start]], np.int32)),
+                                  x[start:start + 4])
+
+
+def test_a_run_time_offset_refusals(nkis):
+    *_, legacy, lnl, _ = nkis
+
+    @legacy.jit
+    def scaled(x, first):
+        s = lnl.load(first)[0, 0]
+        return lnl.load(x[(lnl.arange(4)[:, None] + s) * 2, lnl.arange(8)[None, :]])
+
+    with pytest.raises(tnki.NkiError, match="cannot be scaled"):
+        scaled(np.zeros((16, 8), np.float32), np.zeros((1, 1), np.int32))
+
+    @legacy.jit
+    def two(x, first):
+        s = lnl.load(first)[0, 0]
+        return lnl.load(x[lnl.arange(4)[:, None] + s, lnl.arange(8)[None, :] + s])
+
+    with pytest.raises(NotImplementedError, match="run-time offsets on two dims"):
+        two(np.zeros((16, 16), np.float32), np.zeros((1, 1), np.int32))

@@ -57,6 +57,8 @@ class Expr:
         return x if isinstance(x, Expr) else Expr(int(x))
 
     def __add__(self, o):
+        if _run_time(o):  # nl.arange(n)[:, None] + t[0, 0]: an offset known when it runs
+            return DynExpr(self, o)
         o = Expr.of(o)
         return Expr(self.const + o.const, self.terms + o.terms)
 
@@ -127,6 +129,43 @@ class Expr:
     def __le__(self, v): return self._cmp("<=", v)
     def __gt__(self, v): return self._cmp(">", v)
     def __ge__(self, v): return self._cmp(">=", v)
+
+
+def _run_time(x) -> bool:
+    """A register (VirtualRegister) or one element of a tile (``t[0, 0]``): a value the kernel
+    has only when it runs."""
+    from trnsim.nki._register import VirtualRegister
+
+    return isinstance(x, VirtualRegister) or bool(getattr(x, "_element", False))
+
+
+class DynExpr:
+    """An nl.arange expression plus a run-time value (a register, or one element of a tile
+    read into one): ``x[nl.arange(4)[:, None] + t[0, 0], i_f]`` is the static access at offset
+    0 moved by the register when the instruction issues (_register.index_dynamic), as a DGE
+    DMA's dynamic start address."""
+
+    __slots__ = ("expr", "dyn")
+
+    def __init__(self, expr, dyn):
+        self.expr, self.dyn = expr, dyn
+
+    def __add__(self, o):
+        if isinstance(o, (bool, np.bool_)) or not isinstance(o, (int, np.integer, Expr)):
+            raise NkiError("an index expression may hold one run-time value (a register or one "
+                           "element of a tile) plus integers and nl.arange terms")
+        return DynExpr(self.expr + o, self.dyn)
+
+    __radd__ = __add__
+
+    def __sub__(self, o):
+        return self + (-1 * o)
+
+    def __mul__(self, k):
+        raise NkiError("an index expression with a run-time value cannot be scaled: multiply "
+                       "the value first (it is a register or a tile element)")
+
+    __rmul__ = __mul__
 
 
 class Cond:

@@ -273,6 +273,41 @@ def index(t, key):
         raise NkiError(str(e)) from None
 
 
+def index_dynamic(t, key):
+    """``t[nl.arange(n)[:, None] + s, ...]`` with ``s`` a register or one element of a tile
+    (_index.DynExpr): the access at s = 0, moved by the register along that dim when the
+    instruction issues."""
+    from trnsim.nki._index import DynExpr, has_expr, resolve_index
+    from trnsim.nki._tensor import NkiTensor
+
+    key = key if type(key) is tuple else (key,)
+    if any(k is Ellipsis or k is None for k in key):
+        _ctx.unsupported("a run-time index offset with ... or None", "spell every dim out")
+    at = [d for d, k in enumerate(key) if isinstance(k, DynExpr)]
+    v = t._view()
+    if len(at) > 1:
+        _ctx.unsupported(f"{v.name}[...] with run-time offsets on two dims",
+                         "one register moves an access")
+    d = at[0]
+    if d == 0 and v.space != "hbm":
+        _ctx.unsupported(f"a run-time offset on the partition dim of {v.describe()}",
+                         "on chip a register moves an access within the partitions")
+    k = key[d]
+    made = False
+    reg = k.dyn
+    if not isinstance(reg, VirtualRegister):
+        reg, made = scalar_offset(reg)
+    static = key[:d] + (k.expr + reg.bias,) + key[d + 1:]
+    try:
+        view = resolve_index(v, static, None) if has_expr(static) else v[static]
+        out = NkiTensor(view.dynamic(reg.r, reg.scale * v.strides[d]))
+    except ValueError as e:
+        raise NkiError(str(e)) from None
+    if made:
+        free_with(out, reg)
+    return out
+
+
 def index_by_elements(t, key):
     """``t[tab[b, 0], :]``: each one-element tile of the key read into a register of its own
     (freed with the view), then ``t`` indexed by the registers."""

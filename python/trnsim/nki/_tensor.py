@@ -17,7 +17,7 @@ import numpy as np
 from trnsim.nki import _ctx, _cse, _register
 from trnsim.nki._ctx import NkiError
 from trnsim.nki._source import here
-from trnsim.nki._index import abs_pattern, has_expr, resolve_index
+from trnsim.nki._index import DynExpr, abs_pattern, has_expr, resolve_index
 from trnsim.nki._dtypes import PACKED_MX, format_name, packed_format
 from trnsim.numerics import numpy_dtype
 
@@ -151,6 +151,8 @@ class NkiTensor:
     # --- views ---
     def __getitem__(self, key):
         key = plain_key(key)
+        if _has_dynamic_expr(key):  # t[nl.arange(n)[:, None] + s, ...], s known at run time
+            return _register.index_dynamic(self, key)
         if _register.has_register(key):  # t[i]: moved by a device register (_register.py)
             return _register.index(self, key)
         if self._view().space == "hbm" and _has_element(key):
@@ -515,6 +517,16 @@ def _all_integers(key, ndim):
     key = key if type(key) is tuple else (key,)
     return len(key) == ndim and all(
         isinstance(k, (int, np.integer)) and not isinstance(k, bool) for k in key)
+
+
+def _has_dynamic_expr(key):
+    # On every slice of every kernel: a plain loop, as _index.has_expr.
+    if type(key) is tuple:
+        for k in key:
+            if type(k) is DynExpr:
+                return True
+        return False
+    return type(key) is DynExpr
 
 
 def _has_element(key):
