@@ -316,15 +316,20 @@ def _split(kept, ranges):
     return out
 
 
-def has_expr(key):
-    """Whether an index holds an nl.arange expression (then it is resolved lazily)."""
+def key_holds(key, cls):
+    """Whether an index (one key or a tuple of them) holds an object of exactly type cls."""
     # On every slice of every kernel: a plain loop, no generator (it is the hot path).
     if type(key) is tuple:
         for k in key:
-            if type(k) is Expr:
+            if type(k) is cls:
                 return True
         return False
-    return type(key) is Expr
+    return type(key) is cls
+
+
+def has_expr(key):
+    """Whether an index holds an nl.arange expression (then it is resolved lazily)."""
+    return key_holds(key, Expr)
 
 
 def resolve_index(v, key, extents, shape_only=False, dims=False):

@@ -17,7 +17,7 @@ import numpy as np
 from trnsim.nki import _ctx, _cse, _register
 from trnsim.nki._ctx import NkiError
 from trnsim.nki._source import here
-from trnsim.nki._index import DynExpr, abs_pattern, has_expr, resolve_index
+from trnsim.nki._index import DynExpr, abs_pattern, has_expr, key_holds, resolve_index
 from trnsim.nki._dtypes import PACKED_MX, format_name, packed_format
 from trnsim.numerics import numpy_dtype
 
@@ -520,13 +520,7 @@ def _all_integers(key, ndim):
 
 
 def _has_dynamic_expr(key):
-    # On every slice of every kernel: a plain loop, as _index.has_expr.
-    if type(key) is tuple:
-        for k in key:
-            if type(k) is DynExpr:
-                return True
-        return False
-    return type(key) is DynExpr
+    return key_holds(key, DynExpr)
 
 
 def _has_element(key):
