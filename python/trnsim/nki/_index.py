@@ -57,7 +57,8 @@ class Expr:
         return x if isinstance(x, Expr) else Expr(int(x))
 
     def __add__(self, o):
-        if _run_time(o):  # nl.arange(n)[:, None] + t[0, 0]: an offset known when it runs
+        if not isinstance(o, (int, np.integer, Expr)) and _run_time(o):
+            # nl.arange(n)[:, None] + t[0, 0]: an offset known only when the kernel runs
             return DynExpr(self, o)
         o = Expr.of(o)
         return Expr(self.const + o.const, self.terms + o.terms)

@@ -67,29 +67,12 @@ bool gpsimd_int32(ExecContext& ctx) {
 }
 
 uint32_t int32_op(AluOp op, uint32_t a, uint32_t b, bool is_unsigned) {
-  if (is_unsigned && (op == AluOp::kMax || op == AluOp::kMin || is_comparison(op))) {
-    switch (op) {
-      case AluOp::kMax:
-        return a > b ? a : b;
-      case AluOp::kMin:
-        return a < b ? a : b;
-      case AluOp::kIsEqual:
-        return a == b;
-      case AluOp::kNotEqual:
-        return a != b;
-      case AluOp::kIsGe:
-        return a >= b;
-      case AluOp::kIsGt:
-        return a > b;
-      case AluOp::kIsLe:
-        return a <= b;
-      default:
-        return a < b;  // kIsLt
-    }
-  }
+  // The unsigned order is the signed order of the values with their top bit flipped.
+  const bool ordered = op == AluOp::kMax || op == AluOp::kMin || is_comparison(op);
+  const uint32_t flip = is_unsigned && ordered ? 0x80000000u : 0u;
   int32_t out = 0;
-  alu_reg(op, static_cast<int32_t>(a), static_cast<int32_t>(b), out);
-  return static_cast<uint32_t>(out);
+  alu_reg(op, static_cast<int32_t>(a ^ flip), static_cast<int32_t>(b ^ flip), out);
+  return is_comparison(op) ? static_cast<uint32_t>(out) : static_cast<uint32_t>(out) ^ flip;
 }
 
 }  // namespace
