@@ -12,7 +12,8 @@ cores as tensor-parallel ranks. Repeated layers compile and simulate once.
     >>> r.latency_us, r.mfu
     >>> print(r.table)
 
-With ``values=True`` (one rank, small models) every kernel also runs functionally and
+With ``values=True`` (one rank, small models; MoE blocks with the routing their router
+computes, see docs/models.md) every kernel also runs functionally and
 ``r.outputs["lm_head"]`` holds the logits ``[batch * seq, vocab]``; weights are the caller's
 (by trnsim name, see ``from_hf_state_dict``) or random from ``seed`` (returned in
 ``r.weights``).
@@ -309,21 +310,29 @@ def plan(
 
 
 def from_hf_state_dict(state_dict: Mapping[str, Any], model: str) -> dict[str, np.ndarray]:
-    """A Llama / Qwen3-family Hugging Face state dict as trnsim's weights.
+    """A Llama / Qwen3 / Qwen3-MoE / Mixtral Hugging Face state dict as trnsim's weights.
 
     Names lose the ``model.`` prefix; linear weights are transposed from torch's [out, in] to
-    the kernels' [in, out]; a tied lm head is the embedding's transpose.
+    the kernels' [in, out]; a tied lm head is the embedding's transpose. Mixtral's
+    ``block_sparse_moe`` experts ``w1`` / ``w3`` / ``w2`` are trnsim's ``mlp.experts.<e>``
+    ``gate_proj`` / ``up_proj`` / ``down_proj`` (one module per expert, as transformers 4.x
+    stores them).
     """
     cfg = config(model)
-    if cfg["model_type"] not in ("llama", "mistral", "qwen2", "qwen3"):
+    if cfg["model_type"] not in ("llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "mixtral"):
         raise NotImplementedError(
-            f"from_hf_state_dict maps Llama / Qwen3-family names; {cfg['model_type']} checkpoints "
-            "are not mapped yet"
+            "from_hf_state_dict maps Llama / Qwen3 / Qwen3-MoE / Mixtral names; "
+            f"{cfg['model_type']} checkpoints are not mapped yet"
         )
+    mixtral = {".block_sparse_moe.": ".mlp.", ".w1.": ".gate_proj.", ".w3.": ".up_proj.",
+               ".w2.": ".down_proj."}
     out: dict[str, np.ndarray] = {}
     for name, t in state_dict.items():
         a = np.asarray(t.float().numpy() if hasattr(t, "float") else t, dtype=np.float32)
         key = name[len("model.") :] if name.startswith("model.") else name
+        if cfg["model_type"] == "mixtral":
+            for old, new in mixtral.items():
+                key = key.replace(old, new)
         if key.endswith(".weight") and a.ndim == 2 and not key.startswith("embed_tokens"):
             a = a.T
         out[key] = np.ascontiguousarray(a)

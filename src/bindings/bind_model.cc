@@ -77,6 +77,8 @@ nlohmann::json config_json(const graph::ModelConfig& m) {
           {"tie_embeddings", m.tie_embeddings},
           {"experts", m.experts},
           {"experts_per_token", m.experts_per_token},
+          {"expert_intermediate", m.expert_intermediate},
+          {"norm_top_k", m.norm_top_k},
           {"dtype", m.dtype.name()},
           {"params", m.params()}};
 }

@@ -92,6 +92,7 @@ class Builder {
     n.batch = o_.batch;
     n.seq = o_.seq;
     n.rope_theta = m_.rope_theta;
+    n.rope_scaling = m_.rope_scaling;
     if (kind == OpKind::kHeadNorm) {
       n.norm = ops::Norm::kRms;
       n.eps = m_.eps;
@@ -109,6 +110,7 @@ class Builder {
     Node n = make_node(p, OpKind::kMoe, {xm});
     n.experts = m_.experts;
     n.top_k = m_.experts_per_token;
+    n.norm_top_k = m_.norm_top_k;
     n.act = m_.mlp_act;
     n.weights = {weight(p + ".gate.weight", {H, m_.experts})};
     for (int64_t e = 0; e < m_.experts; ++e) {

@@ -171,6 +171,7 @@ int attention_prologue(Graph& g, bool head_norm) {
         Node& r = g.nodes[static_cast<size_t>(p)];
         at.rope = true;
         at.rope_theta = r.rope_theta;
+        at.rope_scaling = r.rope_scaling;
         v = at.inputs[static_cast<size_t>(which)] = r.inputs[0];
         absorb(at, r);
         p = g.producer(v);

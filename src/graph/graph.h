@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "graph/rope.h"
 #include "numerics/format.h"
 #include "ops/ops.h"
 
@@ -74,8 +75,10 @@ struct Node {
   std::vector<int64_t> splits;     // linear: columns of each output (horizontal fusion)
   int64_t heads = 0, kv_heads = 0, head_dim = 0;  // attention, rope, head_norm
   int64_t experts = 0, top_k = 0;                 // moe
+  bool norm_top_k = true;                         // moe: ModelConfig::norm_top_k
   bool causal = true, rope = false, qk_norm = false;
   double rope_theta = 10000.0;
+  RopeScaling rope_scaling;        // attention, rope: ModelConfig::rope_scaling
   int64_t batch = 1, seq = 0;      // attention, rope: the tokens are batch x seq
   bool kv_cache = false;           // attention: keys and values through a KV cache
   int64_t kv_seq = 0;              // ... of this many positions per sequence (>= seq)

@@ -84,8 +84,8 @@ std::string Kernel::key() const {
                          elementwise.features, elementwise.dtype.name(),
                          static_cast<int>(elementwise.op), ops::name(elementwise.act));
     case KernelKind::kRouter:
-      return fmt::format("router T{} E{} k{} {}", router.tokens, router.experts, router.top_k,
-                         router.dtype.name());
+      return fmt::format("router T{} E{} k{} {}{}", router.tokens, router.experts, router.top_k,
+                         router.dtype.name(), router.normalize ? "" : " full-softmax");
     case KernelKind::kAllReduce:
       return fmt::format("all_reduce {}B {}", collective_bytes, collective_dtype.name());
     default:
@@ -306,7 +306,7 @@ std::vector<Step> lower_steps(const Graph& g, const Node& n) {
   steps.push_back({linear(T, H, E, ops::Act::kNone), 1, "router"});
   Kernel r;
   r.kind = KernelKind::kRouter;
-  r.router = {.tokens = T, .experts = E, .top_k = k, .dtype = dt};
+  r.router = {.tokens = T, .experts = E, .top_k = k, .normalize = n.norm_top_k, .dtype = dt};
   steps.push_back({r, 1, "top-k"});
   steps.push_back({gather(T * k, T), 1, "dispatch"});
   steps.push_back({linear(te, H, I, n.act), E, "experts.gate_up"});

@@ -20,17 +20,18 @@ namespace {
 
 class Reader {
  public:
-  Reader(const json& j, std::string where) : j_(j), where_(std::move(where)) {}
+  Reader(const json& j, std::string where, std::string prefix = "")
+      : j_(j), where_(std::move(where)), prefix_(std::move(prefix)) {}
   bool has(const char* key) const { return j_.contains(key) && !j_.at(key).is_null(); }
   int64_t i(const char* key) const {
-    if (!has(key)) throw InputError(where_, key, "missing: the model needs this key");
+    if (!has(key)) throw InputError(where_, prefix_ + key, "missing: the model needs this key");
     const json& v = j_.at(key);
     // Sizes up to 2^24 (a vocabulary of 16 M, a hidden size of 16 M): far beyond any model,
     // and small enough that the products of shapes stay exact.
     constexpr int64_t kMax = int64_t{1} << 24;
     if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<uint64_t>() > kMax) ||
         v.get<int64_t>() < 1 || v.get<int64_t>() > kMax)
-      throw InputError(where_, key,
+      throw InputError(where_, prefix_ + key,
                        fmt::format("expected an integer in [1, {}], got {}", kMax, v.dump()));
     return v.get<int64_t>();
   }
@@ -39,28 +40,37 @@ class Reader {
     if (!has(key)) return dflt;
     const json& v = j_.at(key);
     if (!v.is_number())
-      throw InputError(where_, key, fmt::format("expected a number, got {}", v.dump()));
+      throw InputError(where_, prefix_ + key, fmt::format("expected a number, got {}", v.dump()));
     return v.get<double>();
   }
   bool b(const char* key, bool dflt) const {
     if (!has(key)) return dflt;
     const json& v = j_.at(key);
     if (!v.is_boolean())
-      throw InputError(where_, key, fmt::format("expected true or false, got {}", v.dump()));
+      throw InputError(where_, prefix_ + key,
+                       fmt::format("expected true or false, got {}", v.dump()));
     return v.get<bool>();
   }
   std::string s(const char* key, const std::string& dflt) const {
     if (!has(key)) return dflt;
     const json& v = j_.at(key);
     if (!v.is_string())
-      throw InputError(where_, key, fmt::format("expected a string, got {}", v.dump()));
+      throw InputError(where_, prefix_ + key, fmt::format("expected a string, got {}", v.dump()));
     return v.get<std::string>();
   }
   const std::string& where() const { return where_; }
+  // A nested object; errors name it as "file: key.inner".
+  Reader sub(const char* key) const {
+    const json& v = j_.at(key);
+    if (!v.is_object())
+      throw InputError(where_, prefix_ + key, fmt::format("expected an object, got {}", v.dump()));
+    return Reader(v, where_, prefix_ + key + ".");
+  }
 
  private:
   const json& j_;
   std::string where_;
+  std::string prefix_;  // of a nested object's keys
 };
 
 ops::Act act_of(const Reader& r, const char* key, const std::string& dflt, bool glu) {
@@ -73,6 +83,34 @@ ops::Act act_of(const Reader& r, const char* key, const std::string& dflt, bool 
   throw InputError(r.where(), key,
                    fmt::format("activation '{}' is not supported; use silu, gelu, gelu_new{}", a,
                                glu ? "" : " or relu"));
+}
+
+// transformers' rope_scaling: "rope_type" (older configs: "type") and the type's parameters.
+RopeScaling rope_scaling_of(const Reader& r) {
+  RopeScaling s;
+  s.type = r.s("rope_type", r.s("type", "default"));
+  static const char* const kTypes[] = {"default", "linear", "llama3",
+                                       "dynamic", "yarn",   "longrope"};
+  if (std::find(std::begin(kTypes), std::end(kTypes), s.type) == std::end(kTypes))
+    throw InputError(r.where(), "rope_scaling.rope_type",
+                     fmt::format("'{}' is not a transformers rope type (default, linear, llama3, "
+                                 "dynamic, yarn, longrope)",
+                                 s.type));
+  if (s.type == "default") return s;
+  s.factor = r.d("factor", 1.0);
+  if (!(s.factor >= 1.0))
+    throw InputError(r.where(), "rope_scaling.factor",
+                     fmt::format("expected a number >= 1, got {}", s.factor));
+  if (s.type == "llama3") {
+    s.low_freq_factor = r.d("low_freq_factor", 1.0);
+    s.high_freq_factor = r.d("high_freq_factor", 4.0);
+    s.original_max_positions = r.i("original_max_position_embeddings", 8192);
+    if (!(s.high_freq_factor > s.low_freq_factor && s.low_freq_factor > 0))
+      throw InputError(r.where(), "rope_scaling.high_freq_factor",
+                       fmt::format("expected high_freq_factor > low_freq_factor > 0, got {} and {}",
+                                   s.high_freq_factor, s.low_freq_factor));
+  }
+  return s;
 }
 
 num::Format dtype_of(const Reader& r) {
@@ -95,6 +133,7 @@ void decoder(ModelConfig& m, const Reader& r) {
   m.max_positions = r.i("max_position_embeddings", 4096);
   m.eps = r.d("rms_norm_eps", 1e-6);
   m.rope_theta = r.d("rope_theta", 10000.0);
+  if (r.has("rope_scaling")) m.rope_scaling = rope_scaling_of(r.sub("rope_scaling"));
   m.mlp_act = act_of(r, "hidden_act", "silu", true);
   m.attn_bias = r.b("attention_bias", m.model_type == "qwen2");
   m.mlp_bias = r.b("mlp_bias", false);
@@ -104,6 +143,7 @@ void decoder(ModelConfig& m, const Reader& r) {
     m.experts = r.i("num_experts");
     m.experts_per_token = r.i("num_experts_per_tok");
     m.expert_intermediate = r.i("moe_intermediate_size");
+    m.norm_top_k = r.b("norm_topk_prob", false);  // Qwen3MoeConfig's default
   } else if (m.model_type == "mixtral") {
     m.experts = r.i("num_local_experts");
     m.experts_per_token = r.i("num_experts_per_tok");

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "graph/rope.h"
 #include "numerics/format.h"
 #include "ops/ops.h"
 
@@ -31,11 +32,15 @@ struct ModelConfig {
   bool causal = true;
   bool rope = true;
   double rope_theta = 10000.0;
+  RopeScaling rope_scaling;  // config.json rope_scaling (null: none)
   bool learned_positions = false;
   bool qk_norm = false;
   bool attn_bias = false, mlp_bias = false;
   bool tie_embeddings = false;
   int64_t experts = 0, experts_per_token = 0, expert_intermediate = 0;
+  // MoE: the top-k routing weights are a softmax over the chosen experts' logits (Mixtral,
+  // gpt-oss, Qwen3-MoE with norm_topk_prob), else the full softmax's values at the top k.
+  bool norm_top_k = true;
   num::Format dtype = num::bf16();  // weights and activations as the simulator runs them
 
   // Parameters (embeddings and lm head included; tied embeddings once).

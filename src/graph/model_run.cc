@@ -160,13 +160,9 @@ ModelResult run_graph(Graph g, const std::string& name, const ModelRunOptions& o
 
   if (o.values)
     for (const Node& n : g.nodes)
-      if (n.kind == OpKind::kMoe || n.kv_cache)
-        throw InputError(
-            n.name, "values",
-            n.kind == OpKind::kMoe
-                ? "the values of mixture-of-experts blocks are not computed yet (their "
-                  "expert kernels are timed under balanced routing); ask for timing only"
-                : "values through a KV cache are not computed yet; ask for timing only");
+      if (n.kv_cache)
+        throw InputError(n.name, "values",
+                         "values through a KV cache are not computed yet; ask for timing only");
   std::unique_ptr<ValueRunner> values;
   if (o.values) values = std::make_unique<ValueRunner>(chip, g, cache, o, weights, inputs, res);
   std::map<std::string, size_t> row_of;
@@ -184,10 +180,11 @@ ModelResult run_graph(Graph g, const std::string& name, const ModelRunOptions& o
   };
   auto run_node = [&](const Node& n, bool first_pass) {
     layers_seen = std::max<int64_t>(layers_seen, n.repeat_of);
+    if (values && first_pass && n.kind == OpKind::kMoe) values->run_moe(n);
     for (const Step& st : lower_steps(g, n)) {
       const Kernel& k = st.kernel;
       const KernelTiming& t = cache.time(k);
-      if (values && first_pass) values->run(n, k);
+      if (values && first_pass && n.kind != OpKind::kMoe) values->run(n, k);
       const std::string label = st.part.empty() ? n.name : n.name + "." + st.part;
       Picoseconds dur(t.time.v * st.repeat);
       if (o.prefetch && st.repeat == 1) {
@@ -292,6 +289,17 @@ ModelResult run_model(const ModelConfig& m, const ModelRunOptions& o, const Tens
     throw InputError(m.name, "train",
                      "an encoder's pretraining heads (masked LM, next sentence) are not modelled: "
                      "training needs logits over the vocabulary");
+  if (o.values && m.rope && !m.rope_scaling.changes_frequencies_only() && m.model_type != "gpt_oss")
+    throw InputError(m.name, "rope_scaling",
+                     fmt::format("rope type '{}' changes the tables with the sequence length or "
+                                 "scales the attention, which the value run does not model "
+                                 "(linear and llama3 it does); ask for timing only",
+                                 m.rope_scaling.type));
+  if (o.values && m.model_type == "gpt_oss")
+    throw InputError(m.name, "values",
+                     "gpt-oss's experts run here as plain GLUs (no clamped SwiGLU, no router or "
+                     "expert biases) and its attention without sinks or sliding windows: the "
+                     "values would not be gpt-oss's; ask for timing only");
   if (o.train && o.kv_cache) throw InputError(m.name, "train", "a training step has no KV cache");
   BuildOptions b{.batch = o.batch,
                  .seq = o.seq,

@@ -11,6 +11,7 @@
 #include "base/error.h"
 #include "core/exec/functional_runner.h"
 #include "graph/host_columns.h"
+#include "graph/rope.h"
 #include "numerics/convert.h"
 
 namespace trnsim::graph {
@@ -210,6 +211,22 @@ void ValueRunner::run(const Node& n, const Kernel& k0) {
   }
 }
 
+std::map<std::string, std::vector<float>> ValueRunner::exec(const Node& n, const Kernel& k,
+                                                            const Bindings& in,
+                                                            const std::vector<const char*>& out) {
+  const isa::Program prog = build_program(chip_, k);
+  core::FunctionalRunner runner(chip_, prog);
+  for (const auto& [name, v] : in) runner.write_tensor_f32(name, *v);
+  runner.run();
+  if (!runner.faults().empty())
+    throw InputError(n.name, std::string(k.kind_name()),
+                     fmt::format("the kernel faulted: {}: {}", runner.faults()[0].instruction,
+                                 runner.faults()[0].message));
+  std::map<std::string, std::vector<float>> res;
+  for (const char* name : out) res[name] = runner.read_tensor_f32(name);
+  return res;
+}
+
 void ValueRunner::finish() {
   for (size_t v = 0; v < g_.values.size(); ++v)
     if (g_.values[v].kind == ValueKind::kOutput) res_.outputs[g_.values[v].name] = host_[v];
@@ -225,11 +242,12 @@ void ValueRunner::rope_tables(const Node& n, std::vector<float>& c, std::vector<
   const int64_t S = n.seq, d = n.head_dim, half = d / 2;
   c.resize(static_cast<size_t>(S * d));
   s.resize(c.size());
+  const std::vector<double> inv = rope_inv_freq(n.rope_theta, d, n.rope_scaling);
   for (int64_t p = 0; p < S; ++p)
     for (int64_t i = 0; i < half; ++i) {
-      const double inv =
-          std::pow(n.rope_theta, -2.0 * static_cast<double>(i) / static_cast<double>(d));
-      const double a = static_cast<double>(static_cast<float>(p) * static_cast<float>(inv));
+      // transformers' rotary embedding: fp32 position x fp32 frequency, cos and sin of that.
+      const double a = static_cast<double>(static_cast<float>(p) *
+                                           static_cast<float>(inv[static_cast<size_t>(i)]));
       const auto ci = static_cast<float>(std::cos(a)), si = static_cast<float>(std::sin(a));
       c[static_cast<size_t>(p * d + i)] = c[static_cast<size_t>(p * d + i + half)] = ci;
       s[static_cast<size_t>(p * d + i)] = s[static_cast<size_t>(p * d + i + half)] = si;

@@ -24,6 +24,9 @@ class ValueRunner {
               ModelResult& res);
   // Runs node `n` as kernel `k` (lower.h) on the host tensors; InputError when it faults.
   void run(const Node& n, const Kernel& k);
+  // Runs a MoE block (value_runner_moe.cc): its lower_steps kernels with the routing its
+  // router computes, each expert's kernels over the tokens routed to it.
+  void run_moe(const Node& n);
   // The graph's outputs into res.outputs; of a training step also the weights' gradients
   // (res.gradients) and the updated weights (res.updated_weights).
   void finish();
@@ -32,6 +35,11 @@ class ValueRunner {
   // A training node (backward.h): its ports bound to the host tensors (value_runner_train.cc).
   void run_training(const Node& n, const Kernel& k);
   void rope_tables(const Node& n, std::vector<float>& c, std::vector<float>& s) const;
+  // One kernel of node `n` run on the given tensors; its named outputs. InputError naming the
+  // node when it faults.
+  using Bindings = std::vector<std::pair<const char*, const std::vector<float>*>>;
+  std::map<std::string, std::vector<float>> exec(const Node& n, const Kernel& k, const Bindings& in,
+                                                 const std::vector<const char*>& out);
 
   const arch::ChipSpec& chip_;
   const Graph& g_;

@@ -138,10 +138,12 @@ isa::Program embedding(const arch::ChipSpec& chip, const EmbeddingSpec& s);
 
 // Mixture-of-experts routing: per token, the top_k of `experts` router logits (VectorE max8 and
 // find_index8, as NKI's MoE kernels find them) and their softmax (the normalised top-k
-// probabilities of Mixtral, Qwen3-MoE and gpt-oss alike).
+// probabilities of Mixtral, gpt-oss and Qwen3-MoE with norm_topk_prob; with `normalize` off,
+// the softmax over all the experts at the top k, Qwen3-MoE's default).
 // Tensors: logits [T, E]; weights [T, k] fp32, experts [T, k] uint32 (out).
 struct RouterSpec {
   int64_t tokens = 0, experts = 0, top_k = 0;
+  bool normalize = true;
   num::Format dtype = num::bf16();
 };
 isa::Program router(const arch::ChipSpec& chip, const RouterSpec& s);

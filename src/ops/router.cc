@@ -1,7 +1,8 @@
 // The MoE router kernel (ops.h RouterSpec): 128 tokens at a time, the logits loaded and
 // widened to fp32, max8 on VectorE gives each token's eight largest logits in descending
 // order and find_index8 their experts; the first top_k of them are turned into probabilities
-// by exp(v - max) on ScalarE with the add-reduction and a VectorE multiply by 1 / sum.
+// by exp(v - max) on ScalarE with the add-reduction and a VectorE multiply by 1 / sum (the
+// sum over all the experts' exp when the spec does not normalise the top k).
 // Fewer than 8 experts are padded with -3e38, which never ranks above a real logit.
 #include <algorithm>
 
@@ -45,7 +46,13 @@ isa::Program router(const arch::ChipSpec& chip, const RouterSpec& s) {
     kb.max8(v, lt);
     kb.find_index8(ix, lt, v);
     kb.tensor_scalar(neg_max, v(all, {0, 1}), {AluOp::kMult, -1.0f});
-    kb.activation_reduce(w(all, {0, k}), sum, v(all, {0, k}), isa::ActFunc::kExp, 1.0f, neg_max);
+    if (s.normalize) {
+      kb.activation_reduce(w(all, {0, k}), sum, v(all, {0, k}), isa::ActFunc::kExp, 1.0f, neg_max);
+    } else {  // the sum over every expert (in place: find_index8 has read the logits)
+      kb.activation_reduce(lt(all, {0, E}), sum, lt(all, {0, E}), isa::ActFunc::kExp, 1.0f,
+                           neg_max);
+      kb.activation(w(all, {0, k}), v(all, {0, k}), isa::ActFunc::kExp, 1.0f, neg_max);
+    }
     kb.reciprocal(sum, sum);
     kb.tensor_scalar(w(all, {0, k}), w(all, {0, k}), {AluOp::kMult, sum});
     kb.dma_copy(weights({r0, r0 + p}), w(all, {0, k}));

@@ -1,6 +1,6 @@
 """trnsim.models: built-in configs, timing runs and values against a numpy reference.
 
-The reference is the Hugging Face Llama forward written here in float64 from the weights and
+The reference is the Hugging Face Llama forward (hf_reference.py) in float64 from the weights and
 ids the run used, with no rounding of its own: the simulator rounds each kernel's result to
 bf16 (8 significant bits), so over two layers the logits agree to a few bf16 ulps of their
 scale; the bound 3e-2 x max |logit| is about four ulps, and a wrong op (a missing norm, RoPE
@@ -8,11 +8,14 @@ sign, mask or residual) moves them by far more (the test of a perturbed referenc
 """
 
 import json
+import os
 
 import numpy as np
 import pytest
 
 import trnsim.models as tm
+
+import hf_reference
 
 
 def test_list_and_config():
@@ -69,63 +72,16 @@ def test_fusion_saves_time():
 def test_bad_inputs():
     with pytest.raises(Exception, match="tp"):
         tm.run("tiny-llama", tp=3)
-    with pytest.raises(Exception, match="mixture-of-experts"):
-        tm.run("qwen3-30b-a3b", layers=1, tp=1, seq=16, values=True)
+    with pytest.raises(Exception, match="gpt-oss"):  # its experts are not plain GLUs
+        tm.run("gpt-oss-120b", layers=1, tp=1, seq=16, values=True)
     with pytest.raises(Exception, match="tp"):
         tm.run("tiny-llama", tp=2, values=True)
     with pytest.raises(ValueError, match="input_ids"):
         tm.run("tiny-llama", tp=1, seq=8, values=True, input_ids=[1, 2, 3])
 
 
-def _rms(x, g, eps):
-    return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps) * g
-
-
-def _rope(x, pos, theta):
-    d = x.shape[-1]
-    inv = theta ** (-np.arange(0, d // 2) * 2.0 / d)
-    ang = (pos[:, None].astype(np.float32) * inv[None, :].astype(np.float32)).astype(np.float64)
-    cos, sin = np.cos(np.concatenate([ang, ang], -1)), np.sin(np.concatenate([ang, ang], -1))
-    x1, x2 = x[..., : d // 2], x[..., d // 2 :]
-    return x * cos + np.concatenate([-x2, x1], -1) * sin
-
-
-def llama_reference(w, ids, cfg, seq, layers, perturb=False):
-    H, nh, nkv, d = cfg["hidden"], cfg["heads"], cfg["kv_heads"], cfg["head_dim"]
-    eps, theta = cfg["eps"], cfg["rope_theta"]
-    W = {k: np.asarray(v, dtype=np.float64) for k, v in w.items()}
-    x = W["embed_tokens.weight"].reshape(cfg["vocab"], H)[ids.astype(int)]
-    pos = np.arange(seq)
-    for l in range(layers):
-        p = f"layers.{l}."
-
-        def lin(name, a, n_out, p=p):
-            return a @ W[p + name + ".weight"].reshape(a.shape[-1], n_out)
-
-        h = _rms(x, W[p + "input_layernorm.weight"], eps)
-        q = lin("self_attn.q_proj", h, nh * d).reshape(seq, nh, d)
-        k = lin("self_attn.k_proj", h, nkv * d).reshape(seq, nkv, d)
-        v = lin("self_attn.v_proj", h, nkv * d).reshape(seq, nkv, d)
-        q = np.stack([_rope(q[:, i], pos, theta) for i in range(nh)], 1)
-        k = np.stack([_rope(k[:, i], pos, theta) for i in range(nkv)], 1)
-        out = np.zeros((seq, nh, d))
-        mask = np.tril(np.ones((seq, seq), bool))
-        if perturb:
-            mask = np.ones((seq, seq), bool)
-        for i in range(nh):
-            g = i // (nh // nkv)
-            s = q[:, i] @ k[:, g].T / np.sqrt(d)
-            s = np.where(mask, s, -np.inf)
-            s = np.exp(s - s.max(-1, keepdims=True))
-            out[:, i] = (s / s.sum(-1, keepdims=True)) @ v[:, g]
-        x = x + lin("self_attn.o_proj", out.reshape(seq, nh * d), H)
-        h = _rms(x, W[p + "post_attention_layernorm.weight"], eps)
-        inter = cfg["intermediate"]
-        gt = lin("mlp.gate_proj", h, inter)
-        up = lin("mlp.up_proj", h, inter)
-        x = x + lin("mlp.down_proj", gt / (1 + np.exp(-gt)) * up, H)
-    h = _rms(x, W["norm.weight"], eps)
-    return h @ W["lm_head.weight"].reshape(H, cfg["vocab"])
+def llama_reference(w, ids, cfg, seq, layers, perturb=False, inv=None):
+    return hf_reference.decoder(w, ids, cfg, seq, layers, causal=not perturb, inv=inv)
 
 
 @pytest.mark.parametrize("chip", ["trn1", "trn2", "trn3"])
@@ -142,6 +98,47 @@ def test_values_match_numpy_reference(chip):
     # The check can fail: the same reference without the causal mask is far off.
     bad = llama_reference(r.weights, ids, cfg, seq, cfg["layers"], perturb=True)
     assert np.abs(got - bad).max() / scale > 0.1
+
+
+def test_llama31_rope_scaling_in_values(tmp_path):
+    # tiny-llama with Llama 3.1's rope_scaling, its pretraining context scaled to the tiny
+    # model's 64-dim heads (wavelengths above 256 positions / 8, a blend from 64 to 256).
+    spec = {k: v for k, v in json.loads(open(_spec("tiny-llama")).read()).items()
+            if not k.startswith("_")}
+    rs = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+          "original_max_position_embeddings": 256}
+    spec["rope_scaling"] = rs
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(spec))
+    cfg = tm.config(str(path))
+    seq = 96
+    w = tm.run(str(path), "trn2", tp=1, seq=seq, values=True, layers=1, seed=4).weights
+    ids = w.pop("input_ids")
+    # Larger q and k weights make attention sharp, so that positions (the tables) matter.
+    for n in ("q_proj", "k_proj"):
+        w[f"layers.0.self_attn.{n}.weight"] = w[f"layers.0.self_attn.{n}.weight"] * 4
+    r = tm.run(str(path), "trn2", tp=1, seq=seq, values=True, layers=1, weights=w, input_ids=ids)
+    got = r.outputs["lm_head"].reshape(seq, cfg["vocab"])
+    inv = hf_reference.llama3_inv(cfg["rope_theta"], cfg["head_dim"], 8.0, 1.0, 4.0, 256)
+    want = llama_reference(w, ids, cfg, seq, 1, inv=inv)
+    scale = np.abs(want).max()
+    err = np.abs(got - want).max() / scale
+    plain = llama_reference(w, ids, cfg, seq, 1)
+    err_plain = np.abs(got - plain).max() / scale
+    assert err < 3e-2
+    assert err_plain > 0.1  # the unscaled tables are far off
+    # A rope type whose tables move with the sequence is refused for values, timed otherwise.
+    spec["rope_scaling"] = {"rope_type": "dynamic", "factor": 2.0}
+    path.write_text(json.dumps(spec))
+    with pytest.raises(Exception, match="dynamic"):
+        tm.run(str(path), "trn2", tp=1, seq=seq, values=True, layers=1)
+    assert tm.run(str(path), "trn2", tp=1, seq=seq, layers=1).latency_us > 0
+
+
+def _spec(name):
+    from trnsim._paths import spec_dir
+
+    return os.path.join(spec_dir(), "models", name + ".json")
 
 
 def test_given_weights_and_ids_are_used():

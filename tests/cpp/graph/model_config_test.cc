@@ -115,13 +115,16 @@ TEST(ModelConfig, ParameterCountsMatchPublishedSizes) {
   EXPECT_LT(std::abs(rel("tiny-llama", 1.7e6)), 0.05);
 }
 
-// A minimal valid llama config, to break one key at a time.
+// A minimal valid llama config, to break one key at a time (a key it lacks is added).
 std::string llama_json(const std::string& replace_key = "", const std::string& with = "") {
   std::vector<std::pair<std::string, std::string>> kv{
       {"model_type", "\"llama\""},  {"hidden_size", "256"},       {"num_hidden_layers", "2"},
       {"num_attention_heads", "4"}, {"num_key_value_heads", "2"}, {"intermediate_size", "512"},
       {"vocab_size", "1024"},       {"rms_norm_eps", "1e-5"},
   };
+  if (!with.empty() &&
+      std::none_of(kv.begin(), kv.end(), [&](const auto& e) { return e.first == replace_key; }))
+    kv.emplace_back(replace_key, with);
   std::string out = "{";
   bool first = true;
   for (auto& [k, v] : kv) {
@@ -197,6 +200,28 @@ TEST(ModelConfig, WrongTypesAreNamed) {
   const InputError a =
       input_error([] { parse_model_config(llama_json("model_type", "7"), "t.json"); });
   EXPECT_EQ(a.key(), "model_type");
+}
+
+TEST(ModelConfig, MalformedRopeScalingNamesTheNestedKey) {
+  const InputError t = input_error([] {
+    parse_model_config(llama_json("rope_scaling", R"({"rope_type": "magic", "factor": 2})"),
+                       "r.json");
+  });
+  EXPECT_EQ(t.key(), "rope_scaling.rope_type");
+  EXPECT_TRUE(has(t.what(), "magic")) << t.what();
+  const InputError f = input_error([] {
+    parse_model_config(llama_json("rope_scaling", R"({"rope_type": "linear", "factor": "x"})"),
+                       "r.json");
+  });
+  EXPECT_EQ(f.key(), "rope_scaling.factor");
+  const InputError o =
+      input_error([] { parse_model_config(llama_json("rope_scaling", "[8]"), "r.json"); });
+  EXPECT_EQ(o.key(), "rope_scaling");
+  // The older key name "type" is read too.
+  const ModelConfig m = parse_model_config(
+      llama_json("rope_scaling", R"({"type": "linear", "factor": 2.0})"), "r.json");
+  EXPECT_EQ(m.rope_scaling.type, "linear");
+  EXPECT_DOUBLE_EQ(m.rope_scaling.factor, 2.0);
 }
 
 TEST(ModelConfig, UnknownNameListsBuiltInModels) {

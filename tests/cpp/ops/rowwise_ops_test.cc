@@ -147,35 +147,39 @@ TEST_P(RowOpsTest, Elementwise) {
 TEST_P(RowOpsTest, Router) {
   const arch::ChipSpec& spec = chip(GetParam());
   const int64_t T = 150;
-  for (const auto& [E, k] : std::vector<std::pair<int64_t, int64_t>>{{8, 2}, {5, 4}, {64, 8}}) {
-    SCOPED_TRACE(::testing::Message() << E << " experts, top " << k);
-    ops::RouterSpec s;
-    s.tokens = T;
-    s.experts = E;
-    s.top_k = k;
-    const isa::Program p = ops::router(spec, s);
-    expect_race_free(p, spec);
-    std::vector<float> logits(static_cast<size_t>(T * E));
-    for (int64_t t = 0; t < T; ++t)
-      for (int64_t e = 0; e < E; ++e)  // distinct per token: (e * 7 + t) mod E, scaled
-        logits[t * E + e] = static_cast<float>((e * 7 + t) % E) * 0.25f - 2.0f;
-    auto out = run(spec, p, {{"logits", logits}});
-    for (int64_t t = 0; t < T; ++t) {
-      std::vector<int64_t> order(static_cast<size_t>(E));
-      for (int64_t e = 0; e < E; ++e) order[e] = e;
-      std::sort(order.begin(), order.end(),
-                [&](int64_t a, int64_t b) { return logits[t * E + a] > logits[t * E + b]; });
-      double sum = 0;
-      for (int64_t j = 0; j < k; ++j)
-        sum += std::exp(logits[t * E + order[j]] - logits[t * E + order[0]]);
-      for (int64_t j = 0; j < k; ++j) {
-        ASSERT_EQ(static_cast<int64_t>(out["experts"][t * k + j]), order[j])
-            << "token " << t << " rank " << j;
-        const double want = std::exp(logits[t * E + order[j]] - logits[t * E + order[0]]) / sum;
-        ASSERT_NEAR(out["weights"][t * k + j], want, 1e-5) << "token " << t << " rank " << j;
+  for (const bool normalize : {true, false})
+    for (const auto& [E, k] : std::vector<std::pair<int64_t, int64_t>>{{8, 2}, {5, 4}, {64, 8}}) {
+      SCOPED_TRACE(::testing::Message()
+                   << E << " experts, top " << k << (normalize ? "" : ", full softmax"));
+      ops::RouterSpec s;
+      s.tokens = T;
+      s.experts = E;
+      s.top_k = k;
+      s.normalize = normalize;
+      const isa::Program p = ops::router(spec, s);
+      expect_race_free(p, spec);
+      std::vector<float> logits(static_cast<size_t>(T * E));
+      for (int64_t t = 0; t < T; ++t)
+        for (int64_t e = 0; e < E; ++e)  // distinct per token: (e * 7 + t) mod E, scaled
+          logits[t * E + e] = static_cast<float>((e * 7 + t) % E) * 0.25f - 2.0f;
+      auto out = run(spec, p, {{"logits", logits}});
+      for (int64_t t = 0; t < T; ++t) {
+        std::vector<int64_t> order(static_cast<size_t>(E));
+        for (int64_t e = 0; e < E; ++e) order[e] = e;
+        std::sort(order.begin(), order.end(),
+                  [&](int64_t a, int64_t b) { return logits[t * E + a] > logits[t * E + b]; });
+        // Qwen3-MoE without norm_topk_prob divides by every expert's exp, Mixtral by the top k's.
+        double sum = 0;
+        for (int64_t j = 0; j < (normalize ? k : E); ++j)
+          sum += std::exp(logits[t * E + order[j]] - logits[t * E + order[0]]);
+        for (int64_t j = 0; j < k; ++j) {
+          ASSERT_EQ(static_cast<int64_t>(out["experts"][t * k + j]), order[j])
+              << "token " << t << " rank " << j;
+          const double want = std::exp(logits[t * E + order[j]] - logits[t * E + order[0]]) / sum;
+          ASSERT_NEAR(out["weights"][t * k + j], want, 1e-5) << "token " << t << " rank " << j;
+        }
       }
     }
-  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Generations, RowOpsTest, ::testing::ValuesIn(kGenerations));
