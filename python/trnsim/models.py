@@ -114,6 +114,7 @@ def run(
     weight_decay: float = 0.0,
     stochastic_rounding: bool = True,
     micro_batches: int = 1,
+    ep: int = 1,
 ) -> ModelRun:
     """Compile and time ``model``'s forward over ``batch`` x ``seq`` tokens on ``chip``, or with
     ``train`` a training step: forward, mean cross-entropy against ``labels``, backward and one
@@ -122,6 +123,7 @@ def run(
     that many forward-backward passes before the optimizer step.
 
     tp: tensor-parallel ranks (default: every physical core; 1 with ``values``).
+    ep: MoE models: expert-parallel ranks inside the tp group (each holds experts / ep).
     layers: the first N layers only. values: compute outputs too (one rank).
     weights: by trnsim name ([in, out] for linears); input_ids and labels: [batch, seq]
     integers (a label outside the vocabulary, e.g. -100, is ignored by the loss).
@@ -155,6 +157,7 @@ def run(
         weight_decay=float(weight_decay),
         stochastic_rounding=stochastic_rounding,
         micro_batches=int(micro_batches),
+        ep=int(ep),
     )
     return ModelRun(
         json=json.loads(d["json"]),
@@ -194,6 +197,7 @@ def serve(
     acceptance: float = 0.7,
     runtime: str | None = None,
     set: tuple[str, ...] | builtins.list[str] = (),  # noqa: A002 - as the CLI's --set
+    ep: int = 1,
 ) -> dict[str, Any]:
     """Requests served, as `trnsim serve --json`: ttft_ms, tpot_ms, e2e_ms,
     output_tokens_per_s and the compiled graphs' shapes; `["text"]` holds what the command
@@ -204,7 +208,8 @@ def serve(
     ``seed``). compiled_batch: sequences every decode step runs; ctx_batch: prompts per
     prefill; max_seq: the compiled sequence length; kv_buckets: "pow2", "max" or "exact".
     draft_model, speculation_length, acceptance: speculative decoding (one batch only).
-    runtime: of the all-reduces (default: the compiled graphs' one, graph::kInGraphRuntime)."""
+    runtime: of the all-reduces (default: the compiled graphs' one, graph::kInGraphRuntime).
+    ep: MoE models: expert-parallel ranks inside the tp group."""
     if kv_buckets not in ("pow2", "max", "exact"):
         raise ValueError(f"kv_buckets {kv_buckets!r}: 'pow2', 'max' or 'exact'")
     extra = {} if runtime is None else {"runtime": runtime}
@@ -219,7 +224,8 @@ def serve(
         requests=0 if requests is None else int(requests),
         rate=0.0 if rate is None else float(rate), input_spread=int(input_spread),
         output_spread=int(output_spread), seed=int(seed), draft_model=draft_model or "",
-        speculation_length=int(speculation_length), acceptance=float(acceptance), **extra)
+        speculation_length=int(speculation_length), acceptance=float(acceptance), ep=int(ep),
+        **extra)
     out = json.loads(j)
     out["text"] = text
     return out

@@ -139,8 +139,9 @@ void bind_model(nb::module_& m) {
          const std::vector<std::string>& sets,
          std::optional<std::map<std::string, InArray>> weights,
          std::optional<std::map<std::string, InArray>> inputs, bool train, double lr,
-         double weight_decay, bool stochastic_rounding, int64_t micro_batches) {
+         double weight_decay, bool stochastic_rounding, int64_t micro_batches, int ep) {
         graph::ModelRunOptions o = run_options(chip, sets, fuse, search, values, seed);
+        o.ep = ep;
         o.train = train;
         o.optimizer.lr = lr;
         o.optimizer.weight_decay = weight_decay;
@@ -163,7 +164,7 @@ void bind_model(nb::module_& m) {
       nb::arg("sets") = std::vector<std::string>{}, nb::arg("weights") = nb::none(),
       nb::arg("inputs") = nb::none(), nb::arg("train") = false, nb::arg("lr") = 1e-4,
       nb::arg("weight_decay") = 0.0, nb::arg("stochastic_rounding") = true,
-      nb::arg("micro_batches") = 1,
+      nb::arg("micro_batches") = 1, nb::arg("ep") = 1,
       "A model's forward (or training step) on a simulated chip: dict of json, table, graph, "
       "trace, outputs, weights, gradients, updated_weights.");
   m.def(
@@ -193,8 +194,9 @@ void bind_model(nb::module_& m) {
          const std::string& runtime, const std::vector<std::string>& sets, int64_t compiled_batch,
          int64_t ctx_batch, int64_t max_seq, const std::string& kv_buckets, int64_t concurrency,
          int64_t requests, double rate, int64_t input_spread, int64_t output_spread, uint64_t seed,
-         const std::string& draft_model, int64_t speculation_length, double acceptance) {
+         const std::string& draft_model, int64_t speculation_length, double acceptance, int ep) {
         planner::ServeOptions o;
+        o.ep = ep;
         o.system = system;
         o.chip = chip;
         for (const auto& s : sets) o.overrides.push_back(arch::parse_override(s));
@@ -241,6 +243,7 @@ void bind_model(nb::module_& m) {
       nb::arg("concurrency") = 0, nb::arg("requests") = 0, nb::arg("rate") = 0.0,
       nb::arg("input_spread") = 0, nb::arg("output_spread") = 0, nb::arg("seed") = 1,
       nb::arg("draft_model") = "", nb::arg("speculation_length") = 0, nb::arg("acceptance") = 0.7,
+      nb::arg("ep") = 1,
       "Requests served (planner/serve.h; under a load, planner/serve_load.h): (JSON as trnsim "
       "serve --json, text).");
   m.def(

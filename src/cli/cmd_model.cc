@@ -24,7 +24,7 @@ struct ModelOptions {
   std::string model;
   std::string chip = "trn2";
   std::vector<std::string> sets;
-  int tp = 0;
+  int tp = 0, ep = 1;
   int64_t batch = 1, seq = 128, layers = -1;
   bool json = false, list = false, no_fuse = false, no_search = false, graph = false;
   bool train = false, prefetch = false;
@@ -56,6 +56,7 @@ void run_model_cmd(const ModelOptions& o, Io& io) {
   ro.lnc = o.lnc;
   for (const auto& s : o.sets) ro.overrides.push_back(arch::parse_override(s));
   ro.tp = o.tp;
+  ro.ep = o.ep;
   ro.batch = o.batch;
   ro.seq = o.seq;
   ro.layers = o.layers;
@@ -124,6 +125,10 @@ void setup_model_command(CLI::App& app, Io& io) {
   sub->add_option("--runtime", o->runtime, "collective runtime of the all-reduces (spec/runtime)")
       ->capture_default_str();
   sub->add_option("--tp", o->tp, "tensor-parallel ranks (default: every physical core)")
+      ->check(CLI::Range(1, 1024));
+  sub->add_option("--ep", o->ep,
+                  "MoE: expert-parallel ranks inside the tp group (each holds experts / ep)")
+      ->capture_default_str()
       ->check(CLI::Range(1, 1024));
   sub->add_option("--batch,-b", o->batch, "sequences")
       ->capture_default_str()

@@ -24,7 +24,7 @@ namespace {
 struct ServeCmdOptions {
   std::string model, system, chip = "trn2", runtime = std::string(graph::kInGraphRuntime);
   std::vector<std::string> sets;
-  int tp = 0, lnc = 1, samples = 3;
+  int tp = 0, lnc = 1, ep = 1, samples = 3;
   int64_t batch = 1, input = 128, output = 128, bucket = 0;
   int64_t compiled_batch = 0, ctx_batch = 0, max_seq = 0;
   std::string kv_buckets = "pow2", draft_model;
@@ -43,6 +43,7 @@ void run_serve(const ServeCmdOptions& o, Io& io) {
   for (const auto& s : o.sets) so.overrides.push_back(arch::parse_override(s));
   so.tp = o.tp;
   so.lnc = o.lnc;
+  so.ep = o.ep;
   so.batch = o.batch;
   so.input_tokens = o.input;
   so.output_tokens = o.output;
@@ -88,6 +89,10 @@ void setup_serve_command(CLI::App& app, Io& io) {
   sub->add_option("--lnc", o->lnc, "physical cores per rank")
       ->capture_default_str()
       ->check(CLI::Range(1, 8));
+  sub->add_option("--ep", o->ep,
+                  "MoE: expert-parallel ranks inside the tp group (each holds experts / ep)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 65536));
   sub->add_option("--batch,-b", o->batch, "sequences decoded together")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 16));

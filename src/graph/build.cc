@@ -106,14 +106,15 @@ class Builder {
   // top-k, each expert's GLU MLP (intermediate column-parallel over the ranks), the weighted
   // combine; then the all-reduce and the residual add. Returns the new residual stream.
   int moe(const std::string& p, int x, int xm) {
-    const int64_t H = m_.hidden, inter = m_.expert_intermediate / o_.tp;
+    const int64_t H = m_.hidden, inter = m_.expert_intermediate * o_.ep / o_.tp;
     Node n = make_node(p, OpKind::kMoe, {xm});
     n.experts = m_.experts;
+    n.expert_ranks = o_.ep;
     n.top_k = m_.experts_per_token;
     n.norm_top_k = m_.norm_top_k;
     n.act = m_.mlp_act;
     n.weights = {weight(p + ".gate.weight", {H, m_.experts})};
-    for (int64_t e = 0; e < m_.experts; ++e) {
+    for (int64_t e = 0; e < m_.experts / o_.ep; ++e) {  // this rank's (rank 0's) experts
       const std::string ep = fmt::format("{}.experts.{}.", p, e);
       n.weights.push_back(weight(ep + "gate_proj.weight", {H, inter}));
       n.weights.push_back(weight(ep + "up_proj.weight", {H, inter}));
@@ -237,8 +238,9 @@ void divisible(const ModelConfig& m, const char* what, int64_t n, int tp) {
 
 }  // namespace
 
-bool splits_into(const ModelConfig& m, int64_t shards) {
-  const int64_t inter = m.moe() ? m.expert_intermediate : m.intermediate;
+bool splits_into(const ModelConfig& m, int64_t shards, int64_t ep) {
+  if (ep != 1 && (!m.moe() || ep < 1 || shards % ep != 0 || m.experts % ep != 0)) return false;
+  const int64_t inter = m.moe() ? m.expert_intermediate * ep : m.intermediate;
   return shards >= 1 && m.heads % shards == 0 && inter % shards == 0 &&
          (m.kv_heads % shards == 0 || shards % m.kv_heads == 0);
 }
@@ -264,8 +266,19 @@ Graph build_model_graph(const ModelConfig& m, const BuildOptions& o) {
                      fmt::format("{} tensor-parallel ranks neither divide the {} kv heads nor are "
                                  "a multiple of them (to replicate each)",
                                  o.tp, m.kv_heads));
-  divisible(m, "intermediate columns", m.moe() ? m.expert_intermediate : m.intermediate, o.tp);
-  TRNSIM_ASSERT(splits_into(m, o.tp));  // the checks above are that rule, each with its message
+  if (o.ep != 1) {
+    if (!m.moe())
+      throw InputError(m.name, "ep", "expert parallelism needs a mixture-of-experts model");
+    if (o.ep < 1 || o.tp % o.ep != 0 || m.experts % o.ep != 0)
+      throw InputError(m.name, "ep",
+                       fmt::format("{} expert-parallel ranks must divide the {} tensor-parallel "
+                                   "ranks and the {} experts",
+                                   o.ep, o.tp, m.experts));
+  }
+  divisible(m, "intermediate columns", m.moe() ? m.expert_intermediate * o.ep : m.intermediate,
+            o.tp);
+  TRNSIM_ASSERT(
+      splits_into(m, o.tp, o.ep));  // the checks above are that rule, each with its message
   if (m.learned_positions && o.seq > m.max_positions)
     throw InputError(
         m.name, "seq",

@@ -25,6 +25,11 @@ struct BuildOptions {
   // sums the ranks' rows. Training uses it (each rank then holds and updates 1 / tp of the
   // table); a forward keeps the table replicated, as NxD Inference does by default.
   bool vocab_parallel = false;
+  // Expert parallelism inside the tensor-parallel group (NxD Inference's moe_ep_degree with
+  // moe_tp_degree = tp / ep): each rank holds experts / ep whole experts' worth of columns,
+  // expert_intermediate x ep / tp of each of its experts; the router and the all-reduce after
+  // the block are as with ep = 1 (every rank sees every token).
+  int ep = 1;
 };
 
 // Throws InputError for a tp that does not divide the heads or intermediate size (kv heads:
@@ -34,7 +39,8 @@ Graph build_model_graph(const ModelConfig& m, const BuildOptions& o);
 
 // Whether the model splits over `shards` tensor-parallel shards as build_model_graph requires:
 // they divide the heads and the (expert) intermediate size, and divide the kv heads or are a
-// multiple of them (each shard then keeps one replicated kv head).
-bool splits_into(const ModelConfig& m, int64_t shards);
+// multiple of them (each shard then keeps one replicated kv head). With expert parallelism
+// `ep`: ep divides the shards and the experts, shards / ep the expert intermediate size.
+bool splits_into(const ModelConfig& m, int64_t shards, int64_t ep = 1);
 
 }  // namespace trnsim::graph

@@ -76,6 +76,7 @@ struct Node {
   int64_t heads = 0, kv_heads = 0, head_dim = 0;  // attention, rope, head_norm
   int64_t experts = 0, top_k = 0;                 // moe
   bool norm_top_k = true;                         // moe: ModelConfig::norm_top_k
+  int64_t expert_ranks = 1;  // moe: expert parallelism (build.h ep); this rank's experts / ep
   bool causal = true, rope = false, qk_norm = false;
   double rope_theta = 10000.0;
   RopeScaling rope_scaling;        // attention, rope: ModelConfig::rope_scaling

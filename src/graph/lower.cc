@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <numeric>
 
 #include "base/error.h"
@@ -276,7 +277,6 @@ std::vector<Step> lower_steps(const Graph& g, const Node& n) {
   const int64_t T = g.batch * g.seq, E = n.experts, k = n.top_k;
   const int64_t H = val(g, n.inputs[0]).shape.back();
   const int64_t I = val(g, n.weights[1]).shape[1];
-  const int64_t te = (T * k + E - 1) / E;
   const num::Format dt = val(g, n.outputs[0]).dtype;
   std::vector<Step> steps;
   auto linear = [&](int64_t tokens, int64_t in, int64_t out, ops::Act act) {
@@ -308,12 +308,21 @@ std::vector<Step> lower_steps(const Graph& g, const Node& n) {
   r.kind = KernelKind::kRouter;
   r.router = {.tokens = T, .experts = E, .top_k = k, .normalize = n.norm_top_k, .dtype = dt};
   steps.push_back({r, 1, "top-k"});
-  steps.push_back({gather(T * k, T), 1, "dispatch"});
-  steps.push_back({linear(te, H, I, n.act), E, "experts.gate_up"});
-  steps.push_back({linear(te, I, H, ops::Act::kNone), E, "experts.down"});
-  steps.push_back({gather(T * k, T * k), 1, "combine.gather"});
-  steps.push_back({eltwise(T * k, ops::Elementwise::kMul), 1, "combine.scale"});
-  if (k > 1) steps.push_back({eltwise(T, ops::Elementwise::kAdd), k - 1, "combine.sum"});
+  // Balanced routing over this rank's E / ep experts (expert parallelism; all E when ep is 1):
+  // the T x k token slots spread evenly, so with fewer slots than experts (a decode step) only
+  // T x k / ep of them get a token and the rest run nothing; te tokens each. Per token ceil(k /
+  // ep) local slots to combine (a slot with no local expert reads a zero row), the ranks'
+  // partial sums then all-reduced as with ep 1.
+  const int64_t ep = n.expert_ranks, local = E / ep;
+  const int64_t active = std::min(local, (T * k + ep - 1) / ep);
+  const int64_t te = (T * k + active * ep - 1) / (active * ep);
+  const int64_t rows = ep == 1 ? T * k : te * active, slots = (k + ep - 1) / ep;
+  steps.push_back({gather(rows, T), 1, "dispatch"});
+  steps.push_back({linear(te, H, I, n.act), active, "experts.gate_up"});
+  steps.push_back({linear(te, I, H, ops::Act::kNone), active, "experts.down"});
+  steps.push_back({gather(T * slots, rows), 1, "combine.gather"});
+  steps.push_back({eltwise(T * slots, ops::Elementwise::kMul), 1, "combine.scale"});
+  if (slots > 1) steps.push_back({eltwise(T, ops::Elementwise::kAdd), slots - 1, "combine.sum"});
   return steps;
 }
 

@@ -23,6 +23,7 @@ nlohmann::json ModelResult::to_json() const {
                       {"source", source},
                       {"chip", chip},
                       {"tp", tp},
+                      {"ep", ep},
                       {"batch", batch},
                       {"seq", seq},
                       {"layers", layers},

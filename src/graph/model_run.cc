@@ -279,7 +279,7 @@ ModelResult run_model(const ModelConfig& m, const ModelRunOptions& o, const Tens
     tp = 1;
     if (!o.values)
       for (int64_t t = cores / lnc; t >= 1; --t) {
-        if (splits_into(m, t * lnc)) {
+        if (splits_into(m, t * lnc, o.ep)) {
           tp = static_cast<int>(t);
           break;
         }
@@ -307,23 +307,26 @@ ModelResult run_model(const ModelConfig& m, const ModelRunOptions& o, const Tens
                  .layers = o.layers,
                  .kv_cache = o.kv_cache,
                  .past = o.past,
-                 .vocab_parallel = o.train};
+                 .vocab_parallel = o.train,
+                 .ep = o.ep};
   ModelResult r = run_graph(build_model_graph(m, b), m.name, o, weights, inputs);
+  r.ep = o.ep;
   r.source = m.source;
   r.params = m.params();
   return r;
 }
 
 std::string ModelResult::table() const {
-  std::string out =
-      fmt::format("{} on {}{} (tp {}{}), batch {} x {} tokens, {} layers: {}\n", model,
-                  system.empty() ? chip : system, system.empty() ? "" : fmt::format(" ({})", chip),
-                  tp, lnc > 1 ? fmt::format(", LNC={}", lnc) : "", batch, seq, layers,
-                  !train              ? "forward"
-                  : micro_batches > 1 ? fmt::format("training step of {} micro-batches (forward "
-                                                    "and backward each, then AdamW)",
-                                                    micro_batches)
-                                      : "training step (forward, backward, AdamW)");
+  std::string out = fmt::format(
+      "{} on {}{} (tp {}{}), batch {} x {} tokens, {} layers: {}\n", model,
+      system.empty() ? chip : system, system.empty() ? "" : fmt::format(" ({})", chip), tp,
+      (ep > 1 ? fmt::format(", ep {}", ep) : "") + (lnc > 1 ? fmt::format(", LNC={}", lnc) : ""),
+      batch, seq, layers,
+      !train              ? "forward"
+      : micro_batches > 1 ? fmt::format("training step of {} micro-batches (forward "
+                                        "and backward each, then AdamW)",
+                                        micro_batches)
+                          : "training step (forward, backward, AdamW)");
   out += fmt::format("{:<42} {:<11} {:>5} {:>11} {:>11} {:>6} {:>9}  {}\n", "op", "kernel", "count",
                      "each (us)", "total (us)", "share", "bound", "detail");
   double sum = 0;

@@ -37,6 +37,7 @@ struct ModelRunOptions {
   int64_t past = 0;
   std::vector<arch::Override> overrides;  // --set on the chip's keys
   int tp = 0;  // 0: every physical core of the chip (fewer when the model does not split so)
+  int ep = 1;  // MoE: expert-parallel ranks inside the tp group (build.h BuildOptions::ep)
   int64_t batch = 1, seq = 128;
   int64_t layers = -1;  // -1: all of the model's
   bool fuse = true;     // false: only the fusion the kernels require (fusion.h)
@@ -78,6 +79,7 @@ struct OpRow {
 struct ModelResult {
   std::string model, chip, source;
   int tp = 1;
+  int ep = 1;
   int64_t batch = 1, seq = 0, layers = 0;
   int64_t params = 0;
   std::vector<OpRow> rows;

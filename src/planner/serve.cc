@@ -17,6 +17,7 @@ graph::ModelRunOptions step_options(const ServeOptions& o) {
   r.overrides = o.overrides;
   r.tp = o.tp;
   r.lnc = o.lnc;
+  r.ep = o.ep;
   r.search_tilings = o.search_tilings;
   r.kv_cache = true;
   r.runtime = o.runtime;
@@ -96,6 +97,7 @@ ServeResult serve(const graph::ModelConfig& m, const ServeOptions& opts) {
                     static_cast<double>(std::min(o.ctx_batch, o.batch - i * o.ctx_batch));
   res.ttft_ms = first_tokens / static_cast<double>(o.batch);
   res.tp = steps.tp();
+  res.ep = o.ep;
   res.lnc = steps.lnc();
   res.where = steps.where();
 
@@ -143,6 +145,7 @@ ServeResult serve(const graph::ModelConfig& m, const ServeOptions& opts) {
       // The draft on the same system and cores, split as far as its heads allow.
       graph::ModelRunOptions d = step_options(o);
       d.tp = 0;
+      d.ep = 1;  // a dense draft
       draft.emplace(*o.draft, d);
       const double a = o.acceptance;
       per_iteration = a < 1 ? (1 - std::pow(a, static_cast<double>(k + 1))) / (1 - a)
@@ -200,6 +203,7 @@ nlohmann::json ServeResult::to_json() const {
       {"model", model},
       {"where", where},
       {"tp", tp},
+      {"ep", ep},
       {"lnc", lnc},
       {"batch", batch},
       {"input_tokens", input_tokens},

@@ -31,6 +31,7 @@ struct ServeOptions {
   std::string chip = "trn2";
   std::vector<arch::Override> overrides;
   int tp = 0, lnc = 1;
+  int ep = 1;  // MoE: expert-parallel ranks inside the tp group (graph/build.h)
   int64_t batch = 1, input_tokens = 128, output_tokens = 128;
   int64_t bucket = 0;  // prefill positions; 0: the power of two as above
   // The compiled graphs (NxDI's batch_size / tkg_batch_size, ctx_batch_size, seq_len).
@@ -51,7 +52,7 @@ struct ServeOptions {
 
 struct ServeResult {
   std::string model, where;  // where: the system or chip
-  int tp = 1, lnc = 1;
+  int tp = 1, lnc = 1, ep = 1;
   int64_t batch = 1, input_tokens = 0, output_tokens = 0, bucket = 0;
   int64_t compiled_batch = 1, ctx_batch = 1, max_seq = 0;
   KvBuckets kv_buckets = KvBuckets::kPow2;

@@ -153,3 +153,33 @@ def test_from_hf_state_dict_maps_mixtral_names(tmp_path):
     again = tm.run(str(path), "trn2", tp=1, seq=16, values=True, weights=w,
                    input_ids=r.weights["input_ids"])
     np.testing.assert_array_equal(again.outputs["lm_head"], r.outputs["lm_head"])
+
+
+def test_expert_parallel_timing():
+    # Qwen3-30B-A3B on one Trn2 chip, tp 8: the experts' 768 columns split 8 ways (96-column
+    # matmuls), or with ep 8 each core holding 16 whole experts: the same weight bytes and
+    # flops, larger matmuls.
+    split = tm.run("qwen3-30b-a3b", "trn2", seq=512, layers=1, tp=8)
+    ep = tm.run("qwen3-30b-a3b", "trn2", seq=512, layers=1, tp=8, ep=8)
+    assert (split.json["ep"], ep.json["ep"]) == (1, 8)
+    rows = {o["name"]: o for o in ep.ops}
+    assert rows["layers.*.mlp.experts.gate_up"]["count"] == 16
+    assert rows["layers.*.mlp.experts.gate_up"]["detail"].startswith("32x2048")  # 512 x 8 / 128
+    assert ep.json["weight_bytes_per_rank"] == split.json["weight_bytes_per_rank"]
+    assert abs(ep.json["flops"] - split.json["flops"]) < 1e-3 * split.json["flops"]
+
+    def experts_us(r):
+        return sum(o["total_us"] for o in r.ops if ".experts." in o["name"])
+
+    assert experts_us(ep) < experts_us(split)
+    with pytest.raises(Exception, match="expert"):
+        tm.run("tiny-llama", tp=2, ep=2)
+    # A decode step of 4 sequences: 32 token slots, so 32 experts run one token each (4 per
+    # rank with ep 8), not all 128.
+    for e, active in ((1, 32), (8, 4)):
+        d = tm.run("qwen3-30b-a3b", "trn2", seq=1, batch=4, layers=1, tp=8, ep=e)
+        row = {o["name"]: o for o in d.ops}["layers.*.mlp.experts.gate_up"]
+        assert row["count"] == active and row["detail"].startswith("1x2048"), row
+    s = tm.serve("qwen3-30b-a3b", chip="trn2", tp=8, ep=8, batch=4, input_tokens=256,
+                 output_tokens=8)
+    assert s["ep"] == 8 and s["ttft_ms"] > 0

@@ -86,6 +86,38 @@ TEST(BuildGraph, MixtureOfExpertsBlocks) {
   }
 }
 
+TEST(BuildGraph, ExpertParallelRanksHoldWholeExperts) {
+  // ep 8 of tp 8: each rank 16 of the 128 experts at their full 768 columns (the same bytes as
+  // 128 experts of 96 columns), the router still over all 128; the lowering runs 16 experts.
+  const ModelConfig m = load_model_config("qwen3-30b-a3b");
+  const Graph g = build_model_graph(m, {.seq = 128, .tp = 8, .layers = 1, .ep = 8});
+  const Node& moe = *std::find_if(g.nodes.begin(), g.nodes.end(),
+                                  [](const Node& n) { return n.kind == OpKind::kMoe; });
+  EXPECT_EQ(moe.experts, 128);
+  EXPECT_EQ(moe.expert_ranks, 8);
+  ASSERT_EQ(moe.weights.size(), 1u + 3u * 16u);
+  using S = std::vector<int64_t>;
+  EXPECT_EQ(g.values[static_cast<size_t>(moe.weights[0])].shape, (S{2048, 128}));
+  EXPECT_EQ(find_value(g, "layers.0.mlp.experts.15.gate_proj.weight")->shape, (S{2048, 768}));
+  EXPECT_EQ(find_value(g, "layers.0.mlp.experts.16.gate_proj.weight"), nullptr);
+  // ep 2 of tp 8: 64 experts of 192 columns.
+  const Graph h = build_model_graph(m, {.seq = 128, .tp = 8, .layers = 1, .ep = 2});
+  EXPECT_EQ(find_value(h, "layers.0.mlp.experts.63.up_proj.weight")->shape, (S{2048, 192}));
+  EXPECT_EQ(find_value(h, "layers.0.mlp.experts.64.up_proj.weight"), nullptr);
+  // What ep must divide, each refusal naming the key.
+  EXPECT_EQ(input_error([&] { build_model_graph(m, {.tp = 4, .layers = 1, .ep = 8}); }).key(),
+            "ep");
+  EXPECT_EQ(input_error([&] { build_model_graph(m, {.tp = 8, .layers = 1, .ep = 3}); }).key(),
+            "ep");
+  EXPECT_EQ(input_error([&] {
+              build_model_graph(load_model_config("tiny-llama"), {.tp = 2, .layers = 1, .ep = 2});
+            }).key(),
+            "ep");
+  EXPECT_TRUE(splits_into(m, 8, 8));
+  EXPECT_FALSE(splits_into(m, 8, 3));
+  EXPECT_FALSE(splits_into(load_model_config("tiny-llama"), 2, 2));
+}
+
 TEST(BuildGraph, LayersOutsideTheModelAreRefused) {
   const ModelConfig m = load_model_config("tiny-llama");
   const InputError zero = input_error([&] { build_model_graph(m, {.tp = 1, .layers = 0}); });
