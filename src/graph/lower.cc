@@ -312,11 +312,11 @@ std::vector<Step> lower_steps(const Graph& g, const Node& n) {
   // the T x k token slots spread evenly, so with fewer slots than experts (a decode step) only
   // T x k / ep of them get a token and the rest run nothing; te tokens each. Per token ceil(k /
   // ep) local slots to combine (a slot with no local expert reads a zero row), the ranks'
-  // partial sums then all-reduced as with ep 1.
+  // partial sums then all-reduced as with ep 1. A rank's token rows: T x k / ep.
   const int64_t ep = n.expert_ranks, local = E / ep;
   const int64_t active = std::min(local, (T * k + ep - 1) / ep);
   const int64_t te = (T * k + active * ep - 1) / (active * ep);
-  const int64_t rows = ep == 1 ? T * k : te * active, slots = (k + ep - 1) / ep;
+  const int64_t rows = (T * k + ep - 1) / ep, slots = (k + ep - 1) / ep;
   steps.push_back({gather(rows, T), 1, "dispatch"});
   steps.push_back({linear(te, H, I, n.act), active, "experts.gate_up"});
   steps.push_back({linear(te, I, H, ops::Act::kNone), active, "experts.down"});

@@ -289,17 +289,17 @@ ModelResult run_model(const ModelConfig& m, const ModelRunOptions& o, const Tens
     throw InputError(m.name, "train",
                      "an encoder's pretraining heads (masked LM, next sentence) are not modelled: "
                      "training needs logits over the vocabulary");
-  if (o.values && m.rope && !m.rope_scaling.changes_frequencies_only() && m.model_type != "gpt_oss")
-    throw InputError(m.name, "rope_scaling",
-                     fmt::format("rope type '{}' changes the tables with the sequence length or "
-                                 "scales the attention, which the value run does not model "
-                                 "(linear and llama3 it does); ask for timing only",
-                                 m.rope_scaling.type));
   if (o.values && m.model_type == "gpt_oss")
     throw InputError(m.name, "values",
                      "gpt-oss's experts run here as plain GLUs (no clamped SwiGLU, no router or "
                      "expert biases) and its attention without sinks or sliding windows: the "
                      "values would not be gpt-oss's; ask for timing only");
+  if (o.values && m.rope && !m.rope_scaling.changes_frequencies_only())
+    throw InputError(m.name, "rope_scaling",
+                     fmt::format("rope type '{}' changes the tables with the sequence length or "
+                                 "scales the attention, which the value run does not model "
+                                 "(linear and llama3 it does); ask for timing only",
+                                 m.rope_scaling.type));
   if (o.train && o.kv_cache) throw InputError(m.name, "train", "a training step has no KV cache");
   BuildOptions b{.batch = o.batch,
                  .seq = o.seq,

@@ -185,13 +185,10 @@ void ValueRunner::run(const Node& n, const Kernel& k0) {
       if (n.inputs.size() > 1) put("b", in(1));
       break;
     default:
-      throw InternalError("no values for an all-reduce or a MoE router (refused before the run)");
+      throw InternalError(
+          "no values for an all-reduce (refused before the run); a MoE block runs as run_moe");
   }
-  runner.run();
-  if (!runner.faults().empty())
-    throw InputError(n.name, std::string(k.kind_name()),
-                     fmt::format("the kernel faulted: {}: {}", runner.faults()[0].instruction,
-                                 runner.faults()[0].message));
+  run_checked(runner, n, k);
   // Outputs.
   size_t next = 0;
   if ((k.kind == KernelKind::kLinear || k.kind == KernelKind::kNorm) && n.residual_in &&
@@ -211,17 +208,21 @@ void ValueRunner::run(const Node& n, const Kernel& k0) {
   }
 }
 
+void ValueRunner::run_checked(core::FunctionalRunner& runner, const Node& n, const Kernel& k) {
+  runner.run();
+  if (!runner.faults().empty())
+    throw InputError(n.name, std::string(k.kind_name()),
+                     fmt::format("the kernel faulted: {}: {}", runner.faults()[0].instruction,
+                                 runner.faults()[0].message));
+}
+
 std::map<std::string, std::vector<float>> ValueRunner::exec(const Node& n, const Kernel& k,
                                                             const Bindings& in,
                                                             const std::vector<const char*>& out) {
   const isa::Program prog = build_program(chip_, k);
   core::FunctionalRunner runner(chip_, prog);
   for (const auto& [name, v] : in) runner.write_tensor_f32(name, *v);
-  runner.run();
-  if (!runner.faults().empty())
-    throw InputError(n.name, std::string(k.kind_name()),
-                     fmt::format("the kernel faulted: {}: {}", runner.faults()[0].instruction,
-                                 runner.faults()[0].message));
+  run_checked(runner, n, k);
   std::map<std::string, std::vector<float>> res;
   for (const char* name : out) res[name] = runner.read_tensor_f32(name);
   return res;

@@ -13,6 +13,10 @@
 #include "graph/lower.h"
 #include "graph/model_run.h"
 
+namespace trnsim::core {
+class FunctionalRunner;
+}  // namespace trnsim::core
+
 namespace trnsim::graph {
 
 class ValueRunner {
@@ -35,6 +39,8 @@ class ValueRunner {
   // A training node (backward.h): its ports bound to the host tensors (value_runner_train.cc).
   void run_training(const Node& n, const Kernel& k);
   void rope_tables(const Node& n, std::vector<float>& c, std::vector<float>& s) const;
+  // Runs `runner` (node `n`'s kernel `k`); InputError naming the node when the kernel faults.
+  static void run_checked(core::FunctionalRunner& runner, const Node& n, const Kernel& k);
   // One kernel of node `n` run on the given tensors; its named outputs. InputError naming the
   // node when it faults.
   using Bindings = std::vector<std::pair<const char*, const std::vector<float>*>>;

@@ -50,11 +50,7 @@ void ValueRunner::run_training(const Node& n, const Kernel& k) {
       runner.write_tensor_f32(n.ports[ins + j], st);
     }
   }
-  runner.run();
-  if (!runner.faults().empty())
-    throw InputError(n.name, std::string(k.kind_name()),
-                     fmt::format("the kernel faulted: {}: {}", runner.faults()[0].instruction,
-                                 runner.faults()[0].message));
+  run_checked(runner, n, k);
   if (k.kind == KernelKind::kAdamW) {
     for (size_t j = 0; j < n.state.size(); ++j)
       host(n.state[j]) = runner.read_tensor_f32(n.ports[ins + j]);
