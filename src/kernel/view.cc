@@ -111,14 +111,34 @@ View View::reshape(const std::vector<int64_t>& shape) const {
   const size_t first = on_chip() ? 1 : 0;
   if (on_chip() && (shape.empty() || shape[0] != partitions()))
     fail(*this, "reshape", "the partition dim cannot change");
-  const std::vector<ViewDim> rest(dims_.begin() + static_cast<std::ptrdiff_t>(first), dims_.end());
-  const std::vector<ViewDim> merged = merge_dims(rest);
-  if (merged.size() > 1) fail(*this, "reshape", "the dims to reshape are not contiguous");
-  int64_t stride = merged.empty() ? 1 : merged[0].stride;
+  // numpy's no-copy reshape: the old free dims (size-1 ones dropped: they have no stride)
+  // and the new ones matched in groups of equal element count; each old group must be one
+  // run (its dims merge), and the new group's strides are laid out over that run. So a
+  // strided slice may gain or lose unit dims, or split a dim, without being contiguous.
+  std::vector<ViewDim> old;
+  for (size_t d = first; d < dims_.size(); ++d)
+    if (dims_[d].size != 1) old.push_back(dims_[d]);
   std::vector<ViewDim> dims(shape.size());
-  for (size_t i = shape.size(); i-- > first;) {
-    dims[i] = {shape[i], stride};
-    stride *= shape[i];
+  for (size_t i = 0; i < shape.size(); ++i) dims[i] = {shape[i], 1};
+  size_t oi = 0, ni = first;
+  while (oi < old.size() && ni < shape.size()) {
+    size_t oj = oi + 1, nj = ni + 1;
+    int64_t op = old[oi].size, np = shape[ni];
+    while (np != op) {
+      if (np < op ? nj >= shape.size() : oj >= old.size())  // unreachable: the counts agree
+        fail(*this, "reshape", "the element counts do not match");
+      if (np < op)
+        np *= shape[nj++];
+      else
+        op *= old[oj++].size;
+    }
+    for (size_t k = oi; k + 1 < oj; ++k)
+      if (old[k].stride != old[k + 1].stride * old[k + 1].size)
+        fail(*this, "reshape", "the dims to reshape are not contiguous");
+    dims[nj - 1].stride = old[oj - 1].stride;
+    for (size_t k = nj - 1; k > ni; --k) dims[k - 1].stride = dims[k].stride * shape[k];
+    oi = oj;
+    ni = nj;
   }
   if (on_chip()) dims[0] = dims_[0];
   View v = *this;

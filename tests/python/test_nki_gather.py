@@ -276,6 +276,9 @@ def test_an_hbm_argument_is_true_a_tile_has_no_truth_value(rng):
 def test_torch_neuronx_nki_jit_is_the_legacy_jit(rng):
     nki.install_alias()
     from torch_neuronx import nki_jit  # noqa: PLC0415 - the alias under test
+    from torch_neuronx.xla_impl.ops import nki_jit as sdk_nki_jit  # noqa: PLC0415 - later SDKs'
+
+    assert sdk_nki_jit is nki_jit
 
     @nki_jit
     def kernel(x):

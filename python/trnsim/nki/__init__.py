@@ -266,15 +266,25 @@ def install_alias(legacy=True, current=True):
 
         if not hasattr(logging, "OFF"):
             logging.OFF = logging.CRITICAL + 10
-        # NKI Beta 1's examples decorate kernels with torch_neuronx.nki_jit; without the
-        # Neuron SDK installed that is the legacy jit (a real torch_neuronx is left alone).
+        # NKI Beta 1's examples decorate kernels with torch_neuronx.nki_jit (later SDK code
+        # imports it from torch_neuronx.xla_impl.ops); without the Neuron SDK installed that
+        # is the legacy jit (a real torch_neuronx is left alone).
         tnx = sys.modules.get("torch_neuronx")
         if tnx is None and importlib.util.find_spec("torch_neuronx") is None:
             tnx = types.ModuleType("torch_neuronx")
+            tnx.__path__ = []
             tnx._trnsim_alias = True
             sys.modules["torch_neuronx"] = tnx
         if getattr(tnx, "_trnsim_alias", False):
             tnx.nki_jit = sys.modules["neuronxcc.nki"].jit
+            for sub in ("xla_impl", "xla_impl.ops"):
+                name = "torch_neuronx." + sub
+                mod = sys.modules.get(name) or types.ModuleType(name)
+                mod.__path__ = []
+                sys.modules[name] = mod
+            tnx.xla_impl = sys.modules["torch_neuronx.xla_impl"]
+            tnx.xla_impl.ops = sys.modules["torch_neuronx.xla_impl.ops"]
+            tnx.xla_impl.ops.nki_jit = tnx.nki_jit
 
 
 from trnsim.nki import collectives, compiler, isa, language, tensor, typing  # noqa: E402

@@ -9,6 +9,8 @@ other."""
 
 from __future__ import annotations
 
+import builtins
+import contextlib
 import inspect
 import itertools
 import json
@@ -170,6 +172,30 @@ def _arg_format(fn, name, a):
         raise NkiError(f"{what}: {e}") from None
 
 
+_BETA2_NAMES = ("sbuf", "psum", "hbm", "shared_hbm", "private_hbm")
+
+
+@contextlib.contextmanager
+def beta2_names(dialect):
+    """NKI Beta 2 kernels name the memories without importing them (`sbuf.view(dtype=...,
+    shape=...)`, `hbm.view(...)`; their sources mark the names `noqa: F821`): NKI's tracer
+    provides them to the kernel body. Here they are builtins while a current-dialect kernel
+    is traced, and only names Python does not already define."""
+    from trnsim.nki import language  # imported here: language imports from this module
+
+    added = []
+    if dialect != "legacy":
+        for n in _BETA2_NAMES:
+            if not hasattr(builtins, n):
+                setattr(builtins, n, getattr(language, n))
+                added.append(n)
+    try:
+        yield
+    finally:
+        for n in added:
+            delattr(builtins, n)
+
+
 def _trace(fn, args, kwargs, chip, pids, grid, dialect, policy, lnc=1, rank=0, ranks=None):
     """One instance: the kernel traced into a fresh builder (`ranks`: the rank run's
     _ranks.RankInfo of this rank, if any). Returns (program, arrays by tensor name, return
@@ -229,7 +255,8 @@ def _trace(fn, args, kwargs, chip, pids, grid, dialect, policy, lnc=1, rank=0, r
             bound.arguments[name] = elements(name, val)
     old = _ctx.set_ctx(c)
     try:
-        ret = _onchip_to_hbm(fn(*bound.args, **bound.kwargs))
+        with beta2_names(dialect):
+            ret = _onchip_to_hbm(fn(*bound.args, **bound.kwargs))
         c.flush()
     except (AttributeError, TypeError, IndexError, KeyError, ZeroDivisionError,
             OverflowError) as e:

@@ -58,6 +58,12 @@ class _Buffer:
     def __call__(self, *args, **kwargs):  # nl.sbuf.mod_alloc(...) style allocators
         return self
 
+    def view(self, dtype, shape, name="", **kwargs):
+        """NKI Beta 2's allocation spelling, `sbuf.view(dtype=..., shape=...)` (the bare
+        buffer names its tracer gives kernel bodies; _launch.beta2_names): a new tensor in
+        this buffer, as nl.ndarray(shape, dtype, buffer=...)."""
+        return ndarray(shape, dtype=dtype, buffer=self, name=name, **kwargs)
+
 
 sbuf = _Buffer("sbuf", "sbuf")
 psum = _Buffer("psum", "psum")

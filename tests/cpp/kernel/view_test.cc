@@ -71,6 +71,26 @@ TEST(View, Reshape) {
   EXPECT_THROW(t(all, all, {0, 256}).reshape({128, 512}), InputError);  // not contiguous
 }
 
+// numpy's rule: a strided view reshapes without a copy when each group of dims that merge is
+// one run; unit dims come and go, and a dim splits, whatever the strides around them.
+TEST(View, ReshapeOfAStridedSlice) {
+  KernelBuilder kb(chip("trn2"));
+  const kernel::Tensor a = kb.input("a", num::fp32(), {128, 256});
+  const kernel::View s = a({0, 128}, {128, 256});  // rows of 128 at a stride of 256
+  const kernel::View u = s.reshape({1, 128, 128});
+  EXPECT_EQ(u.shape(), (std::vector<int64_t>{1, 128, 128}));
+  EXPECT_EQ(kernel::footprint(u).rect, kernel::footprint(s).rect);
+  EXPECT_EQ(u.reshape({128, 128}).access(), s.access());
+  const kernel::View split = s.reshape({128, 2, 64});  // the column run split in two
+  EXPECT_EQ(kernel::footprint(split).rect, kernel::footprint(s).rect);
+  EXPECT_EQ(split.reshape({128, 128}).access(), s.access());
+  EXPECT_THROW(s.reshape({16384}), InputError);    // rows and columns are not one run
+  EXPECT_THROW(s.reshape({64, 256}), InputError);  // two rows merged: not one run
+  const kernel::Tile t = kb.sbuf("t", num::bf16(), {128, 4, 512});
+  const kernel::View c = t(all, all, {0, 256}).reshape({128, 4, 2, 128});
+  EXPECT_EQ(c.reshape({128, 4, 256}).access(), t(all, all, {0, 256}).access());
+}
+
 TEST(View, IndexErrorsNameTheView) {
   KernelBuilder kb(chip("trn1"));
   const kernel::Tile t = kb.sbuf("lhs", num::bf16(), {128, 512});
