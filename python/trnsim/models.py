@@ -251,6 +251,7 @@ def train(
     virtual_stages: int = 1,
     runtime: str | None = None,
     set: tuple[str, ...] | builtins.list[str] = (),  # noqa: A002 - as the CLI's --set
+    ep: int = 1,
 ) -> dict[str, Any]:
     """One training step under a TP x PP x DP plan on ``servers`` of ``system``, as
     `trnsim train --json`: step_time_s, sequences_per_s, tokens_per_s, mfu, hfu,
@@ -258,7 +259,8 @@ def train(
     what the command prints. recompute: "none", "selective" (each layer's attention forward
     again in the backward, as Neuron Distributed's selective checkpointing) or "full"; zero: 0-3;
     virtual_stages: chunks
-    per pipeline stage (the interleaved schedule)."""
+    per pipeline stage (the interleaved schedule); ep: a MoE model's expert-parallel ranks
+    inside each TP group (each holds experts / ep whole experts)."""
     if recompute not in _RECOMPUTE:
         raise ValueError(f"recompute {recompute!r}: 'none', 'selective' or 'full'")
     extra = {} if runtime is None else {"runtime": runtime}
@@ -267,7 +269,7 @@ def train(
         dp=int(dp), lnc=0 if lnc is None else int(lnc), zero=int(zero), seq=int(seq),
         global_batch=int(global_batch), micro_batch=int(micro_batch),
         recompute=recompute, sets=builtins.list(set),
-        virtual_stages=int(virtual_stages), **extra)
+        virtual_stages=int(virtual_stages), ep=int(ep), **extra)
     out = json.loads(j)
     out["text"] = text
     return out

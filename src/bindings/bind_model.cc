@@ -251,9 +251,10 @@ void bind_model(nb::module_& m) {
       [](const std::string& model, const std::string& system, int64_t servers, int tp, int pp,
          int dp, int lnc, int zero, int64_t seq, int64_t global_batch, int64_t micro_batch,
          const std::string& recompute, const std::string& runtime,
-         const std::vector<std::string>& sets, int virtual_stages) {
+         const std::vector<std::string>& sets, int virtual_stages, int ep) {
         planner::TrainOptions o;
         o.virtual_stages = virtual_stages;
+        o.ep = ep;
         o.system = system;
         o.servers = servers;
         for (const auto& s : sets) o.overrides.push_back(arch::parse_override(s));
@@ -276,6 +277,7 @@ void bind_model(nb::module_& m) {
       nb::arg("seq") = 2048, nb::arg("global_batch") = 1024, nb::arg("micro_batch") = 1,
       nb::arg("recompute") = "none", nb::arg("runtime") = std::string(graph::kInGraphRuntime),
       nb::arg("sets") = std::vector<std::string>{}, nb::arg("virtual_stages") = 1,
+      nb::arg("ep") = 1,
       "One training step under a plan (planner/train.h): (JSON as trnsim train --json, text).");
   m.def(
       "model_plan",

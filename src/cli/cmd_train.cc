@@ -22,7 +22,7 @@ namespace {
 struct TrainCmdOptions {
   std::string model, system, runtime = std::string(graph::kInGraphRuntime), recompute = "none";
   std::vector<std::string> sets;
-  int tp = 1, pp = 1, dp = 1, lnc = 0, zero = 1, virtual_stages = 1;
+  int tp = 1, pp = 1, dp = 1, lnc = 0, zero = 1, virtual_stages = 1, ep = 1;
   int64_t servers = 0, seq = 2048, global_batch = 1024, micro_batch = 1;
   bool json = false, no_search = false;
 };
@@ -37,6 +37,7 @@ void run_train(const TrainCmdOptions& o, Io& io) {
   t.tp = o.tp;
   t.pp = o.pp;
   t.dp = o.dp;
+  t.ep = o.ep;
   t.lnc = o.lnc;
   t.zero = o.zero;
   t.virtual_stages = o.virtual_stages;
@@ -73,6 +74,10 @@ void setup_train_command(CLI::App& app, Io& io) {
       ->check(CLI::Range(1, 1 << 20));
   sub->add_option("--lnc", o->lnc, "physical cores per rank (default: the system's)")
       ->check(CLI::Range(1, 8));
+  sub->add_option("--ep", o->ep,
+                  "MoE: expert-parallel ranks inside the tp group (each holds experts / ep)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 65536));
   sub->add_option("--virtual-stages", o->virtual_stages,
                   "chunks per pipeline stage: the interleaved 1F1B schedule (1: plain 1F1B)")
       ->capture_default_str()

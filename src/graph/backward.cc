@@ -19,8 +19,10 @@ class Backward {
   TrainGraph run(const OptimizerParams& opt) {
     const size_t forward = g_.nodes.size();
     for (size_t i = 0; i < forward; ++i) check_supported(g_.nodes[i]);
-    for (size_t i = 0; i < forward; ++i)
+    for (size_t i = 0; i < forward; ++i) {
       if (g_.nodes[i].kind == OpKind::kAttention) save_lse(i);
+      if (g_.nodes[i].kind == OpKind::kMoe) save_moe(i);
+    }
     loss();
     for (size_t i = forward; i-- > 0;) {
       if (handled_.contains(i)) continue;
@@ -67,10 +69,6 @@ class Backward {
   }
 
   void check_supported(const Node& n) const {
-    if (n.kind == OpKind::kMoe)
-      throw InputError(n.name, "train",
-                       "the backward of mixture-of-experts blocks is not modelled yet; train a "
-                       "dense model, or time the MoE forward (trnsim model without --train)");
     if (n.kv_cache) throw InputError(n.name, "train", "a training step has no KV cache");
     if (n.kind == OpKind::kRope)
       throw InputError(n.name, "train", "a rotary embedding must feed an attention's q or k");
@@ -81,6 +79,24 @@ class Backward {
     const Node& a = g_.nodes[i];
     const int lse = new_value(a.name + ".lse", {T_, a.heads}, num::fp32());
     g_.nodes[i].outputs.push_back(lse);
+  }
+
+  // What a MoE block's backward reads besides x and dy, as Megatron's MoE layer keeps it: the
+  // router's probabilities, this rank's dispatched token rows, the experts' gate and up
+  // projections and GLU output, and the experts' outputs before the combine (lower_moe.cc has
+  // the shapes' routing).
+  void save_moe(size_t i) {
+    const Node n = node(i);
+    const int64_t H = val(n.inputs[0]).shape.back(), I = val(n.weights[1]).shape[1];
+    const int64_t rows = (T_ * n.top_k + n.expert_ranks - 1) / n.expert_ranks;
+    const num::Format dt = val(n.outputs[0]).dtype;
+    const std::vector<int> saved = {new_value(n.name + ".probs", {T_, n.experts}, num::fp32()),
+                                    new_value(n.name + ".dispatched", {rows, H}, dt),
+                                    new_value(n.name + ".gate_up", {rows, 2 * I}, dt),
+                                    new_value(n.name + ".act", {rows, I}, dt),
+                                    new_value(n.name + ".expert_out", {rows, H}, dt)};
+    auto& outs = g_.nodes[i].outputs;
+    outs.insert(outs.end(), saved.begin(), saved.end());
   }
 
   void loss() {
@@ -186,6 +202,8 @@ class Backward {
         return act(n);
       case OpKind::kEmbedding:
         return embedding(n);
+      case OpKind::kMoe:
+        return moe(n);
       default:
         throw InternalError(fmt::format("backward: no rule for {} ({})", n.name, name(n.kind)));
     }
@@ -340,6 +358,36 @@ class Backward {
     ag.fused = {n.name};
     emit(ag, n.repeat_of);
     add_part(n.inputs[0], ag.outputs[0]);
+  }
+
+  // One node for the block's backward (lower_moe.cc's kernels): dx and a gradient per weight
+  // (the router's, each of this rank's experts' gate, up and down). The experts' columns are
+  // split over the tensor-parallel ranks, so dx is a partial sum, all-reduced like a
+  // column-parallel linear's.
+  void moe(const Node& n) {
+    const int dy = need_grad(n.outputs[0], n);
+    Node m = n;
+    m.name = n.name + ".grad";
+    m.kind = OpKind::kMoeGrad;
+    m.inputs = {n.inputs[0], dy};
+    m.ports = {"x", "dy"};
+    for (size_t j = 1; j < n.outputs.size(); ++j) {
+      m.inputs.push_back(n.outputs[j]);
+      m.ports.push_back("saved");
+    }
+    const int dx = grad_like(n.inputs[0], ".grad_moe");
+    m.outputs = {dx};
+    m.ports.push_back("dx");
+    std::vector<int> dws;
+    for (int w : n.weights) {
+      dws.push_back(grad_like(w));
+      m.outputs.push_back(dws.back());
+      m.ports.push_back("dw");
+    }
+    m.fused = {n.name};
+    emit(m, n.repeat_of);
+    for (size_t j = 0; j < dws.size(); ++j) add_part(n.weights[j], dws[j]);
+    add_part(n.inputs[0], dx, g_.tp > 1);
   }
 
   void embedding(const Node& n) {

@@ -53,6 +53,8 @@ enum class OpKind : uint8_t {
   kEmbeddingGrad,     // ids, dy -> dtable
   kCrossEntropy,      // logits, labels -> loss, dlogits
   kAdamW,             // grad; state w, master, m, v (updated in place)
+  kMoeGrad,           // x, dy, the forward's saved tensors (backward.cc save_moe); weights as the
+                      // kMoe's -> dx, a dw per weight
 };
 std::string_view name(OpKind k);
 bool is_training_op(OpKind k);

@@ -161,7 +161,7 @@ double Kernel::flops() const {
 }
 
 Kernel lower(const Graph& g, const Node& n) {
-  if (is_training_op(n.kind)) return lower_training(g, n);
+  if (is_training_op(n.kind) && n.kind != OpKind::kMoeGrad) return lower_training(g, n);
   Kernel k;
   const num::Format dt = n.outputs.empty() ? num::bf16() : val(g, n.outputs.back()).dtype;
   const int64_t T = g.batch * g.seq;
@@ -256,7 +256,7 @@ Kernel lower(const Graph& g, const Node& n) {
     default:
       break;
   }
-  if (n.kind == OpKind::kMoe)
+  if (n.kind == OpKind::kMoe || n.kind == OpKind::kMoeGrad)
     throw InternalError("lower: a moe node takes several kernels (lower_steps)");
   throw InputError(n.name, std::string(name(n.kind)),
                    "no kernel runs a rotary embedding on its own: it runs fused into the attention "
@@ -273,57 +273,9 @@ std::vector<Step> lower_steps(const Graph& g, const Node& n) {
     ar.collective_dtype = num::fp32();
     return {{lower(g, n), 1, ""}, {ar, 3, "all_reduce"}};
   }
-  if (n.kind != OpKind::kMoe) return {{lower(g, n), 1, ""}};
-  const int64_t T = g.batch * g.seq, E = n.experts, k = n.top_k;
-  const int64_t H = val(g, n.inputs[0]).shape.back();
-  const int64_t I = val(g, n.weights[1]).shape[1];
-  const num::Format dt = val(g, n.outputs[0]).dtype;
-  std::vector<Step> steps;
-  auto linear = [&](int64_t tokens, int64_t in, int64_t out, ops::Act act) {
-    Kernel k2;
-    k2.kind = KernelKind::kLinear;
-    k2.linear.tokens = tokens;
-    k2.linear.in = in;
-    k2.linear.out = out;
-    k2.linear.dtype = dt;
-    k2.linear.act = act;
-    k2.linear.packed_weights = true;
-    return k2;
-  };
-  auto gather = [&](int64_t tokens, int64_t rows) {
-    Kernel k2;
-    k2.kind = KernelKind::kEmbedding;
-    k2.embedding = {.tokens = tokens, .vocab = rows, .hidden = H, .positions = 0, .dtype = dt};
-    return k2;
-  };
-  auto eltwise = [&](int64_t tokens, ops::Elementwise op) {
-    Kernel k2;
-    k2.kind = KernelKind::kElementwise;
-    k2.elementwise = {
-        .tokens = tokens, .features = H, .dtype = dt, .op = op, .act = ops::Act::kNone};
-    return k2;
-  };
-  steps.push_back({linear(T, H, E, ops::Act::kNone), 1, "router"});
-  Kernel r;
-  r.kind = KernelKind::kRouter;
-  r.router = {.tokens = T, .experts = E, .top_k = k, .normalize = n.norm_top_k, .dtype = dt};
-  steps.push_back({r, 1, "top-k"});
-  // Balanced routing over this rank's E / ep experts (expert parallelism; all E when ep is 1):
-  // the T x k token slots spread evenly, so with fewer slots than experts (a decode step) only
-  // T x k / ep of them get a token and the rest run nothing; te tokens each. Per token ceil(k /
-  // ep) local slots to combine (a slot with no local expert reads a zero row), the ranks'
-  // partial sums then all-reduced as with ep 1. A rank's token rows: T x k / ep.
-  const int64_t ep = n.expert_ranks, local = E / ep;
-  const int64_t active = std::min(local, (T * k + ep - 1) / ep);
-  const int64_t te = (T * k + active * ep - 1) / (active * ep);
-  const int64_t rows = (T * k + ep - 1) / ep, slots = (k + ep - 1) / ep;
-  steps.push_back({gather(rows, T), 1, "dispatch"});
-  steps.push_back({linear(te, H, I, n.act), active, "experts.gate_up"});
-  steps.push_back({linear(te, I, H, ops::Act::kNone), active, "experts.down"});
-  steps.push_back({gather(T * slots, rows), 1, "combine.gather"});
-  steps.push_back({eltwise(T * slots, ops::Elementwise::kMul), 1, "combine.scale"});
-  if (slots > 1) steps.push_back({eltwise(T, ops::Elementwise::kAdd), slots - 1, "combine.sum"});
-  return steps;
+  if (n.kind == OpKind::kMoe) return moe_steps(g, n);
+  if (n.kind == OpKind::kMoeGrad) return moe_grad_steps(g, n);
+  return {{lower(g, n), 1, ""}};
 }
 
 isa::Program build_program(const arch::ChipSpec& chip, const Kernel& k) {

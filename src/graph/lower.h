@@ -80,6 +80,10 @@ struct Step {
 };
 std::vector<Step> lower_steps(const Graph& g, const Node& n);
 
+// A MoE block's kernels (lower_moe.cc), forward and backward; lower_steps calls them.
+std::vector<Step> moe_steps(const Graph& g, const Node& n);
+std::vector<Step> moe_grad_steps(const Graph& g, const Node& n);
+
 // The kernel's program for one rank (not for kAllReduce).
 isa::Program build_program(const arch::ChipSpec& chip, const Kernel& k);
 

@@ -96,6 +96,12 @@ ModelResult run_graph(Graph g, const std::string& name, const ModelRunOptions& o
   if (o.values && o.micro_batches > 1)
     throw InputError("model", "micro_batches",
                      "values run one micro-batch: a functional run holds one step's tensors");
+  if (o.values && o.train)
+    for (const Node& n : g.nodes)
+      if (n.kind == OpKind::kMoe)
+        throw InputError(n.name, "values",
+                         "a training step's values through a MoE block are not computed yet "
+                         "(its forward values are: run without train); ask for timing only");
   if (o.values && tp != 1)
     throw InputError("model", "tp",
                      fmt::format("values run one rank (tp 1), not {}: a functional run holds one "

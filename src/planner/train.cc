@@ -57,7 +57,8 @@ void stage_memory(const graph::ModelConfig& m, const TrainOptions& o, int64_t la
                                                 .seq = o.seq,
                                                 .tp = o.tp * r.lnc,
                                                 .layers = layers,
-                                                .vocab_parallel = true});
+                                                .vocab_parallel = true,
+                                                .ep = o.ep});
   graph::fuse(g, true, true);
   graph::add_training(g, {});
   auto add = [&](const std::string& name, auto field, int64_t bytes) {
@@ -150,6 +151,14 @@ std::pair<fabric::SystemSpec, int64_t> check_plan(const graph::ModelConfig& m,
                      fmt::format("{} ranks exceed a server's {}: tensor parallelism stays inside "
                                  "a NeuronLink domain",
                                  o.tp, server_ranks));
+  if (o.ep != 1 && !graph::splits_into(m, o.tp * r.lnc, o.ep))
+    throw InputError(
+        "train", "ep",
+        fmt::format("{} expert-parallel ranks do not split {} over TP {}{}: ep must "
+                    "divide the experts and the TP group's cores{}",
+                    o.ep, m.name, o.tp, r.lnc > 1 ? fmt::format(" x LNC {}", r.lnc) : "",
+                    m.moe() ? "" : " (and the model must be a MoE)"));
+  r.ep = o.ep;
   if (m.layers % o.pp != 0)
     throw InputError("train", "pp",
                      fmt::format("{} stages do not divide {}'s {} layers", o.pp, m.name, m.layers));
@@ -219,6 +228,7 @@ TrainResult train(const graph::ModelConfig& m, const TrainOptions& o) {
   ro.system = o.system;
   ro.overrides = o.overrides;
   ro.tp = o.tp;
+  ro.ep = o.ep;
   ro.lnc = r.lnc;
   ro.batch = o.micro_batch;
   ro.seq = o.seq;
@@ -395,6 +405,7 @@ nlohmann::json TrainResult::to_json() const {
       {"dp", dp},
       {"lnc", lnc},
       {"zero", zero},
+      {"ep", ep},
       {"seq", seq},
       {"global_batch", global_batch},
       {"micro_batch", micro_batch},
@@ -429,9 +440,9 @@ nlohmann::json TrainResult::to_json() const {
 std::string TrainResult::text() const {
   auto gib = [](int64_t b) { return static_cast<double>(b) / 1073741824.0; };
   std::string out = fmt::format(
-      "{} on {} x {} ({} chips): TP {} x PP {}{} x DP {}{}, ZeRO-{}, recompute {}\n"
+      "{} on {} x {} ({} chips): TP {}{} x PP {}{} x DP {}{}, ZeRO-{}, recompute {}\n"
       "seq {}, global batch {} = {} micro-batches of {} per replica\n",
-      model, servers, system, chips, tp, pp,
+      model, servers, system, chips, tp, ep > 1 ? fmt::format(" (EP {})", ep) : "", pp,
       virtual_stages > 1 ? fmt::format(" (interleaved, {} chunks)", virtual_stages) : "", dp,
       lnc > 1 ? fmt::format(" (LNC={})", lnc) : "", zero, name(recompute), seq, global_batch,
       micro_batches, micro_batch);

@@ -53,6 +53,9 @@ struct TrainOptions {
   int64_t servers = 0;                    // 0: the system file's
   std::vector<arch::Override> overrides;  // chip keys
   int tp = 1, pp = 1, dp = 1, lnc = 0;    // lnc 0: the system's
+  // MoE: expert-parallel ranks inside each TP group (graph/build.h BuildOptions::ep): each
+  // holds experts / ep whole experts; 1 splits every expert's columns over the TP ranks.
+  int ep = 1;
   int zero = 1;  // ZeRO stage 0-3: what the replicas shard (train.cc: stage_memory, DP comm)
   int64_t seq = 2048, global_batch = 1024, micro_batch = 1;
   Recompute recompute = Recompute::kNone;
@@ -67,7 +70,7 @@ struct TrainOptions {
 
 struct TrainResult {
   std::string model, system;
-  int tp = 1, pp = 1, dp = 1, lnc = 1, zero = 1;
+  int tp = 1, pp = 1, dp = 1, lnc = 1, zero = 1, ep = 1;
   int64_t servers = 1, chips = 1, seq = 0, global_batch = 0, micro_batch = 1, micro_batches = 1;
   int virtual_stages = 1;
   Recompute recompute = Recompute::kNone;

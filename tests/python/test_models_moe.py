@@ -183,3 +183,22 @@ def test_expert_parallel_timing():
     s = tm.serve("qwen3-30b-a3b", chip="trn2", tp=8, ep=8, batch=4, input_tokens=256,
                  output_tokens=8)
     assert s["ep"] == 8 and s["ttft_ms"] > 0
+
+
+def test_moe_training_step_with_expert_parallelism():
+    # A MoE model's training step (its blocks' backward, graph/lower_moe.cc) under TP 4 x DP 8
+    # on a trn1.32xlarge, each expert split over the TP group or (ep 4) whole experts per rank.
+    kw = dict(system="trn1.32xlarge", tp=4, dp=8, seq=128, global_batch=16)
+    split = tm.train("tiny-qwen3-moe", **kw)
+    ep = tm.train("tiny-qwen3-moe", ep=4, **kw)
+    assert (split["ep"], ep["ep"]) == (1, 4)
+    assert "EP 4" in ep["text"]
+    for r in (split, ep):
+        st = r["stages"][0]
+        assert st["backward_s"] > st["forward_s"] > 0
+        assert 0 < r["mfu"] < 1
+    assert ep["stages"][0]["weight_bytes"] == split["stages"][0]["weight_bytes"]
+    assert (ep["stages"][0]["activation_bytes_per_micro_batch"]
+            < split["stages"][0]["activation_bytes_per_micro_batch"])
+    with pytest.raises(Exception, match="expert-parallel"):
+        tm.train("tiny-llama", ep=2, **kw)

@@ -184,8 +184,9 @@ def test_training_step_timing_and_memory():
 def test_training_refusals():
     with pytest.raises(Exception, match="pretraining heads"):
         tm.run("bert-large", train=True)
-    with pytest.raises(Exception, match="mixture-of-experts"):
-        tm.run("mixtral-8x7b", train=True, layers=1)
+    # A MoE training step is timed (test_models_moe.py); its values are not computed yet.
+    with pytest.raises(Exception, match="MoE block"):
+        tm.run("tiny-qwen3-moe", train=True, values=True, tp=1)
     with pytest.raises(ValueError, match="labels"):
         tm.run("tiny-llama", labels=[1] * 128)
 

@@ -143,11 +143,57 @@ TEST(Backward, ResidualGradientsFoldIntoTheNorms) {
     EXPECT_FALSE(n.kind == OpKind::kAdd && has(n.name, ".grad_sum")) << n.name;
 }
 
+// A MoE block's backward: one node reading x, dy and the five tensors its forward saved,
+// writing dx (a partial sum over the TP ranks: all-reduced) and a gradient per weight, each
+// of which gets its optimizer step.
+TEST(Backward, MoeBlocksGetTheirBackward) {
+  TrainGraph tg;
+  const Graph g = train_graph("tiny-qwen3-moe", {.seq = 64, .tp = 2}, &tg);
+  const ModelConfig m = load_model_config("tiny-qwen3-moe");
+  ASSERT_EQ(count(g, OpKind::kMoeGrad), m.layers);
+  int weights = 0;
+  for (const Value& v : g.values) weights += v.kind == ValueKind::kWeight;
+  EXPECT_EQ(static_cast<int>(tg.weight_grads.size()), weights);
+  EXPECT_EQ(count(g, OpKind::kAdamW), weights);
+  for (const Node& n : g.nodes) {
+    if (n.kind == OpKind::kMoe) {
+      ASSERT_EQ(n.outputs.size(), 6u);  // y, then probs, dispatched, gate_up, act, expert_out
+      const Value& gate_up = g.values[static_cast<size_t>(n.outputs[3])];
+      EXPECT_EQ(gate_up.shape[0], 64 * m.experts_per_token);
+      EXPECT_EQ(gate_up.shape[1], 2 * m.expert_intermediate / 2);
+    }
+    if (n.kind != OpKind::kMoeGrad) continue;
+    EXPECT_EQ(n.inputs.size(), 2u + 5u);
+    EXPECT_EQ(n.outputs.size(), 1 + n.weights.size());
+    // The backward's kernels: the forward's in reverse, the experts' ones per active expert.
+    std::set<std::string> parts;
+    double expert_flops = 0;
+    for (const Step& st : lower_steps(g, n)) {
+      parts.insert(st.part);
+      if (st.part.starts_with("experts.") && st.kernel.kind != KernelKind::kActGrad)
+        expert_flops += st.kernel.flops() * static_cast<double>(st.repeat);
+    }
+    for (const char* want :
+         {"combine.grad_gather", "experts.down.grad_input", "experts.down.grad_weight",
+          "experts.act_grad", "experts.gate_up.grad_input", "experts.gate_up.grad_weight",
+          "dispatch.grad", "router.grad_input", "router.grad_weight"})
+      EXPECT_TRUE(parts.contains(want)) << want;
+    // Twice the forward experts' matmul FLOPs (dx and dw of each of the three projections).
+    const Node& fwd = g.nodes[static_cast<size_t>(g.producer(n.inputs[2]))];
+    double fwd_flops = 0;
+    for (const Step& st : lower_steps(g, fwd))
+      if (st.part.starts_with("experts."))
+        fwd_flops += st.kernel.flops() * static_cast<double>(st.repeat);
+    EXPECT_NEAR(expert_flops, 2 * fwd_flops, 1e-6 * fwd_flops) << n.name;
+  }
+  // Per layer q+k+v's input gradient and the MoE block's; the LM head's.
+  int grad_reduces = 0;
+  for (const Node& n : g.nodes)
+    grad_reduces += n.kind == OpKind::kAllReduce && has(n.name, ".grad_all_reduce");
+  EXPECT_EQ(grad_reduces, 2 * m.layers + 1);
+}
+
 TEST(Backward, Refusals) {
-  Graph moe =
-      build_model_graph(load_model_config("mixtral-8x7b"), {.seq = 128, .tp = 8, .layers = 1});
-  fuse(moe, true, true);
-  EXPECT_TRUE(has(input_error([&] { add_training(moe, {}); }).what(), "mixture-of-experts"));
   Graph cached = build_model_graph(load_model_config("tiny-llama"),
                                    {.seq = 1, .tp = 1, .kv_cache = true, .past = 16});
   fuse(cached, true, true);

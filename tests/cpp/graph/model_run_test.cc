@@ -191,6 +191,13 @@ TEST(ModelRun, MixtureOfExpertsTimingOnly) {
   });
   EXPECT_EQ(e.key(), "values");
   EXPECT_TRUE(has(e.what(), "gpt-oss")) << e.what();
+  // A training step through MoE blocks is timed (graph/lower_moe.cc); its values are refused.
+  const InputError t = input_error([&] {
+    run_model(load_model_config("tiny-qwen3-moe"),
+              {.chip = "trn2", .tp = 1, .seq = 32, .values = true, .train = true});
+  });
+  EXPECT_EQ(t.key(), "values");
+  EXPECT_TRUE(has(t.what(), "MoE")) << t.what();
 }
 
 TEST(ModelRun, ValuesRefuseBadWeightsAndTp) {

@@ -233,6 +233,36 @@ TEST(Train, PlansThatDoNotMatchAreRefused) {
   o = plan(2, 2, 8);
   o.system = "";
   EXPECT_NE(error_of(o).find("system"), std::string::npos);
+  o = plan(2, 2, 8);
+  o.ep = 2;  // a dense model has no experts to split
+  EXPECT_NE(error_of(o).find("expert-parallel"), std::string::npos);
+}
+
+// A MoE model trains (its blocks' backward: graph/backward.cc), and expert parallelism inside
+// the TP group gives each rank whole experts: the same weights per rank, fewer and wider
+// expert kernels, fewer routed rows kept for the backward.
+TEST(Train, MixtureOfExpertsWithExpertParallelism) {
+  const graph::ModelConfig m = graph::load_model_config("tiny-qwen3-moe");
+  TrainOptions o = plan(4, 1, 8);
+  const TrainResult split = train(m, o);
+  o.ep = 4;
+  const TrainResult ep = train(m, o);
+  EXPECT_EQ(ep.ep, 4);
+  for (const TrainResult* r : {&split, &ep}) {
+    EXPECT_GT(r->stages[0].backward_s, r->stages[0].forward_s);
+    EXPECT_GT(r->mfu, 0);
+    EXPECT_LT(r->mfu, 1);
+  }
+  EXPECT_EQ(ep.stages[0].params, split.stages[0].params);
+  EXPECT_LT(ep.stages[0].activation_bytes, split.stages[0].activation_bytes);
+  o.ep = 3;  // 8 experts
+  TrainOptions bad = o;
+  try {
+    train(m, bad);
+    ADD_FAILURE() << "ep 3 of 8 experts accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("expert-parallel"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
