@@ -259,8 +259,10 @@ def train(
     what the command prints. recompute: "none", "selective" (each layer's attention forward
     again in the backward, as Neuron Distributed's selective checkpointing) or "full"; zero: 0-3;
     virtual_stages: chunks
-    per pipeline stage (the interleaved schedule); ep: a MoE model's expert-parallel ranks
-    inside each TP group (each holds experts / ep whole experts)."""
+    per pipeline stage (the interleaved schedule); ep: a MoE model's expert-parallel ranks,
+    up to tp inside each TP group (each holds experts / ep experts' worth of columns), or tp
+    x e with e dividing dp: the experts over e replicas' TP groups, tokens exchanged by
+    all-to-alls (breakdown ep_comm_s)."""
     if recompute not in _RECOMPUTE:
         raise ValueError(f"recompute {recompute!r}: 'none', 'selective' or 'full'")
     extra = {} if runtime is None else {"runtime": runtime}
@@ -289,6 +291,7 @@ def plan(
     zero: Sequence[int] = (0, 1),
     recompute: Sequence[str] = ("none", "selective", "full"),
     virtual_stages: Sequence[int] = (1,),
+    ep: Sequence[int] = (),
     top: int = 10,
     jobs: int | None = None,
     runtime: str | None = None,
@@ -300,7 +303,8 @@ def plan(
     the rest timed and ranked: ``enumerated``, ``illegal`` (with ``illegal_reasons``),
     ``pruned_memory``, ``timed``, ``best`` (fastest first, each with `trnsim train`'s keys and
     ``bound``), ``least_memory`` when nothing fits; ``["text"]`` holds what the command
-    prints. ``jobs``: threads (default: the host's cores)."""
+    prints. ``jobs``: threads (default: the host's cores). ``ep``: a MoE model's expert
+    parallelism to try (empty: 1, TP and TP x each power of two up to DP)."""
     for r in recompute:
         if r not in _RECOMPUTE:
             raise ValueError(f"recompute {r!r}: 'none', 'selective' or 'full'")
@@ -311,7 +315,7 @@ def plan(
         lnc=[int(v) for v in lnc], micro_batch=[int(v) for v in micro_batch],
         zero=[int(v) for v in zero], recompute=builtins.list(recompute), top=int(top),
         jobs=int(jobs) if jobs else (os.cpu_count() or 1), sets=builtins.list(set),
-        virtual_stages=[int(v) for v in virtual_stages], **extra)
+        virtual_stages=[int(v) for v in virtual_stages], ep=[int(v) for v in ep], **extra)
     out = json.loads(j)
     out["text"] = text
     return out

@@ -286,9 +286,10 @@ void bind_model(nb::module_& m) {
          const std::vector<int>& lnc, const std::vector<int64_t>& micro_batch,
          const std::vector<int>& zero, const std::vector<std::string>& recompute, size_t top,
          int jobs, const std::string& runtime, const std::vector<std::string>& sets,
-         const std::vector<int>& virtual_stages) {
+         const std::vector<int>& virtual_stages, const std::vector<int>& ep) {
         planner::PlanSearchOptions o;
         o.virtual_stages = virtual_stages;
+        o.ep = ep;
         o.base.system = system;
         o.base.servers = servers;
         for (const auto& s : sets) o.base.overrides.push_back(arch::parse_override(s));
@@ -315,6 +316,7 @@ void bind_model(nb::module_& m) {
       nb::arg("zero"), nb::arg("recompute"), nb::arg("top"), nb::arg("jobs"),
       nb::arg("runtime") = std::string(graph::kInGraphRuntime),
       nb::arg("sets") = std::vector<std::string>{}, nb::arg("virtual_stages") = std::vector<int>{1},
+      nb::arg("ep") = std::vector<int>{},
       "The plan search (planner/plan_search.h): (JSON as trnsim plan --json, text).");
 }
 

@@ -27,7 +27,7 @@ struct PlanCmdOptions {
   std::vector<std::string> sets, recompute{"none", "selective", "full"};
   std::vector<int> tp, pp, zero{0, 1}, virtual_stages{1};
   std::vector<int64_t> micro_batch{1, 2, 4};
-  std::vector<int> lnc;
+  std::vector<int> lnc, ep;
   int64_t servers = 0, seq = 2048, global_batch = 1024;
   size_t top = 10;
   int jobs = 0;  // 0: the host's cores
@@ -51,6 +51,7 @@ void run_plan(const PlanCmdOptions& o, Io& io) {
   p.micro_batch = o.micro_batch;
   p.zero = o.zero;
   p.virtual_stages = o.virtual_stages;
+  p.ep = o.ep;
   p.recompute.clear();
   for (const std::string& r : o.recompute)
     p.recompute.push_back(planner::parse_recompute(r, "plan", "--recompute"));
@@ -95,6 +96,10 @@ void setup_plan_command(CLI::App& app, Io& io) {
       ->capture_default_str();
   sub->add_option("--lnc", o->lnc, "physical cores per rank to try (default: the system's)")
       ->check(CLI::Range(1, 8));
+  sub->add_option("--ep", o->ep,
+                  "MoE expert parallelism to try (as trnsim train --ep; default: 1, TP, and TP x "
+                  "each power of two up to DP)")
+      ->check(CLI::Range(1, 1 << 20));
   sub->add_option("--seq,-s", o->seq, "tokens per sequence")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 22));

@@ -110,11 +110,12 @@ class Builder {
     Node n = make_node(p, OpKind::kMoe, {xm});
     n.experts = m_.experts;
     n.expert_ranks = o_.ep;
+    n.expert_dp = o_.expert_dp;
     n.top_k = m_.experts_per_token;
     n.norm_top_k = m_.norm_top_k;
     n.act = m_.mlp_act;
     n.weights = {weight(p + ".gate.weight", {H, m_.experts})};
-    for (int64_t e = 0; e < m_.experts / o_.ep; ++e) {  // this rank's (rank 0's) experts
+    for (int64_t e = 0; e < m_.experts / (o_.ep * o_.expert_dp); ++e) {  // rank 0's experts
       const std::string ep = fmt::format("{}.experts.{}.", p, e);
       n.weights.push_back(weight(ep + "gate_proj.weight", {H, inter}));
       n.weights.push_back(weight(ep + "up_proj.weight", {H, inter}));
@@ -266,6 +267,12 @@ Graph build_model_graph(const ModelConfig& m, const BuildOptions& o) {
                      fmt::format("{} tensor-parallel ranks neither divide the {} kv heads nor are "
                                  "a multiple of them (to replicate each)",
                                  o.tp, m.kv_heads));
+  if (o.expert_dp != 1 &&
+      (!m.moe() || o.expert_dp < 1 || m.experts % (int64_t{o.ep} * o.expert_dp) != 0))
+    throw InputError(m.name, "expert_dp",
+                     fmt::format("experts over {} x {} expert-parallel ranks: the model must be a "
+                                 "mixture of experts whose {} experts they divide",
+                                 o.ep, o.expert_dp, m.experts));
   if (o.ep != 1) {
     if (!m.moe())
       throw InputError(m.name, "ep", "expert parallelism needs a mixture-of-experts model");

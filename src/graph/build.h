@@ -30,6 +30,12 @@ struct BuildOptions {
   // expert_intermediate x ep / tp of each of its experts; the router and the all-reduce after
   // the block are as with ep = 1 (every rank sees every token).
   int ep = 1;
+  // Expert parallelism across data-parallel replicas too (training; Megatron's expert-model
+  // parallelism, vLLM Neuron's ep_degree = TP x DP): the experts spread over ep x expert_dp
+  // ranks, this many replicas' TP groups, each rank holding experts / (ep x expert_dp) whole
+  // experts. Its rows come from all expert_dp replicas by an all-to-all the caller times
+  // (planner/train.cc); the rank's kernels are as with ep alone, over fewer experts.
+  int expert_dp = 1;
 };
 
 // Throws InputError for a tp that does not divide the heads or intermediate size (kv heads:

@@ -269,12 +269,13 @@ void Graph::validate() const {
         need(n.inputs, 1, 1, "inputs");
         if (n.experts < 2 || n.top_k < 1 || n.top_k > std::min<int64_t>(8, n.experts))
           fail("experts", fmt::format("{} experts, top {}", n.experts, n.top_k));
-        if (n.expert_ranks < 1 || n.experts % n.expert_ranks != 0)
-          fail("expert_ranks",
-               fmt::format("{} expert-parallel ranks for {} experts", n.expert_ranks, n.experts));
+        if (n.expert_ranks < 1 || n.expert_dp < 1 ||
+            n.experts % (n.expert_ranks * n.expert_dp) != 0)
+          fail("expert_ranks", fmt::format("{} x {} expert-parallel ranks for {} experts",
+                                           n.expert_ranks, n.expert_dp, n.experts));
         else
-          need(n.weights, static_cast<size_t>(1 + 3 * n.experts / n.expert_ranks),
-               static_cast<size_t>(1 + 3 * n.experts / n.expert_ranks), "weights");
+          need(n.weights, static_cast<size_t>(1 + 3 * n.experts / (n.expert_ranks * n.expert_dp)),
+               static_cast<size_t>(1 + 3 * n.experts / (n.expert_ranks * n.expert_dp)), "weights");
         same_width(act2d(n.inputs[0], "inputs"));
         break;
     }

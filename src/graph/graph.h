@@ -79,6 +79,7 @@ struct Node {
   int64_t experts = 0, top_k = 0;                 // moe
   bool norm_top_k = true;                         // moe: ModelConfig::norm_top_k
   int64_t expert_ranks = 1;  // moe: expert parallelism (build.h ep); this rank's experts / ep
+  int64_t expert_dp = 1;     // moe: and across replicas (build.h); experts / (ep x expert_dp)
   bool causal = true, rope = false, qk_norm = false;
   double rope_theta = 10000.0;
   RopeScaling rope_scaling;        // attention, rope: ModelConfig::rope_scaling

@@ -16,7 +16,9 @@ const Value& val(const Graph& g, int id) { return g.values[static_cast<size_t>(i
 // slots than experts (a decode step) only T x k / ep of them get a token and the rest run
 // nothing; te tokens each. Per token ceil(k / ep) local slots to combine (a slot with no local
 // expert reads a zero row), the ranks' partial sums then all-reduced as with ep 1. A rank's
-// token rows: T x k / ep.
+// token rows: T x k / ep. Across expert_dp replicas (build.h) the rank holds E / (ep x
+// expert_dp) experts and its T x k / ep rows are the replicas' rows routed to them (the
+// all-to-all's, timed by the caller), so only the experts per rank change.
 struct Routing {
   int64_t T, E, k, H, I;  // tokens, experts, top-k, hidden, this rank's expert columns
   int64_t active, te, rows, slots;
@@ -29,7 +31,7 @@ struct Routing {
         H(val(g, x).shape.back()),
         I(val(g, n.weights[1]).shape[1]),
         dt(val(g, y).dtype) {
-    const int64_t ep = n.expert_ranks, local = E / ep;
+    const int64_t ep = n.expert_ranks, local = E / (ep * n.expert_dp);
     active = std::min(local, (T * k + ep - 1) / ep);
     te = (T * k + active * ep - 1) / (active * ep);
     rows = (T * k + ep - 1) / ep;

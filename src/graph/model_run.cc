@@ -307,6 +307,10 @@ ModelResult run_model(const ModelConfig& m, const ModelRunOptions& o, const Tens
                                  "(linear and llama3 it does); ask for timing only",
                                  m.rope_scaling.type));
   if (o.train && o.kv_cache) throw InputError(m.name, "train", "a training step has no KV cache");
+  if (o.values && o.expert_dp != 1)
+    throw InputError(m.name, "expert_dp",
+                     "values run one rank; experts spread over data-parallel replicas are timing "
+                     "only");
   BuildOptions b{.batch = o.batch,
                  .seq = o.seq,
                  .tp = tp * lnc,
@@ -314,7 +318,8 @@ ModelResult run_model(const ModelConfig& m, const ModelRunOptions& o, const Tens
                  .kv_cache = o.kv_cache,
                  .past = o.past,
                  .vocab_parallel = o.train,
-                 .ep = o.ep};
+                 .ep = o.ep,
+                 .expert_dp = o.expert_dp};
   ModelResult r = run_graph(build_model_graph(m, b), m.name, o, weights, inputs);
   r.ep = o.ep;
   r.source = m.source;

@@ -38,6 +38,9 @@ struct ModelRunOptions {
   std::vector<arch::Override> overrides;  // --set on the chip's keys
   int tp = 0;  // 0: every physical core of the chip (fewer when the model does not split so)
   int ep = 1;  // MoE: expert-parallel ranks inside the tp group (build.h BuildOptions::ep)
+  // MoE: and across this many data-parallel replicas (build.h; timing only: the all-to-all
+  // between them is the caller's, planner/train.cc)
+  int expert_dp = 1;
   int64_t batch = 1, seq = 128;
   int64_t layers = -1;  // -1: all of the model's
   bool fuse = true;     // false: only the fusion the kernels require (fusion.h)

@@ -35,10 +35,22 @@ std::vector<int> every_pp(const graph::ModelConfig& m) {
   return out;
 }
 
+// The expert parallelism a MoE plan tries by default: 1, inside each TP group (tp), and
+// across 2, 4, ... replicas up to all of them; a dense model's is 1.
+std::vector<int> every_ep(const graph::ModelConfig& m, int tp, int dp) {
+  std::vector<int> out{1};
+  if (!m.moe()) return out;
+  if (tp > 1) out.push_back(tp);
+  for (int e = 2; e <= dp; e *= 2)
+    if (dp % e == 0) out.push_back(tp * e);
+  return out;
+}
+
 // The step's parts in PlanBound order (s).
-std::array<double, 6> step_parts(const TrainResult& r) {
-  return {r.compute_s - r.tp_comm_s,
+std::array<double, 7> step_parts(const TrainResult& r) {
+  return {r.compute_s - r.tp_comm_s - r.ep_comm_s,
           r.tp_comm_s,
+          r.ep_comm_s,
           r.pp_bubble_s,
           r.pp_comm_s,
           r.dp_comm_s,
@@ -48,7 +60,8 @@ std::array<double, 6> step_parts(const TrainResult& r) {
 double gib(int64_t b) { return static_cast<double>(b) / 1073741824.0; }
 
 std::string plan_text(const TrainResult& r) {
-  return fmt::format("TP {} PP {} DP {} mb {} ZeRO-{}{}", r.tp, r.pp, r.dp, r.micro_batch, r.zero,
+  return fmt::format("TP {}{} PP {} DP {} mb {} ZeRO-{}{}", r.tp,
+                     r.ep > 1 ? fmt::format(" EP {}", r.ep) : "", r.pp, r.dp, r.micro_batch, r.zero,
                      r.recompute == Recompute::kNone
                          ? std::string()
                          : fmt::format(" {} recompute", name(r.recompute)));
@@ -57,13 +70,14 @@ std::string plan_text(const TrainResult& r) {
 }  // namespace
 
 const char* plan_bound_name(PlanBound b) {
-  static constexpr std::array<const char*, 6> kNames{
-      "compute", "TP all-reduces", "pipeline bubble", "stage sends", "DP gradients", "optimizer"};
+  static constexpr std::array<const char*, 7> kNames{
+      "compute",     "TP all-reduces", "EP all-to-alls", "pipeline bubble",
+      "stage sends", "DP gradients",   "optimizer"};
   return kNames[static_cast<size_t>(b)];
 }
 
 PlanBound plan_bound(const TrainResult& r) {
-  const std::array<double, 6> parts = step_parts(r);
+  const std::array<double, 7> parts = step_parts(r);
   return static_cast<PlanBound>(std::max_element(parts.begin(), parts.end()) - parts.begin());
 }
 
@@ -80,13 +94,14 @@ PlanSearchResult search_plans(const graph::ModelConfig& m, const PlanSearchOptio
   res.system = sys.name;
   res.servers = sys.servers;
   res.chips = sys.chips();
-  for (const auto* list : {&o.tp, &o.pp, &o.lnc, &o.virtual_stages})
+  for (const auto* list : {&o.tp, &o.pp, &o.lnc, &o.virtual_stages, &o.ep})
     for (int v : *list)
       if (v < 1)
         throw InputError("plan",
                          list == &o.tp    ? "tp"
                          : list == &o.pp  ? "pp"
                          : list == &o.lnc ? "lnc"
+                         : list == &o.ep  ? "ep"
                                           : "virtual-stages",
                          "degrees are at least 1");
   const std::vector<int> lncs =
@@ -110,13 +125,14 @@ PlanSearchResult search_plans(const graph::ModelConfig& m, const PlanSearchOptio
           for (int zero : o.zero) {
             if (dp == 1 && zero != o.zero.front()) continue;  // ZeRO shards nothing on one replica
             for (const Recompute rc : o.recompute)
-              for (int v : o.virtual_stages) {
-                if (v > 1 && pp == 1) continue;  // nothing to interleave
-                TrainOptions t = o.base;
-                t.tp = tp, t.pp = pp, t.dp = dp, t.lnc = lnc;
-                t.micro_batch = mb, t.zero = zero, t.recompute = rc, t.virtual_stages = v;
-                plans.push_back(std::move(t));
-              }
+              for (int v : o.virtual_stages)
+                for (int ep : o.ep.empty() ? every_ep(m, tp, dp) : o.ep) {
+                  if (v > 1 && pp == 1) continue;  // nothing to interleave
+                  TrainOptions t = o.base;
+                  t.tp = tp, t.pp = pp, t.dp = dp, t.lnc = lnc, t.ep = ep;
+                  t.micro_batch = mb, t.zero = zero, t.recompute = rc, t.virtual_stages = v;
+                  plans.push_back(std::move(t));
+                }
           }
       }
   }
@@ -237,17 +253,20 @@ std::string PlanSearchResult::text() const {
                          gib(least_memory->result.hbm_per_chip_bytes));
     return out + "\n";
   }
+  // An EP column when a listed plan has expert parallelism (a MoE's search).
+  const bool ep =
+      std::any_of(best.begin(), best.end(), [](const PlanOutcome& p) { return p.result.ep != 1; });
+  auto ep_col = [&](const auto& v) { return ep ? fmt::format(" {:>4}", v) : std::string(); };
   out += fmt::format(
-      "{:>4}  {:>3} {:>4} {:>4} {:>5} {:>3} {:>4} {:>9}  {:>9} {:>11} {:>6} {:>9}  {}\n", "rank",
-      "LNC", "TP", "PP", "DP", "mb", "ZeRO", "recompute", "step s", "tokens/s", "MFU", "GiB/chip",
-      "bound");
+      "{:>4}  {:>3} {:>4}{} {:>4} {:>5} {:>3} {:>4} {:>9}  {:>9} {:>11} {:>6} {:>9}  {}\n", "rank",
+      "LNC", "TP", ep_col("EP"), "PP", "DP", "mb", "ZeRO", "recompute", "step s", "tokens/s", "MFU",
+      "GiB/chip", "bound");
   for (size_t i = 0; i < best.size(); ++i) {
     const TrainResult& r = best[i].result;
     out += fmt::format(
-        "{:>4}  {:>3} {:>4} {:>4} {:>5} {:>3} {:>4} {:>9}  {:>9.4g} {:>11.0f} {:>5.1f}% {:>9.1f}  "
-        "{} "
-        "({:.0f}% of the step)\n",
-        i + 1, r.lnc, r.tp,
+        "{:>4}  {:>3} {:>4}{} {:>4} {:>5} {:>3} {:>4} {:>9}  {:>9.4g} {:>11.0f} {:>5.1f}% "
+        "{:>9.1f}  {} ({:.0f}% of the step)\n",
+        i + 1, r.lnc, r.tp, ep_col(r.ep),
         r.virtual_stages > 1 ? fmt::format("{}x{}", r.pp, r.virtual_stages) : std::to_string(r.pp),
         r.dp, r.micro_batch, r.zero, name(r.recompute), r.step_time_s, r.tokens_per_s, 100 * r.mfu,
         gib(r.memory_per_chip_bytes), plan_bound_name(best[i].bound),

@@ -30,16 +30,28 @@ struct PlanSearchOptions {
   std::vector<int64_t> micro_batch{1, 2, 4};  // sequences per micro-batch
   std::vector<int> zero{0, 1};                // what Neuron Distributed runs; 2 and 3 on request
   std::vector<int> virtual_stages{1};         // interleaved chunks per stage (with PP > 1 only)
+  // MoE expert parallelism (TrainOptions::ep) to try; empty: 1 for a dense model; for a MoE 1,
+  // TP (inside each TP group) and TP x every power of two up to DP (across replicas).
+  std::vector<int> ep;
   std::vector<Recompute> recompute{Recompute::kNone, Recompute::kSelective, Recompute::kFull};
   size_t top = 10;  // plans listed (all are counted)
   int jobs = 1;     // threads: the plans of one (LNC, TP, micro-batch) are one task
 };
 
 // What a plan's step time is mostly made of.
-enum class PlanBound { kCompute, kTpComm, kPipelineBubble, kStageSends, kDpComm, kOptimizer };
+enum class PlanBound {
+  kCompute,
+  kTpComm,
+  kEpComm,
+  kPipelineBubble,
+  kStageSends,
+  kDpComm,
+  kOptimizer
+};
 const char* plan_bound_name(PlanBound b);
-// The largest part of the step: compute without its TP all-reduces, the TP all-reduces, the
-// pipeline bubble, the stage sends, the DP gradients, the optimizer.
+// The largest part of the step: compute without its TP all-reduces and EP all-to-alls, the TP
+// all-reduces, the EP all-to-alls, the pipeline bubble, the stage sends, the DP gradients, the
+// optimizer.
 PlanBound plan_bound(const TrainResult& r);
 
 struct PlanOutcome {

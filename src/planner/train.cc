@@ -49,6 +49,16 @@ bool on_stage(const std::string& name, int s, int pp) {
   return layer_part(name) || (first_stage_part(name) ? s == 0 : s == pp - 1);
 }
 
+// A MoE expert's weight (they are sharded over the expert_dp replicas, and reduced and
+// ZeRO-sharded over the dp / expert_dp that hold the same experts).
+bool expert_weight(const std::string& name) { return name.find(".experts.") != std::string::npos; }
+
+// The expert-parallel ranks inside one TP group, in the graph's shards (TP x LNC cores): the
+// plan's ep up to tp, every core of the group when ep spans replicas.
+int inner_ep(const TrainOptions& o, const TrainResult& r) {
+  return r.expert_dp > 1 ? o.tp * r.lnc : o.ep;
+}
+
 // Bytes of the stage's weights, fp32 gradients, optimizer state and saved activations per
 // micro-batch, from the graph of one stage's layers (with the embedding and the head).
 void stage_memory(const graph::ModelConfig& m, const TrainOptions& o, int64_t layers,
@@ -58,7 +68,8 @@ void stage_memory(const graph::ModelConfig& m, const TrainOptions& o, int64_t la
                                                 .tp = o.tp * r.lnc,
                                                 .layers = layers,
                                                 .vocab_parallel = true,
-                                                .ep = o.ep});
+                                                .ep = inner_ep(o, r),
+                                                .expert_dp = r.expert_dp});
   graph::fuse(g, true, true);
   graph::add_training(g, {});
   auto add = [&](const std::string& name, auto field, int64_t bytes) {
@@ -69,16 +80,19 @@ void stage_memory(const graph::ModelConfig& m, const TrainOptions& o, int64_t la
   // ZeRO shards over the replicas: stage 1 the optimizer state (fp32 master, m and v), 2 the
   // fp32 gradients too, 3 the weights too, of which a layer is gathered while it runs and the
   // next one prefetched (two layers' weights whole).
-  const int64_t shard_opt = o.zero >= 1 ? o.dp : 1, shard_grad = o.zero >= 2 ? o.dp : 1,
-                shard_w = o.zero >= 3 ? o.dp : 1;
+  // An expert's replicas are dp / expert_dp.
+  auto shards = [&](const graph::Value& v, int stage) -> int64_t {
+    return o.zero >= stage ? (expert_weight(v.name) ? o.dp / r.expert_dp : o.dp) : 1;
+  };
   int64_t layer_weights = 0;
   std::vector<int64_t> whole(static_cast<size_t>(o.pp), 0);  // each stage's weights, unsharded
   for (const graph::Value& v : g.values)
     if (v.kind == graph::ValueKind::kWeight) {
       add(v.name, &TrainResult::Stage::params, v.elements());
-      add(v.name, &TrainResult::Stage::weight_bytes, v.bytes() / shard_w);
-      add(v.name, &TrainResult::Stage::grad_bytes, v.elements() * 4 / shard_grad);
-      add(v.name, &TrainResult::Stage::optimizer_bytes, v.elements() * 12 / shard_opt);
+      if (expert_weight(v.name)) add(v.name, &TrainResult::Stage::expert_params, v.elements());
+      add(v.name, &TrainResult::Stage::weight_bytes, v.bytes() / shards(v, 3));
+      add(v.name, &TrainResult::Stage::grad_bytes, v.elements() * 4 / shards(v, 2));
+      add(v.name, &TrainResult::Stage::optimizer_bytes, v.elements() * 12 / shards(v, 1));
       for (int s = 0; s < o.pp; ++s)
         if (on_stage(v.name, s, o.pp)) whole[static_cast<size_t>(s)] += v.bytes();
       if (v.name.starts_with("layers.0.")) layer_weights += v.bytes();
@@ -151,14 +165,20 @@ std::pair<fabric::SystemSpec, int64_t> check_plan(const graph::ModelConfig& m,
                      fmt::format("{} ranks exceed a server's {}: tensor parallelism stays inside "
                                  "a NeuronLink domain",
                                  o.tp, server_ranks));
-  if (o.ep != 1 && !graph::splits_into(m, o.tp * r.lnc, o.ep))
+  r.ep = o.ep;
+  r.expert_dp = o.ep > o.tp ? o.ep / o.tp : 1;
+  const int64_t cores = int64_t{o.tp} * r.lnc;
+  if (o.ep < 1 ||
+      (o.ep > o.tp &&
+       (o.ep % o.tp != 0 || o.dp % r.expert_dp != 0 || !m.moe() ||
+        m.experts % (cores * r.expert_dp) != 0 || !graph::splits_into(m, cores, cores))) ||
+      (o.ep <= o.tp && o.ep != 1 && !graph::splits_into(m, cores, o.ep)))
     throw InputError(
         "train", "ep",
-        fmt::format("{} expert-parallel ranks do not split {} over TP {}{}: ep must "
-                    "divide the experts and the TP group's cores{}",
-                    o.ep, m.name, o.tp, r.lnc > 1 ? fmt::format(" x LNC {}", r.lnc) : "",
-                    m.moe() ? "" : " (and the model must be a MoE)"));
-  r.ep = o.ep;
+        fmt::format("{} expert-parallel ranks do not split {} over TP {}{} x DP {}: ep must be "
+                    "a MoE's, and divide its experts and the TP group's cores, or be TP x a "
+                    "divisor of DP whose every core then holds whole experts",
+                    o.ep, m.name, o.tp, r.lnc > 1 ? fmt::format(" (x LNC {})", r.lnc) : "", o.dp));
   if (m.layers % o.pp != 0)
     throw InputError("train", "pp",
                      fmt::format("{} stages do not divide {}'s {} layers", o.pp, m.name, m.layers));
@@ -228,7 +248,8 @@ TrainResult train(const graph::ModelConfig& m, const TrainOptions& o) {
   ro.system = o.system;
   ro.overrides = o.overrides;
   ro.tp = o.tp;
-  ro.ep = o.ep;
+  ro.ep = inner_ep(o, r);
+  ro.expert_dp = r.expert_dp;
   ro.lnc = r.lnc;
   ro.batch = o.micro_batch;
   ro.seq = o.seq;
@@ -263,6 +284,45 @@ TrainResult train(const graph::ModelConfig& m, const TrainOptions& o) {
   for (auto& S : r.stages) S.backward_s += again;
   stage_memory(m, o, layers, r);
 
+  fabric::Placement pl;
+  pl.unit = fabric::RankUnit::kCore;
+  pl.ranks = ranks;
+  pl.lnc = r.lnc;
+  const fabric::Fabric fab(sys, fabric::load_runtime(o.runtime), pl);
+  auto rank = [&](int t, int d, int s) {
+    return static_cast<int32_t>(t + int64_t{o.tp} * (d + int64_t{o.dp} * s));
+  };
+  // Experts across replicas: each MoE block's routed rows go to their experts' ranks and back
+  // by an all-to-all among the expert_dp replicas' ranks of one TP index (every TP index's
+  // and every group's at once), twice in the forward and twice in the backward (their
+  // gradients), again in a fully recomputed forward; exposed (Megatron's default dispatcher
+  // does not overlap them). A rank's buffer: its 1 / tp of the micro-batch's tokens x top-k
+  // rows of [hidden].
+  std::vector<double> ep_comm(static_cast<size_t>(o.pp), 0.0);
+  if (r.expert_dp > 1) {
+    std::vector<fabric::GroupRequest> groups;
+    for (int s = 0; s < o.pp; ++s)
+      for (int t = 0; t < o.tp; ++t)
+        for (int g0 = 0; g0 < o.dp; g0 += r.expert_dp) {
+          fabric::GroupRequest g;
+          g.req.op = fabric::Op::kAllToAll;
+          const int64_t rows = (o.micro_batch * o.seq * m.experts_per_token + o.tp - 1) / o.tp;
+          g.req.bytes = rows * m.hidden * m.dtype.storage_bytes;
+          g.req.dtype = m.dtype;
+          for (int d = g0; d < g0 + r.expert_dp; ++d) g.ranks.push_back(rank(t, d, s));
+          groups.push_back(std::move(g));
+        }
+    const double a2a =
+        static_cast<double>(fabric::simulate_concurrent(fab, groups).makespan.v) * 1e-12;
+    const double fwd = 2.0 * static_cast<double>(layers) * a2a;
+    const double bwd = o.recompute == Recompute::kFull ? 2 * fwd : fwd;
+    for (size_t s = 0; s < r.stages.size(); ++s) {
+      r.stages[s].forward_s += fwd;
+      r.stages[s].backward_s += bwd;
+      ep_comm[s] = fwd + bwd;
+    }
+  }
+
   // The pipeline over the micro-batches.
   double sum = 0, slowest = 0;
   size_t slow_stage = 0;
@@ -276,17 +336,10 @@ TrainResult train(const graph::ModelConfig& m, const TrainOptions& o) {
   // Interleaved (v chunks per stage): the warm-up and cool-down fill the pipeline in chunks
   // of 1 / v of a stage, so the bubble is 1 / v of 1F1B's (Narayanan et al., SC'21).
   r.pp_bubble_s = (sum - slowest) / o.virtual_stages;
-  // TP all-reduces of the slowest stage's micro-batches (inside compute_s).
+  // TP all-reduces and EP all-to-alls of the slowest stage's micro-batches (inside compute_s).
   r.tp_comm_s = mb * tp_comm[slow_stage];
+  r.ep_comm_s = mb * ep_comm[slow_stage];
 
-  fabric::Placement pl;
-  pl.unit = fabric::RankUnit::kCore;
-  pl.ranks = ranks;
-  pl.lnc = r.lnc;
-  const fabric::Fabric fab(sys, fabric::load_runtime(o.runtime), pl);
-  auto rank = [&](int t, int d, int s) {
-    return static_cast<int32_t>(t + int64_t{o.tp} * (d + int64_t{o.dp} * s));
-  };
   if (o.pp > 1) {
     // One micro-batch's activations [micro x seq, hidden] between two stages, each way.
     fabric::GroupRequest g;
@@ -301,19 +354,30 @@ TrainResult train(const graph::ModelConfig& m, const TrainOptions& o) {
         2.0 * (int64_t{o.pp} * o.virtual_stages - 1) * static_cast<double>(pr.makespan.v) * 1e-12;
   }
   if (o.dp > 1) {
-    // Every (stage, TP rank)'s replicas reduce their gradients at once.
+    // Every (stage, TP rank)'s replicas reduce their gradients at once. With experts across
+    // expert_dp replicas, the experts' gradients are reduced apart, among the dp / expert_dp
+    // replicas holding the same experts (d, d + expert_dp, ...), alongside the rest's.
     auto phase = [&](fabric::Op op, int64_t bytes_per_elem) {
       std::vector<fabric::GroupRequest> groups;
+      auto add = [&](int64_t params, int s, int t, int d0, int stride) {
+        fabric::GroupRequest g;
+        g.req.op = op;
+        g.req.bytes = params * bytes_per_elem;
+        g.req.dtype = bytes_per_elem == 4 ? num::fp32() : num::bf16();
+        for (int d = d0; d < o.dp; d += stride) g.ranks.push_back(rank(t, d, s));
+        if (params > 0 && g.ranks.size() > 1) groups.push_back(std::move(g));
+      };
       for (int s = 0; s < o.pp; ++s)
         for (int t = 0; t < o.tp; ++t) {
-          fabric::GroupRequest g;
-          g.req.op = op;
           const auto& S = r.stages[static_cast<size_t>(s)];
-          g.req.bytes = S.params * bytes_per_elem;
-          g.req.dtype = bytes_per_elem == 4 ? num::fp32() : num::bf16();
-          for (int d = 0; d < o.dp; ++d) g.ranks.push_back(rank(t, d, s));
-          groups.push_back(std::move(g));
+          if (r.expert_dp == 1) {
+            add(S.params, s, t, 0, 1);
+            continue;
+          }
+          add(S.params - S.expert_params, s, t, 0, 1);
+          for (int j = 0; j < r.expert_dp; ++j) add(S.expert_params, s, t, j, r.expert_dp);
         }
+      if (groups.empty()) return 0.0;
       const auto cr = fabric::simulate_concurrent(fab, groups);
       if (r.dp_algorithm.empty()) r.dp_algorithm = cr.groups.front().algorithm;
       return static_cast<double>(cr.makespan.v) * 1e-12;
@@ -406,6 +470,7 @@ nlohmann::json TrainResult::to_json() const {
       {"lnc", lnc},
       {"zero", zero},
       {"ep", ep},
+      {"expert_dp", expert_dp},
       {"seq", seq},
       {"global_batch", global_batch},
       {"micro_batch", micro_batch},
@@ -426,6 +491,7 @@ nlohmann::json TrainResult::to_json() const {
       {"breakdown",
        {{"compute_s", compute_s},
         {"tp_comm_s", tp_comm_s},
+        {"ep_comm_s", ep_comm_s},
         {"pp_bubble_s", pp_bubble_s},
         {"pp_comm_s", pp_comm_s},
         {"dp_comm_s", dp_comm_s},
@@ -442,8 +508,11 @@ std::string TrainResult::text() const {
   std::string out = fmt::format(
       "{} on {} x {} ({} chips): TP {}{} x PP {}{} x DP {}{}, ZeRO-{}, recompute {}\n"
       "seq {}, global batch {} = {} micro-batches of {} per replica\n",
-      model, servers, system, chips, tp, ep > 1 ? fmt::format(" (EP {})", ep) : "", pp,
-      virtual_stages > 1 ? fmt::format(" (interleaved, {} chunks)", virtual_stages) : "", dp,
+      model, servers, system, chips, tp,
+      ep > 1 ? fmt::format(" (EP {}{})", ep,
+                           expert_dp > 1 ? fmt::format(" over {} replicas", expert_dp) : "")
+             : "",
+      pp, virtual_stages > 1 ? fmt::format(" (interleaved, {} chunks)", virtual_stages) : "", dp,
       lnc > 1 ? fmt::format(" (LNC={})", lnc) : "", zero, name(recompute), seq, global_batch,
       micro_batches, micro_batch);
   out += fmt::format("step {:.3f} s: {:.2f} sequences/s, {:.0f} tokens/s, MFU {:.1f}%{}\n",
@@ -451,10 +520,12 @@ std::string TrainResult::text() const {
                      recompute != Recompute::kNone ? fmt::format(" (HFU {:.1f}%)", 100 * hfu) : "");
   auto share = [&](double s) { return step_time_s > 0 ? 100 * s / step_time_s : 0; };
   out += fmt::format(
-      "  compute {:.3f} s ({:.0f}%; TP all-reduces {:.3f} s of it), pipeline bubble {:.3f} s "
+      "  compute {:.3f} s ({:.0f}%; TP all-reduces {:.3f} s of it{}), pipeline bubble {:.3f} s "
       "({:.0f}%), stage sends {:.3f} s, DP gradients {:.3f} s ({:.0f}%{}), optimizer {:.3f} s\n",
-      compute_s, share(compute_s), tp_comm_s, pp_bubble_s, share(pp_bubble_s), pp_comm_s, dp_comm_s,
-      share(dp_comm_s), dp_algorithm.empty() ? "" : ", " + dp_algorithm, optimizer_s);
+      compute_s, share(compute_s), tp_comm_s,
+      expert_dp > 1 ? fmt::format(", EP all-to-alls {:.3f} s", ep_comm_s) : "", pp_bubble_s,
+      share(pp_bubble_s), pp_comm_s, dp_comm_s, share(dp_comm_s),
+      dp_algorithm.empty() ? "" : ", " + dp_algorithm, optimizer_s);
   if (energy)
     out += fmt::format(
         "  energy {:.3g} J a step ({:.3g} kW mean over {} chips: static {:.0f} %, TensorE {:.0f} "

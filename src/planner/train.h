@@ -53,8 +53,13 @@ struct TrainOptions {
   int64_t servers = 0;                    // 0: the system file's
   std::vector<arch::Override> overrides;  // chip keys
   int tp = 1, pp = 1, dp = 1, lnc = 0;    // lnc 0: the system's
-  // MoE: expert-parallel ranks inside each TP group (graph/build.h BuildOptions::ep): each
-  // holds experts / ep whole experts; 1 splits every expert's columns over the TP ranks.
+  // MoE expert parallelism: the ranks the experts spread over. Up to tp: inside each TP group
+  // (graph/build.h BuildOptions::ep), each rank holding experts / ep experts' worth of
+  // columns, 1 splitting every expert's columns over the TP ranks. Beyond: tp x e with e
+  // dividing dp, the TP groups of e replicas together (Megatron's expert-model parallelism),
+  // each rank holding whole experts, the routed rows exchanged by an all-to-all among the e
+  // replicas' ranks of one TP index before and after the experts (forward and backward), the
+  // experts' gradients reduced over dp / e replicas.
   int ep = 1;
   int zero = 1;  // ZeRO stage 0-3: what the replicas shard (train.cc: stage_memory, DP comm)
   int64_t seq = 2048, global_batch = 1024, micro_batch = 1;
@@ -71,6 +76,7 @@ struct TrainOptions {
 struct TrainResult {
   std::string model, system;
   int tp = 1, pp = 1, dp = 1, lnc = 1, zero = 1, ep = 1;
+  int expert_dp = 1;  // replicas the experts spread over (ep / tp when ep > tp, else 1)
   int64_t servers = 1, chips = 1, seq = 0, global_batch = 0, micro_batch = 1, micro_batches = 1;
   int virtual_stages = 1;
   Recompute recompute = Recompute::kNone;
@@ -78,11 +84,13 @@ struct TrainResult {
   double mfu = 0, hfu = 0;  // model FLOPs (and with recomputation) / (step x the chips' peak)
   // Breakdown of the step (s): the pipeline's compute (TP all-reduces inside, also shown on
   // their own), its bubble, the exposed stage-to-stage sends, the DP reduction, the optimizer.
-  double compute_s = 0, tp_comm_s = 0, pp_bubble_s = 0, pp_comm_s = 0, dp_comm_s = 0,
+  // ep_comm_s: the MoE all-to-alls among replicas (expert_dp > 1), inside compute_s too.
+  double compute_s = 0, tp_comm_s = 0, ep_comm_s = 0, pp_bubble_s = 0, pp_comm_s = 0, dp_comm_s = 0,
          optimizer_s = 0;
   struct Stage {
     double forward_s = 0, backward_s = 0, optimizer_s = 0;  // per micro-batch (optimizer: step)
-    int64_t params = 0;  // the stage's weights (elements, whole: what DP collectives move)
+    int64_t params = 0;         // the stage's weights (elements, whole: what DP collectives move)
+    int64_t expert_params = 0;  // of which MoE experts' (reduced over dp / expert_dp replicas)
     int64_t weight_bytes = 0, grad_bytes = 0, optimizer_bytes = 0, activation_bytes = 0;
   };
   std::vector<Stage> stages;

@@ -202,3 +202,10 @@ def test_moe_training_step_with_expert_parallelism():
             < split["stages"][0]["activation_bytes_per_micro_batch"])
     with pytest.raises(Exception, match="expert-parallel"):
         tm.train("tiny-llama", ep=2, **kw)
+    # ep 8 = TP 4 x 2 replicas: one whole expert per core, the rows crossing replicas by
+    # all-to-alls (inside the compute), the experts' gradients among 4 replicas, not 8.
+    wide = tm.train("tiny-qwen3-moe", ep=8, **kw)
+    assert (wide["ep"], wide["expert_dp"]) == (8, 2)
+    assert 0 < wide["breakdown"]["ep_comm_s"] < wide["breakdown"]["compute_s"]
+    assert "EP 8 over 2 replicas" in wide["text"]
+    assert wide["stages"][0]["weight_bytes"] < ep["stages"][0]["weight_bytes"]

@@ -83,3 +83,28 @@ def test_integer_row_added_to_a_tile(rng, chip):
     b = rng.integers(-1000, 1000, (1, 64)).astype(np.int32)
     out = nki.simulate(binary_kernel(nl.add, (128, 64), np.int32), a, b, chip=chip)
     np.testing.assert_array_equal(out, a + b)
+
+
+@pytest.mark.parametrize("chip", CHIPS)
+def test_broadcast_of_a_row_at_any_partition(rng, chip):
+    """nl.broadcast_to(t[k:k+1, :], (P, F)) for a row k where no engine access may start (not
+    0, 32, 64 or 96): moved to partition 0 by a DMA before the TensorE broadcast, which used to
+    refuse it (a public e3nn Wigner-D kernel reads row kk of a loaded tile so)."""
+    import trnsim.nki.isa as nisa
+
+    x = rng.standard_normal((40, 24)).astype(np.float32)
+
+    def k(x):
+        t = nl.ndarray(x.shape, nl.float32, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=x)
+        out = nl.ndarray((4, 128, 24), nl.float32, buffer=nl.shared_hbm)
+        for i, row in enumerate((1, 7, 32, 39)):
+            b = nl.broadcast_to(t[row:row + 1, 0:24], shape=(128, 24))
+            o = nl.ndarray((128, 24), nl.float32, buffer=nl.sbuf)
+            nisa.tensor_copy(dst=o, src=b)
+            nisa.dma_copy(dst=out[i], src=o)
+        return out
+
+    out = nki.simulate(k, x, chip=chip)
+    for i, row in enumerate((1, 7, 32, 39)):
+        np.testing.assert_array_equal(out[i], np.broadcast_to(x[row], (128, 24)))

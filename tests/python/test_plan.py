@@ -33,3 +33,14 @@ def test_plan_counts_illegal_plans_and_refuses_bad_options():
         tm.plan("tiny-llama", recompute=["partial"], **TINY)
     with pytest.raises(ValueError, match="lnc"):
         tm.plan("tiny-llama", lnc=[3], **TINY)
+
+
+def test_plan_tries_expert_parallelism_for_a_moe():
+    r = tm.plan("tiny-qwen3-moe", tp=[2], pp=[1], micro_batch=[1], zero=[1],
+                recompute=["none"], ep=[1, 2, 4], **TINY)
+    assert r["timed"] == 3
+    assert sorted(p["ep"] for p in r["best"]) == [1, 2, 4]
+    assert {p["expert_dp"] for p in r["best"]} == {1, 2}
+    assert " EP " in r["text"]
+    with pytest.raises(Exception, match="ep"):
+        tm.plan("tiny-qwen3-moe", tp=[2], pp=[1], ep=[0], **TINY)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from trnsim import _core
 from trnsim.nki import _ctx
 from trnsim.nki._tensor import NkiTensor, broadcast_view, np_dtype
 from trnsim.numerics import format_name
@@ -123,6 +124,14 @@ def partition_broadcast(x, shape, final=None):
 
     p, free = shape[0], list(shape[1:])
     n = int(np.prod(free))
+    v = x._view()
+    if v.space == "sbuf" and not _core.start_partition_allowed(v.start_partition, 1):
+        # A row where no engine access may start (t[k:k+1, :] of a loaded tile, k not 0, 32,
+        # 64 or 96) is not a matmul operand: a DMA, which reaches every partition, moves it to
+        # a row at partition 0 first.
+        row = _ops.new_like(x)
+        _ops.dma_copy(row, x)
+        x = row
     flat = x.reshape((1, n)) if len(free) != 1 else x
     ones = _ones_row(p, x.dtype)
     c = _ctx.ctx()

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 
 #include "base/error.h"
@@ -142,6 +143,35 @@ TEST(PlanSearch, CountsIllegalPlansWithTheirReasons) {
   o.pp = {1};
   o.lnc = {3};  // does not divide a trn1 chip's 2 cores
   EXPECT_THROW(search_plans(model(), o), InputError);
+}
+
+// A MoE model's plans try expert parallelism by default: 1, inside each TP group, and across
+// each power of two of replicas; the ones that do not split the experts are illegal, counted
+// with the reason.
+TEST(PlanSearch, MixtureOfExpertsPlansTryExpertParallelism) {
+  const graph::ModelConfig m = graph::load_model_config("tiny-qwen3-moe");  // 8 experts, 4 heads
+  PlanSearchOptions o = options();
+  o.tp = {2};
+  o.pp = {1};
+  o.micro_batch = {1};
+  o.zero = {1};
+  o.recompute = {Recompute::kNone};
+  const PlanSearchResult r = search_plans(m, o);
+  // DP 16: ep 1, 2 (inside TP) and 2 x {2, 4, 8, 16}; 2 x 8 and 2 x 16 spread 8 experts
+  // over 16 and 32 cores.
+  EXPECT_EQ(r.enumerated, 6u);
+  EXPECT_EQ(r.illegal, 2u);
+  EXPECT_EQ(r.timed, 4u);
+  std::set<int> eps;
+  for (const PlanOutcome& p : r.best) {
+    eps.insert(p.result.ep);
+    EXPECT_EQ(p.bound, plan_bound(p.result));
+  }
+  EXPECT_EQ(eps, (std::set<int>{1, 2, 4, 8}));
+  EXPECT_NE(r.text().find(" EP "), std::string::npos);
+  // A dense model tries ep 1 only.
+  o.ep = {};
+  EXPECT_EQ(search_plans(model(), o).enumerated, 1u);
 }
 
 }  // namespace

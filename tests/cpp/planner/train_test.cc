@@ -265,5 +265,50 @@ TEST(Train, MixtureOfExpertsWithExpertParallelism) {
   }
 }
 
+// Experts across replicas (ep = tp x e): every core holds whole experts, fewer of them; the
+// routed rows cross replicas by all-to-alls (inside the compute, counted on their own), and
+// the experts' gradients are reduced among the dp / e replicas that hold the same experts.
+TEST(Train, ExpertParallelismAcrossReplicas) {
+  const graph::ModelConfig m = graph::load_model_config("tiny-qwen3-moe");  // 8 experts
+  TrainOptions o = plan(2, 1, 16);
+  o.global_batch = 32;
+  o.ep = 2;  // inside TP: 4 experts per core
+  const TrainResult inside = train(m, o);
+  o.ep = 4;  // 2 replicas: 2 experts per core
+  const TrainResult across = train(m, o);
+  o.ep = 8;  // 4 replicas: 1 expert per core
+  const TrainResult wide = train(m, o);
+  EXPECT_EQ(inside.expert_dp, 1);
+  EXPECT_EQ(inside.ep_comm_s, 0);
+  EXPECT_EQ(across.expert_dp, 2);
+  EXPECT_EQ(wide.expert_dp, 4);
+  for (const TrainResult* r : {&across, &wide}) {
+    EXPECT_GT(r->ep_comm_s, 0);
+    EXPECT_LT(r->ep_comm_s, r->compute_s);
+    EXPECT_GT(r->stages[0].expert_params, 0);
+  }
+  // Half and a quarter of the experts' weights per core; the rest the same.
+  const auto& a = inside.stages[0];
+  const auto& b = across.stages[0];
+  const auto& c = wide.stages[0];
+  EXPECT_EQ(b.params - b.expert_params, a.params - a.expert_params);
+  EXPECT_EQ(2 * b.expert_params, a.expert_params);
+  EXPECT_EQ(4 * c.expert_params, a.expert_params);
+  EXPECT_LT(c.weight_bytes, b.weight_bytes);
+  EXPECT_LT(b.weight_bytes, a.weight_bytes);
+  // The experts' gradients move among fewer replicas.
+  EXPECT_LT(wide.dp_comm_s, inside.dp_comm_s);
+  // ep must be TP x a divisor of DP, and split the experts over every core.
+  o.ep = 6;
+  EXPECT_NE(error_of(o).find("expert-parallel"), std::string::npos);
+  try {
+    o.ep = 16;  // 8 replicas of 2 cores: 16 cores for 8 experts
+    train(m, o);
+    ADD_FAILURE() << "ep 16 of 8 experts accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("expert-parallel"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace trnsim::planner
