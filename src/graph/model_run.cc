@@ -18,11 +18,15 @@ namespace trnsim::graph {
 
 namespace {
 
-// The layer number folded out of a node name, so that the layers' copies share a row.
+// The layer number folded out of a node name, so that the layers' copies share a row; a MoE
+// block's expert number too (its experts' optimizer steps: one row per weight, not per expert).
 std::string row_name(const std::string& n) {
   // The first numbered path component: "layers.3.mlp" and "model.layers.3.mlp" alike.
   static const std::regex kLayer(R"(^((?:\w+\.)*?\w+)\.\d+\.)");
-  return std::regex_replace(n, kLayer, "$1.*.", std::regex_constants::format_first_only);
+  static const std::regex kExpert(R"(\.experts\.\d+\.)");
+  return std::regex_replace(
+      std::regex_replace(n, kLayer, "$1.*.", std::regex_constants::format_first_only), kExpert,
+      ".experts.*.");
 }
 
 // A single-server system of the chip's generation for the tensor-parallel all-reduces.

@@ -191,7 +191,16 @@ TEST(ModelRun, MixtureOfExpertsTimingOnly) {
   });
   EXPECT_EQ(e.key(), "values");
   EXPECT_TRUE(has(e.what(), "gpt-oss")) << e.what();
-  // A training step through MoE blocks is timed (graph/lower_moe.cc); its values are refused.
+  // A training step through MoE blocks is timed (graph/lower_moe.cc), its experts' optimizer
+  // steps one row per weight; its values are refused.
+  const ModelConfig tiny = load_model_config("tiny-qwen3-moe");
+  const ModelResult step = run_model(tiny, {.chip = "trn2", .tp = 1, .seq = 32, .train = true});
+  int64_t expert_steps = 0;
+  for (const OpRow& row : step.rows) {
+    EXPECT_FALSE(has(row.name, "experts.0.")) << row.name;
+    if (row.name == "layers.*.mlp.experts.*.gate_proj.weight.adamw") expert_steps = row.count;
+  }
+  EXPECT_EQ(expert_steps, tiny.layers * tiny.experts);  // each layer's experts
   const InputError t = input_error([&] {
     run_model(load_model_config("tiny-qwen3-moe"),
               {.chip = "trn2", .tp = 1, .seq = 32, .values = true, .train = true});
