@@ -38,6 +38,11 @@ ServeOptions resolve(const ServeOptions& o) {
   if (o.input_tokens < 1 || o.output_tokens < 1)
     throw InputError("serve", o.input_tokens < 1 ? "input-tokens" : "output-tokens", "at least 1");
   if (o.decode_samples < 1) throw InputError("serve", "decode-samples", "at least 1");
+  if (o.cached_prefix < 0 || o.cached_prefix >= o.input_tokens)
+    throw InputError("serve", "cached-prefix",
+                     fmt::format("{} cached tokens of a {}-token prompt: 0 to {} (at least the "
+                                 "prompt's last token is prefilled, to give the first output)",
+                                 o.cached_prefix, o.input_tokens, o.input_tokens - 1));
   ServeOptions r = o;
   if (r.compiled_batch == 0) r.compiled_batch = r.batch;
   if (r.compiled_batch < r.batch)
@@ -55,15 +60,20 @@ ServeOptions resolve(const ServeOptions& o) {
     throw InputError("serve", "max-seq",
                      fmt::format("{} positions cannot hold {} input and {} output tokens",
                                  r.max_seq, o.input_tokens, o.output_tokens));
-  if (r.bucket == 0) r.bucket = pow2_bucket(o.input_tokens, r.max_seq);
-  if (r.bucket < o.input_tokens)
+  const int64_t fresh = o.input_tokens - o.cached_prefix;  // the prompt's tokens to prefill
+  if (r.bucket == 0) r.bucket = pow2_bucket(fresh, r.max_seq - o.cached_prefix);
+  if (r.bucket < fresh)
+    throw InputError("serve", "bucket",
+                     fmt::format("{} positions cannot hold a {}-token prompt{}", r.bucket, fresh,
+                                 o.cached_prefix > 0 ? " (after its cached prefix)" : ""));
+  if (r.bucket + o.cached_prefix > r.max_seq)
     throw InputError(
         "serve", "bucket",
-        fmt::format("{} positions cannot hold a {}-token prompt", r.bucket, o.input_tokens));
-  if (r.bucket > r.max_seq)
-    throw InputError(
-        "serve", "bucket",
-        fmt::format("{} positions, more than the compiled sequence ({})", r.bucket, r.max_seq));
+        fmt::format("{} positions{}, more than the compiled sequence ({})", r.bucket,
+                    o.cached_prefix > 0
+                        ? fmt::format(" after a {}-token cached prefix", o.cached_prefix)
+                        : "",
+                    r.max_seq));
   return r;
 }
 
@@ -75,6 +85,7 @@ ServeResult serve(const graph::ModelConfig& m, const ServeOptions& opts) {
   res.input_tokens = o.input_tokens;
   res.output_tokens = o.output_tokens;
   res.bucket = o.bucket;
+  res.cached_prefix = o.cached_prefix;
   res.compiled_batch = o.compiled_batch;
   res.ctx_batch = o.ctx_batch;
   res.max_seq = o.max_seq;
@@ -87,7 +98,7 @@ ServeResult serve(const graph::ModelConfig& m, const ServeOptions& opts) {
   // The batch's prompts in prefills of ctx_batch each (the last one padded), one after another;
   // a request's first token comes with its prefill.
   const int64_t prefills = (o.batch + o.ctx_batch - 1) / o.ctx_batch;
-  const StepCost& prefill_cost = steps.prefill(o.ctx_batch, o.bucket);
+  const StepCost& prefill_cost = steps.prefill(o.ctx_batch, o.bucket, o.cached_prefix);
   const double prefill = prefill_cost.ms;
   res.energy = steps.energy(prefill_cost, prefills);
   res.prefill = steps.last_prefill();
@@ -209,6 +220,7 @@ nlohmann::json ServeResult::to_json() const {
       {"input_tokens", input_tokens},
       {"output_tokens", output_tokens},
       {"prefill_bucket", bucket},
+      {"cached_prefix", cached_prefix},
       {"compiled_batch", compiled_batch},
       {"ctx_batch", ctx_batch},
       {"max_seq", max_seq},
@@ -239,6 +251,11 @@ std::string ServeResult::text() const {
                   input_tokens, output_tokens, bucket);
   out += fmt::format("compiled: decode batch {}, prefill batch {}, {} positions, KV buckets {}\n",
                      compiled_batch, ctx_batch, max_seq, kv_buckets_name(kv_buckets));
+  if (cached_prefix > 0)
+    out += fmt::format(
+        "prefix caching: the first {} tokens of each prompt are in the KV cache; "
+        "the prefill runs the other {}\n",
+        cached_prefix, input_tokens - cached_prefix);
   if (speculation_length > 0)
     out += fmt::format(
         "speculative decoding: {} drafts {} tokens an iteration, each accepted with p = {}: {:.2f} "

@@ -33,7 +33,11 @@ struct ServeOptions {
   int tp = 0, lnc = 1;
   int ep = 1;  // MoE: expert-parallel ranks inside the tp group (graph/build.h)
   int64_t batch = 1, input_tokens = 128, output_tokens = 128;
-  int64_t bucket = 0;  // prefill positions; 0: the power of two as above
+  // Prefix caching (NxD Inference's and vLLM's): the first cached_prefix tokens of every
+  // prompt (a shared system prompt) already have their keys and values in the cache, so the
+  // prefill runs the rest of the prompt, its attention reading the prefix from the cache.
+  int64_t cached_prefix = 0;
+  int64_t bucket = 0;  // prefill positions (of the uncached rest); 0: the power of two as above
   // The compiled graphs (NxDI's batch_size / tkg_batch_size, ctx_batch_size, seq_len).
   int64_t compiled_batch = 0;  // sequences every decode step runs; 0: batch
   int64_t ctx_batch = 0;       // prompts per prefill (1: continuous batching); 0: batch
@@ -53,7 +57,7 @@ struct ServeOptions {
 struct ServeResult {
   std::string model, where;  // where: the system or chip
   int tp = 1, lnc = 1, ep = 1;
-  int64_t batch = 1, input_tokens = 0, output_tokens = 0, bucket = 0;
+  int64_t batch = 1, input_tokens = 0, output_tokens = 0, bucket = 0, cached_prefix = 0;
   int64_t compiled_batch = 1, ctx_batch = 1, max_seq = 0;
   KvBuckets kv_buckets = KvBuckets::kPow2;
   std::string draft_model;

@@ -63,6 +63,11 @@ LoadResult serve_load(const graph::ModelConfig& m, const ServeOptions& opts, con
   if (l.output_spread < 0 || l.output_spread >= opts.output_tokens)
     throw InputError("serve", "output-spread",
                      fmt::format("0 to {} tokens (every output >= 1)", opts.output_tokens - 1));
+  if (opts.cached_prefix > 0 && opts.cached_prefix >= opts.input_tokens - l.input_spread)
+    throw InputError("serve", "cached-prefix",
+                     fmt::format("{} cached tokens: the shortest prompt has {} (at least its last "
+                                 "token is prefilled)",
+                                 opts.cached_prefix, opts.input_tokens - l.input_spread));
   ServeOptions base = opts;
   // The compiled sequence holds the longest request; the batch is what is in flight at once.
   if (base.max_seq == 0)
@@ -98,12 +103,14 @@ LoadResult serve_load(const graph::ModelConfig& m, const ServeOptions& opts, con
       r.arrival_ms = t_arrive;
     }
   }
+  const int64_t prefix = o.cached_prefix;  // each prompt's tokens already in the KV cache
   if (o.bucket > 0)
     for (const RequestRecord& r : res.requests)
-      if (r.input > o.bucket)
+      if (r.input - prefix > o.bucket)
         throw InputError(
             "serve", "bucket",
-            fmt::format("{} positions cannot hold a {}-token prompt", o.bucket, r.input));
+            fmt::format("{} positions cannot hold a {}-token prompt{}", o.bucket, r.input - prefix,
+                        prefix > 0 ? " (after its cached prefix)" : ""));
 
   StepCosts steps(m, step_options(o));
   const bool closed = l.rate <= 0;
@@ -136,8 +143,9 @@ LoadResult serve_load(const graph::ModelConfig& m, const ServeOptions& opts, con
         longest = std::max(longest, res.requests[waiting.front()].input);
         waiting.pop_front();
       }
-      const int64_t bucket = o.bucket > 0 ? o.bucket : pow2_bucket(longest, o.max_seq);
-      const StepCost& c = steps.prefill(o.ctx_batch, bucket);
+      const int64_t bucket =
+          o.bucket > 0 ? o.bucket : pow2_bucket(longest - prefix, o.max_seq - prefix);
+      const StepCost& c = steps.prefill(o.ctx_batch, bucket, prefix);
       t += c.ms;
       add_energy(steps.energy(c));
       ++res.prefills;
@@ -237,6 +245,7 @@ nlohmann::json LoadResult::to_json() const {
       {"ctx_batch", options.ctx_batch},
       {"max_seq", options.max_seq},
       {"kv_buckets", kv_buckets_name(options.kv_buckets)},
+      {"cached_prefix", options.cached_prefix},
       {"requests", load.requests},
       {"concurrency", load.rate > 0 ? nlohmann::json(nullptr) : nlohmann::json(load.concurrency)},
       {"rate_per_s", load.rate},
@@ -272,6 +281,9 @@ std::string LoadResult::text() const {
       "timed)\n",
       options.compiled_batch, options.ctx_batch, options.max_seq,
       kv_buckets_name(options.kv_buckets), step_runs);
+  if (options.cached_prefix > 0)
+    out += fmt::format("prefix caching: the first {} tokens of each prompt are in the KV cache\n",
+                       options.cached_prefix);
   auto row = [&](const char* name, const Percentiles& p) {
     return fmt::format("{:<6} mean {:9.2f}  p50 {:9.2f}  p90 {:9.2f}  p99 {:9.2f}  ms\n", name,
                        p.mean, p.p50, p.p90, p.p99);

@@ -67,13 +67,13 @@ StepCost StepCosts::cost_of(const graph::ModelResult& r) const {
   return c;
 }
 
-const StepCost& StepCosts::prefill(int64_t batch, int64_t bucket) {
-  const auto key = std::make_pair(batch, bucket);
+const StepCost& StepCosts::prefill(int64_t batch, int64_t bucket, int64_t past) {
+  const auto key = std::make_tuple(batch, bucket, past);
   if (const auto it = prefill_cost_.find(key); it != prefill_cost_.end()) return it->second;
   graph::ModelRunOptions o = base_;
   o.batch = batch;
   o.seq = bucket;
-  o.past = 0;
+  o.past = past;
   prefill_ = run(o);
   return prefill_cost_[key] = cost_of(prefill_);
 }

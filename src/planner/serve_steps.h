@@ -48,9 +48,12 @@ struct StepCost {
 class StepCosts {
  public:
   StepCosts(const graph::ModelConfig& m, graph::ModelRunOptions base);
-  // A prefill of `batch` prompts padded to `bucket` positions.
-  const StepCost& prefill(int64_t batch, int64_t bucket);
-  double prefill_ms(int64_t batch, int64_t bucket) { return prefill(batch, bucket).ms; }
+  // A prefill of `batch` prompts padded to `bucket` positions, after `past` positions each
+  // already in the KV cache (prefix caching: their keys and values are read, not computed).
+  const StepCost& prefill(int64_t batch, int64_t bucket, int64_t past = 0);
+  double prefill_ms(int64_t batch, int64_t bucket, int64_t past = 0) {
+    return prefill(batch, bucket, past).ms;
+  }
   // A decode step of `batch` sequences whose attention reads `kv` positions.
   const StepCost& decode(int64_t batch, int64_t kv);
   // Speculative decoding's verification: `tokens` new positions per sequence (the drafted ones
@@ -78,7 +81,8 @@ class StepCosts {
   const graph::ModelConfig& m_;
   graph::ModelRunOptions base_;
   graph::KernelCachePool pool_;
-  std::map<std::pair<int64_t, int64_t>, StepCost> prefill_cost_, decode_cost_;
+  std::map<std::tuple<int64_t, int64_t, int64_t>, StepCost> prefill_cost_;
+  std::map<std::pair<int64_t, int64_t>, StepCost> decode_cost_;
   std::map<std::tuple<int64_t, int64_t, int64_t>, StepCost> verify_cost_;
   int64_t chips_ = 1;
   std::optional<PowerModel> power_;

@@ -207,3 +207,15 @@ def test_energy_from_python():
     hot = tm.serve("tiny-llama", tp=2, input_tokens=100, output_tokens=20,
                    set=["chip.power.static_w=300"])
     assert hot["energy"]["static_j"] == pytest.approx(2 * e["static_j"])
+
+
+def test_serve_with_a_cached_prefix():
+    # Prefix caching: the prefill runs the prompt's uncached rest, reading the cached keys.
+    kw = dict(chip="trn2", tp=2, input_tokens=1024, output_tokens=4)
+    whole = tm.serve("tiny-llama", **kw)
+    cached = tm.serve("tiny-llama", cached_prefix=768, **kw)
+    assert cached["cached_prefix"] == 768 and cached["prefill_bucket"] == 256
+    assert cached["ttft_ms"] < whole["ttft_ms"]
+    assert "prefix caching" in cached["text"]
+    with pytest.raises(Exception, match="cached"):
+        tm.serve("tiny-llama", cached_prefix=1024, **kw)
