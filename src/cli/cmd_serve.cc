@@ -30,7 +30,7 @@ struct ServeCmdOptions {
   std::string kv_buckets = "pow2", draft_model;
   int64_t speculation = 0;
   double acceptance = 0.7;
-  bool json = false, no_search = false;
+  bool json = false, no_search = false, eagle = false;
   planner::LoadOptions load;
   bool under_load = false;  // --concurrency, --rate or --requests given
 };
@@ -63,6 +63,7 @@ void run_serve(const ServeCmdOptions& o, Io& io) {
   if (!o.draft_model.empty()) draft = graph::load_model_config(o.draft_model);
   so.draft = draft ? &*draft : nullptr;
   so.speculation_length = o.speculation;
+  so.eagle = o.eagle;
   so.acceptance = o.acceptance;
   if (o.under_load) {
     const planner::LoadResult r = planner::serve_load(m, so, o.load);
@@ -129,6 +130,9 @@ void setup_serve_command(CLI::App& app, Io& io) {
       ->check(CLI::Range(1, 64));
   sub->add_option("--draft-model", o->draft_model,
                   "speculative decoding: the draft model (built-in name or config.json)");
+  sub->add_flag("--eagle", o->eagle,
+                "speculative decoding with the target's EAGLE head as the draft (one decoder "
+                "layer over the target's hidden state; with --speculation-length)");
   sub->add_option("--speculation-length", o->speculation,
                   "speculative decoding: tokens the draft proposes per iteration")
       ->check(CLI::Range(int64_t{0}, int64_t{64}));

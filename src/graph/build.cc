@@ -128,6 +128,26 @@ class Builder {
     return binary(p.substr(0, p.size() - 3) + "mlp_residual", OpKind::kAdd, x, r, H);
   }
 
+  // An EAGLE draft's input: fc([embedding, target hidden]) = e W_e + h W_h, row-parallel over
+  // the ranks as NxD shards it: each rank holds H / tp columns of the embedding table (its
+  // slice of e, no all-reduce) and reads its H / tp slice of the target's hidden state, so it
+  // multiplies [T, H / tp] by [H / tp, H] twice; the partial sums are added and all-reduced.
+  int eagle_fc(Node e) {
+    const int tp = o_.tp;
+    const int64_t H = m_.hidden, part = H / tp;
+    if (H % tp != 0)
+      throw InputError(m_.name, "tp", fmt::format("{} ranks do not divide hidden {}", tp, H));
+    e.weights = {weight("embed_tokens.weight", {m_.vocab, part})};
+    const int emb = act("embed_tokens", part);
+    e.outputs = {emb};
+    node(std::move(e));
+    const int hidden = g_.add_value({"target_hidden", {T_, part}, m_.dtype, ValueKind::kInput});
+    const int fe = linear("fc.embed", emb, part, H, false);
+    const int fh = linear("fc.hidden", hidden, part, H, false);
+    const int sum = binary("fc", OpKind::kAdd, fh, fe, H);
+    return all_reduce("fc.all_reduce", sum, H);
+  }
+
   Graph build() {
     const int tp = o_.tp;
     const int64_t H = m_.hidden, d = m_.head_dim;
@@ -141,17 +161,23 @@ class Builder {
         g_.add_value({"input_ids", {T_}, num::int_format(num::Dtype::kInt32), ValueKind::kInput});
     Node e = make_node("embed_tokens", OpKind::kEmbedding, {ids});
     const bool vocab_split = o_.vocab_parallel && tp > 1;
-    e.weights = {
-        weight("embed_tokens.weight", {vocab_split ? (m_.vocab + tp - 1) / tp : m_.vocab, H})};
+    if (!m_.eagle_draft)  // an EAGLE head's table is split by columns (eagle_fc)
+      e.weights = {
+          weight("embed_tokens.weight", {vocab_split ? (m_.vocab + tp - 1) / tp : m_.vocab, H})};
     if (m_.learned_positions) {
       e.inputs.push_back(g_.add_value(
           {"position_ids", {T_}, num::int_format(num::Dtype::kInt32), ValueKind::kInput}));
       e.weights.push_back(weight("embed_positions.weight", {m_.max_positions, H}));
     }
-    int x = act("embed_tokens", H);
-    e.outputs = {x};
-    node(std::move(e));
-    if (vocab_split) x = all_reduce("embed_tokens.all_reduce", x, H);
+    int x = -1;
+    if (m_.eagle_draft) {
+      x = eagle_fc(std::move(e));
+    } else {
+      x = act("embed_tokens", H);
+      e.outputs = {x};
+      node(std::move(e));
+      if (vocab_split) x = all_reduce("embed_tokens.all_reduce", x, H);
+    }
     if (m_.post_norm) x = norm("embeddings.LayerNorm", x, H);
     const int64_t layers = o_.layers < 0 ? m_.layers : o_.layers;
     for (int64_t l = 0; l < layers; ++l) {

@@ -198,6 +198,21 @@ void bert(ModelConfig& m, const Reader& r) {
 
 }  // namespace
 
+ModelConfig eagle_draft_of(const ModelConfig& target, int64_t layers) {
+  if (!target.rope || target.learned_positions || target.post_norm || !target.causal)
+    throw InputError(target.name, "eagle",
+                     "EAGLE draft heads are for decoder LLMs with rotary positions (Llama, Qwen, "
+                     "Mixtral); not for this model");
+  if (layers < 1) throw InputError(target.name, "eagle", "a draft head has at least one layer");
+  ModelConfig d = target;
+  d.name = target.name + "-eagle";
+  d.source = "the EAGLE draft head of " + target.name + " (trnsim: its decoder layer's shape)";
+  d.layers = layers;
+  d.eagle_draft = true;
+  d.experts = d.experts_per_token = d.expert_intermediate = 0;  // a dense layer, as EAGLE's
+  return d;
+}
+
 int64_t ModelConfig::params() const {
   // In double: configs bound each size by 2^24, but their products can pass 2^63.
   const double h = static_cast<double>(hidden), hd = static_cast<double>(head_dim);
@@ -214,6 +229,7 @@ int64_t ModelConfig::params() const {
   total += static_cast<double>(vocab) * h * (tie_embeddings ? 1 : 2) +
            h * (norm == ops::Norm::kLayer ? 2 : 1);
   if (learned_positions) total += static_cast<double>(max_positions) * h;
+  if (eagle_draft) total += 2 * h * h;  // the fc over [embedding, target hidden]
   total += static_cast<double>(type_vocab) * h;
   return total < 9e18 ? static_cast<int64_t>(total) : int64_t{9'000'000'000'000'000'000};
 }

@@ -42,6 +42,9 @@ struct ModelConfig {
   // gpt-oss, Qwen3-MoE with norm_topk_prob), else the full softmax's values at the top k.
   bool norm_top_k = true;
   num::Format dtype = num::bf16();  // weights and activations as the simulator runs them
+  // An EAGLE draft head (eagle_draft_of): an fc over [token embedding, the target's last
+  // hidden state] before its decoder layers.
+  bool eagle_draft = false;
 
   // Parameters (embeddings and lm head included; tied embeddings once).
   int64_t params() const;
@@ -55,5 +58,11 @@ ModelConfig load_model_config(std::string_view name_or_path);
 // Parses config.json text; `where` names it in errors.
 ModelConfig parse_model_config(std::string_view json_text, const std::string& where);
 std::vector<std::string> list_models();
+
+// The EAGLE draft head of `target` (Li et al., "EAGLE", ICML 2024; NxD Inference's EAGLE
+// speculation): `layers` dense decoder layers of the target's shape, after an fc of [2 x hidden,
+// hidden] over the token's embedding and the target's last hidden state, with the target's
+// final norm and LM head. Named "<target>-eagle".
+ModelConfig eagle_draft_of(const ModelConfig& target, int64_t layers = 1);
 
 }  // namespace trnsim::graph

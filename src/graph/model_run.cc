@@ -299,6 +299,10 @@ ModelResult run_model(const ModelConfig& m, const ModelRunOptions& o, const Tens
     throw InputError(m.name, "train",
                      "an encoder's pretraining heads (masked LM, next sentence) are not modelled: "
                      "training needs logits over the vocabulary");
+  if (o.values && m.eagle_draft)
+    throw InputError(m.name, "values",
+                     "an EAGLE draft head reads its target's hidden states, which a values run "
+                     "does not have; ask for timing only");
   if (o.values && m.model_type == "gpt_oss")
     throw InputError(m.name, "values",
                      "gpt-oss's experts run here as plain GLUs (no clamped SwiGLU, no router or "

@@ -27,8 +27,13 @@ graph::ModelRunOptions step_options(const ServeOptions& o) {
 ServeOptions resolve(const ServeOptions& o) {
   if (o.speculation_length < 0 || o.speculation_length > 64)
     throw InputError("serve", "speculation-length", "0 (none) to 64 drafted tokens");
+  if (o.eagle && o.draft)
+    throw InputError("serve", "eagle", "EAGLE's draft is the target's own head: no draft model");
+  if (o.eagle && o.speculation_length < 1)
+    throw InputError("serve", "speculation-length", "EAGLE drafts at least one token");
   if (o.speculation_length > 0) {
-    if (!o.draft) throw InputError("serve", "draft-model", "speculation needs a draft model");
+    if (!o.draft && !o.eagle)
+      throw InputError("serve", "draft-model", "speculation needs a draft model (or --eagle)");
     if (o.kv_buckets == KvBuckets::kExact)
       throw InputError("serve", "kv-buckets", "speculation runs on compiled buckets: pow2 or max");
   }
@@ -92,7 +97,11 @@ ServeResult serve(const graph::ModelConfig& m, const ServeOptions& opts) {
   res.kv_buckets = o.kv_buckets;
   res.speculation_length = o.speculation_length;
   res.acceptance = o.acceptance;
-  if (o.draft) res.draft_model = o.draft->name;
+  // EAGLE: the draft is the target's head.
+  std::optional<graph::ModelConfig> eagle;
+  if (o.eagle) eagle = graph::eagle_draft_of(m);
+  const graph::ModelConfig* draft_model = eagle ? &*eagle : o.draft;
+  if (draft_model) res.draft_model = draft_model->name;
 
   StepCosts steps(m, step_options(o));
   // The batch's prompts in prefills of ctx_batch each (the last one padded), one after another;
@@ -157,7 +166,7 @@ ServeResult serve(const graph::ModelConfig& m, const ServeOptions& opts) {
       graph::ModelRunOptions d = step_options(o);
       d.tp = 0;
       d.ep = 1;  // a dense draft
-      draft.emplace(*o.draft, d);
+      draft.emplace(*draft_model, d);
       const double a = o.acceptance;
       per_iteration = a < 1 ? (1 - std::pow(a, static_cast<double>(k + 1))) / (1 - a)
                             : static_cast<double>(k + 1);

@@ -47,6 +47,9 @@ struct ServeOptions {
   // tokens per iteration, each accepted with probability `acceptance`; the target verifies
   // them in one step. Not under a load (serve_load refuses it).
   const graph::ModelConfig* draft = nullptr;
+  // EAGLE speculation (NxD Inference's): the draft is the target's EAGLE head
+  // (graph::eagle_draft_of: one decoder layer over the target's hidden state), not a model.
+  bool eagle = false;
   int64_t speculation_length = 0;
   double acceptance = 0.7;
   int decode_samples = 3;                                     // kv_buckets exact: KV lengths timed

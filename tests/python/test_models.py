@@ -219,3 +219,15 @@ def test_serve_with_a_cached_prefix():
     assert "prefix caching" in cached["text"]
     with pytest.raises(Exception, match="cached"):
         tm.serve("tiny-llama", cached_prefix=1024, **kw)
+
+
+def test_serve_with_eagle():
+    # EAGLE: the target's head drafts (one decoder layer and the LM head).
+    kw = dict(chip="trn2", tp=2, input_tokens=100, output_tokens=30, speculation_length=3,
+              acceptance=0.8)
+    eagle = tm.serve("tiny-llama", eagle=True, **kw)
+    own = tm.serve("tiny-llama", draft_model="tiny-llama", **kw)
+    assert eagle["speculation"]["draft_model"] == "tiny-llama-eagle"
+    assert eagle["tpot_ms"] < own["tpot_ms"]
+    with pytest.raises(Exception, match="EAGLE"):
+        tm.serve("tiny-llama", eagle=True, draft_model="tiny-llama", **kw)

@@ -116,6 +116,41 @@ TEST(BuildGraph, ExpertParallelRanksHoldWholeExperts) {
   EXPECT_TRUE(splits_into(m, 8, 8));
   EXPECT_FALSE(splits_into(m, 8, 3));
   EXPECT_FALSE(splits_into(load_model_config("tiny-llama"), 2, 2));
+  // Across 4 data-parallel replicas too (training): 128 / (8 x 4) = 4 whole experts a rank.
+  const Graph w = build_model_graph(m, {.seq = 128, .tp = 8, .layers = 1, .ep = 8, .expert_dp = 4});
+  EXPECT_EQ(find_value(w, "layers.0.mlp.experts.3.down_proj.weight")->shape, (S{768, 2048}));
+  EXPECT_EQ(find_value(w, "layers.0.mlp.experts.4.down_proj.weight"), nullptr);
+  EXPECT_EQ(input_error([&] {
+              build_model_graph(m, {.tp = 8, .layers = 1, .ep = 8, .expert_dp = 32});
+            }).key(),
+            "expert_dp");
+}
+
+// An EAGLE draft head: the fc over [embedding, target hidden] as two row-parallel halves
+// (each rank's H / tp columns of the embedding and of the hidden state), all-reduced, then the
+// target's decoder layer, final norm and LM head.
+TEST(BuildGraph, EagleDraftHead) {
+  const ModelConfig target = load_model_config("llama-3.1-8b");
+  const ModelConfig d = eagle_draft_of(target);
+  EXPECT_EQ(d.name, "llama-3.1-8b-eagle");
+  EXPECT_EQ(d.layers, 1);
+  using S = std::vector<int64_t>;
+  const Graph g = build_model_graph(d, {.seq = 4, .tp = 8});
+  EXPECT_EQ(find_value(g, "target_hidden")->shape, (S{4, 512}));
+  EXPECT_EQ(find_value(g, "target_hidden")->kind, ValueKind::kInput);
+  EXPECT_EQ(find_value(g, "embed_tokens.weight")->shape, (S{target.vocab, 512}));
+  EXPECT_EQ(find_value(g, "fc.embed.weight")->shape, (S{512, 4096}));
+  EXPECT_EQ(find_value(g, "fc.hidden.weight")->shape, (S{512, 4096}));
+  EXPECT_NE(find_value(g, "fc.all_reduce"), nullptr);
+  EXPECT_NE(find_value(g, "layers.0.mlp.down_proj.weight"), nullptr);
+  EXPECT_EQ(find_value(g, "layers.1.mlp.down_proj.weight"), nullptr);
+  EXPECT_NE(find_value(g, "lm_head.weight"), nullptr);
+  ModelConfig one_layer = target;
+  one_layer.layers = 1;
+  EXPECT_EQ(d.params() - one_layer.params(), 2 * 4096 * 4096);  // the fc
+  // A MoE target's head is a dense layer; a model without rotary positions has none.
+  EXPECT_FALSE(eagle_draft_of(load_model_config("qwen3-30b-a3b")).moe());
+  EXPECT_EQ(input_error([&] { eagle_draft_of(load_model_config("gpt3-6.7b")); }).key(), "eagle");
 }
 
 TEST(BuildGraph, LayersOutsideTheModelAreRefused) {

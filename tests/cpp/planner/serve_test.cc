@@ -141,6 +141,26 @@ TEST(Serve, SpeculativeDecodingDividesAnIterationByItsTokens) {
   EXPECT_THROW(serve_load(model(), o, l), InputError);  // one batch only
 }
 
+// EAGLE: the draft is the target's head (one decoder layer over its hidden state and the LM
+// head), cheaper per drafted token than the target's step.
+TEST(Serve, EagleDraftsWithTheTargetsHead) {
+  ServeOptions o = tiny(1, 100, 30);
+  o.eagle = true;
+  o.speculation_length = 3;
+  o.acceptance = 0.8;
+  const ServeResult r = serve(model(), o);
+  EXPECT_EQ(r.draft_model, "tiny-llama-eagle");
+  ServeOptions self = o;  // the whole 2-layer model drafting for itself
+  self.eagle = false;
+  self.draft = &model();
+  EXPECT_LT(r.tpot_ms, serve(model(), self).tpot_ms);
+  o.draft = &model();  // a draft model and the head: one draft only
+  EXPECT_THROW(serve(model(), o), InputError);
+  o.draft = nullptr;
+  o.speculation_length = 0;  // EAGLE drafts tokens
+  EXPECT_THROW(serve(model(), o), InputError);
+}
+
 TEST(Serve, BatchCostsPrefillTime) {
   const ServeResult one = serve(model(), tiny(1, 256, 8));
   const ServeResult four = serve(model(), tiny(4, 256, 8));
