@@ -200,6 +200,7 @@ def serve(
     ep: int = 1,
     cached_prefix: int = 0,
     eagle: bool = False,
+    prefill_chunk: int = 0,
 ) -> dict[str, Any]:
     """Requests served, as `trnsim serve --json`: ttft_ms, tpot_ms, e2e_ms,
     output_tokens_per_s and the compiled graphs' shapes; `["text"]` holds what the command
@@ -213,7 +214,9 @@ def serve(
     runtime: of the all-reduces (default: the compiled graphs' one, graph::kInGraphRuntime).
     ep: MoE models: expert-parallel ranks inside the tp group. cached_prefix: prefix caching,
     the first tokens of every prompt already in the KV cache (the prefill runs the rest).
-    eagle: speculation with the target's EAGLE head as the draft (with speculation_length)."""
+    eagle: speculation with the target's EAGLE head as the draft (with speculation_length).
+    prefill_chunk: chunked prefill, steps of that many token slots (decode tokens first, then a
+    chunk of one prompt)."""
     if kv_buckets not in ("pow2", "max", "exact"):
         raise ValueError(f"kv_buckets {kv_buckets!r}: 'pow2', 'max' or 'exact'")
     extra = {} if runtime is None else {"runtime": runtime}
@@ -229,7 +232,8 @@ def serve(
         rate=0.0 if rate is None else float(rate), input_spread=int(input_spread),
         output_spread=int(output_spread), seed=int(seed), draft_model=draft_model or "",
         speculation_length=int(speculation_length), acceptance=float(acceptance), ep=int(ep),
-        cached_prefix=int(cached_prefix), eagle=bool(eagle), **extra)
+        cached_prefix=int(cached_prefix), eagle=bool(eagle), prefill_chunk=int(prefill_chunk),
+        **extra)
     out = json.loads(j)
     out["text"] = text
     return out

@@ -195,8 +195,9 @@ void bind_model(nb::module_& m) {
          int64_t ctx_batch, int64_t max_seq, const std::string& kv_buckets, int64_t concurrency,
          int64_t requests, double rate, int64_t input_spread, int64_t output_spread, uint64_t seed,
          const std::string& draft_model, int64_t speculation_length, double acceptance, int ep,
-         int64_t cached_prefix, bool eagle) {
+         int64_t cached_prefix, bool eagle, int64_t prefill_chunk) {
         planner::ServeOptions o;
+        o.prefill_chunk = prefill_chunk;
         o.eagle = eagle;
         o.ep = ep;
         o.cached_prefix = cached_prefix;
@@ -247,6 +248,7 @@ void bind_model(nb::module_& m) {
       nb::arg("input_spread") = 0, nb::arg("output_spread") = 0, nb::arg("seed") = 1,
       nb::arg("draft_model") = "", nb::arg("speculation_length") = 0, nb::arg("acceptance") = 0.7,
       nb::arg("ep") = 1, nb::arg("cached_prefix") = 0, nb::arg("eagle") = false,
+      nb::arg("prefill_chunk") = 0,
       "Requests served (planner/serve.h; under a load, planner/serve_load.h): (JSON as trnsim "
       "serve --json, text).");
   m.def(

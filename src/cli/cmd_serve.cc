@@ -25,7 +25,7 @@ struct ServeCmdOptions {
   std::string model, system, chip = "trn2", runtime = std::string(graph::kInGraphRuntime);
   std::vector<std::string> sets;
   int tp = 0, lnc = 1, ep = 1, samples = 3;
-  int64_t batch = 1, input = 128, output = 128, bucket = 0, cached_prefix = 0;
+  int64_t batch = 1, input = 128, output = 128, bucket = 0, cached_prefix = 0, prefill_chunk = 0;
   int64_t compiled_batch = 0, ctx_batch = 0, max_seq = 0;
   std::string kv_buckets = "pow2", draft_model;
   int64_t speculation = 0;
@@ -49,6 +49,7 @@ void run_serve(const ServeCmdOptions& o, Io& io) {
   so.output_tokens = o.output;
   so.bucket = o.bucket;
   so.cached_prefix = o.cached_prefix;
+  so.prefill_chunk = o.prefill_chunk;
   so.compiled_batch = o.compiled_batch;
   so.ctx_batch = o.ctx_batch;
   so.max_seq = o.max_seq;
@@ -109,6 +110,10 @@ void setup_serve_command(CLI::App& app, Io& io) {
   sub->add_option("--cached-prefix", o->cached_prefix,
                   "prefix caching: the first N tokens of every prompt (a shared system prompt) "
                   "are in the KV cache already, so the prefill runs the rest")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 22));
+  sub->add_option("--prefill-chunk", o->prefill_chunk,
+                  "chunked prefill: steps of N token slots, the live sequences' decode tokens "
+                  "and a chunk of one prompt (vLLM's max_num_batched_tokens)")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 22));
   sub->add_option("--compiled-batch", o->compiled_batch,
                   "sequences every decode step runs, live or not (default: --batch)")

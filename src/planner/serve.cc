@@ -50,6 +50,22 @@ ServeOptions resolve(const ServeOptions& o) {
                                  o.cached_prefix, o.input_tokens, o.input_tokens - 1));
   ServeOptions r = o;
   if (r.compiled_batch == 0) r.compiled_batch = r.batch;
+  if (o.prefill_chunk != 0) {
+    if (o.prefill_chunk < 128)
+      throw InputError(
+          "serve", "prefill-chunk",
+          fmt::format("{} token slots: at least 128 (a tile of tokens)", o.prefill_chunk));
+    if (o.prefill_chunk <= r.compiled_batch)
+      throw InputError("serve", "prefill-chunk",
+                       fmt::format("{} token slots leave no room for a prompt beside {} decode "
+                                   "tokens (the compiled batch)",
+                                   o.prefill_chunk, r.compiled_batch));
+    if (o.speculation_length > 0)
+      throw InputError("serve", "prefill-chunk", "not with speculative decoding");
+    if (o.ctx_batch > 1)
+      throw InputError("serve", "ctx-batch", "chunked prefill fills one prompt at a time");
+    r.ctx_batch = 1;
+  }
   if (r.compiled_batch < r.batch)
     throw InputError(
         "serve", "compiled-batch",
@@ -91,6 +107,7 @@ ServeResult serve(const graph::ModelConfig& m, const ServeOptions& opts) {
   res.output_tokens = o.output_tokens;
   res.bucket = o.bucket;
   res.cached_prefix = o.cached_prefix;
+  res.prefill_chunk = o.prefill_chunk;
   res.compiled_batch = o.compiled_batch;
   res.ctx_batch = o.ctx_batch;
   res.max_seq = o.max_seq;
@@ -107,7 +124,19 @@ ServeResult serve(const graph::ModelConfig& m, const ServeOptions& opts) {
   // The batch's prompts in prefills of ctx_batch each (the last one padded), one after another;
   // a request's first token comes with its prefill.
   const int64_t prefills = (o.batch + o.ctx_batch - 1) / o.ctx_batch;
-  const StepCost& prefill_cost = steps.prefill(o.ctx_batch, o.bucket, o.cached_prefix);
+  // Chunked: a prompt is ceil(rest / chunk) steps of the chunk graph, each after the positions
+  // before it (no decode tokens beside them: the batch's prompts come first).
+  StepCost chunked;
+  for (int64_t p = o.cached_prefix; o.prefill_chunk > 0 && p < o.input_tokens;
+       p += o.prefill_chunk) {
+    const StepCost c = steps.chunk_step(o.prefill_chunk, p, 0, 0);
+    chunked.ms += c.ms;
+    chunked.flops += c.flops;
+    chunked.hbm_bytes += c.hbm_bytes;
+    chunked.link_bytes += c.link_bytes;
+  }
+  const StepCost& prefill_cost =
+      o.prefill_chunk > 0 ? chunked : steps.prefill(o.ctx_batch, o.bucket, o.cached_prefix);
   const double prefill = prefill_cost.ms;
   res.energy = steps.energy(prefill_cost, prefills);
   res.prefill = steps.last_prefill();
@@ -230,6 +259,7 @@ nlohmann::json ServeResult::to_json() const {
       {"output_tokens", output_tokens},
       {"prefill_bucket", bucket},
       {"cached_prefix", cached_prefix},
+      {"prefill_chunk", prefill_chunk},
       {"compiled_batch", compiled_batch},
       {"ctx_batch", ctx_batch},
       {"max_seq", max_seq},
@@ -265,6 +295,8 @@ std::string ServeResult::text() const {
         "prefix caching: the first {} tokens of each prompt are in the KV cache; "
         "the prefill runs the other {}\n",
         cached_prefix, input_tokens - cached_prefix);
+  if (prefill_chunk > 0)
+    out += fmt::format("chunked prefill: steps of {} token slots\n", prefill_chunk);
   if (speculation_length > 0)
     out += fmt::format(
         "speculative decoding: {} drafts {} tokens an iteration, each accepted with p = {}: {:.2f} "

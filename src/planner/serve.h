@@ -38,6 +38,11 @@ struct ServeOptions {
   // prefill runs the rest of the prompt, its attention reading the prefix from the cache.
   int64_t cached_prefix = 0;
   int64_t bucket = 0;  // prefill positions (of the uncached rest); 0: the power of two as above
+  // Chunked prefill (vLLM's, on NxD Inference's chunked-prefill graph): 0, off; else each step
+  // is a graph of this many token slots, the live sequences' decode tokens first and the rest a
+  // chunk of one prompt (StepCosts::chunk_step), so long prompts do not stall the decodes.
+  // Prompts are then prefilled one at a time.
+  int64_t prefill_chunk = 0;
   // The compiled graphs (NxDI's batch_size / tkg_batch_size, ctx_batch_size, seq_len).
   int64_t compiled_batch = 0;  // sequences every decode step runs; 0: batch
   int64_t ctx_batch = 0;       // prompts per prefill (1: continuous batching); 0: batch
@@ -61,6 +66,7 @@ struct ServeResult {
   std::string model, where;  // where: the system or chip
   int tp = 1, lnc = 1, ep = 1;
   int64_t batch = 1, input_tokens = 0, output_tokens = 0, bucket = 0, cached_prefix = 0;
+  int64_t prefill_chunk = 0;
   int64_t compiled_batch = 1, ctx_batch = 1, max_seq = 0;
   KvBuckets kv_buckets = KvBuckets::kPow2;
   std::string draft_model;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <optional>
 #include <random>
 
 #include "base/error.h"
@@ -130,11 +131,67 @@ LoadResult serve_load(const graph::ModelConfig& m, const ServeOptions& opts, con
     ++done;
     if (closed && issued < n) res.requests[issued++].arrival_ms = t;  // the client's next
   };
+  // The KV positions a decode step reads: the bucket of the longest live sequence's next token.
+  auto read_kv = [&] {
+    int64_t kv = 0;
+    for (const Live& s : live) kv = std::max(kv, res.requests[s.req].input + s.generated);
+    return o.kv_buckets == KvBuckets::kPow2 ? pow2_bucket(kv, o.max_seq)
+           : o.kv_buckets == KvBuckets::kMax
+               ? o.max_seq
+               : std::min(o.max_seq, (kv + 127) / 128 * 128);  // exact: to 128 positions, so
+                                                               // that steps share their runs
+  };
+  // Each live sequence's token of a decode step; the finished ones leave.
+  auto decode_tokens = [&] {
+    ++res.decode_steps;
+    live_sum += static_cast<double>(live.size());
+    std::vector<Live> still;
+    for (Live& s : live) {
+      if (++s.generated == res.requests[s.req].output)
+        finish(s.req);
+      else
+        still.push_back(s);
+    }
+    live = std::move(still);
+  };
+  // Chunked prefill: the prompt being filled and its positions so far.
+  std::optional<size_t> filling;
+  int64_t filled = 0;
   while (done < n) {
     while (next_arrival < issued && res.requests[next_arrival].arrival_ms <= t)
       waiting.push_back(next_arrival++);
     const auto slots = static_cast<size_t>(o.compiled_batch);
-    if (!waiting.empty() && live.size() < slots) {
+    if (o.prefill_chunk > 0) {
+      // While a prompt is being filled, one step of the chunk graph a turn: the live
+      // sequences' decode tokens, and the rest of its slots the prompt's next chunk. The next
+      // waiting prompt starts when a decode slot is free for it; with none being filled, the
+      // live sequences decode in the token-generation graph (below).
+      if (!filling && !waiting.empty() && live.size() < slots) {
+        filling = waiting.front();
+        waiting.pop_front();
+        filled = o.cached_prefix;
+      }
+      if (filling) {
+        const int64_t room = o.prefill_chunk - static_cast<int64_t>(live.size());
+        const StepCost c = steps.chunk_step(o.prefill_chunk, filled,
+                                            live.empty() ? 0 : o.compiled_batch, read_kv());
+        t += c.ms;
+        add_energy(steps.energy(c));
+        if (!live.empty()) decode_tokens();
+        const RequestRecord& r = res.requests[*filling];
+        filled = std::min(r.input, filled + room);
+        if (filled == r.input) {
+          res.requests[*filling].first_token_ms = t;
+          ++res.prefills;
+          if (r.output == 1)
+            finish(*filling);
+          else
+            live.push_back({*filling, 1});
+          filling.reset();
+        }
+        continue;
+      }
+    } else if (!waiting.empty() && live.size() < slots) {
       std::vector<size_t> batch;
       int64_t longest = 0;
       while (!waiting.empty() && batch.size() < static_cast<size_t>(o.ctx_batch) &&
@@ -159,27 +216,10 @@ LoadResult serve_load(const graph::ModelConfig& m, const ServeOptions& opts, con
       continue;
     }
     if (!live.empty()) {
-      int64_t kv = 0;  // positions the longest live sequence's next token attends to
-      for (const Live& s : live) kv = std::max(kv, res.requests[s.req].input + s.generated);
-      const int64_t read = o.kv_buckets == KvBuckets::kPow2 ? pow2_bucket(kv, o.max_seq)
-                           : o.kv_buckets == KvBuckets::kMax
-                               ? o.max_seq
-                               // exact: to 128 positions, so
-                               // that steps share their runs
-                               : std::min(o.max_seq, (kv + 127) / 128 * 128);
-      const StepCost& c = steps.decode(o.compiled_batch, read);
+      const StepCost& c = steps.decode(o.compiled_batch, read_kv());
       t += c.ms;
       add_energy(steps.energy(c));
-      ++res.decode_steps;
-      live_sum += static_cast<double>(live.size());
-      std::vector<Live> still;
-      for (Live& s : live) {
-        if (++s.generated == res.requests[s.req].output)
-          finish(s.req);
-        else
-          still.push_back(s);
-      }
-      live = std::move(still);
+      decode_tokens();
       continue;
     }
     if (next_arrival >= issued)  // cannot happen: a finished request issues the next
@@ -246,6 +286,7 @@ nlohmann::json LoadResult::to_json() const {
       {"max_seq", options.max_seq},
       {"kv_buckets", kv_buckets_name(options.kv_buckets)},
       {"cached_prefix", options.cached_prefix},
+      {"prefill_chunk", options.prefill_chunk},
       {"requests", load.requests},
       {"concurrency", load.rate > 0 ? nlohmann::json(nullptr) : nlohmann::json(load.concurrency)},
       {"rate_per_s", load.rate},
@@ -284,6 +325,8 @@ std::string LoadResult::text() const {
   if (options.cached_prefix > 0)
     out += fmt::format("prefix caching: the first {} tokens of each prompt are in the KV cache\n",
                        options.cached_prefix);
+  if (options.prefill_chunk > 0)
+    out += fmt::format("chunked prefill: steps of {} token slots\n", options.prefill_chunk);
   auto row = [&](const char* name, const Percentiles& p) {
     return fmt::format("{:<6} mean {:9.2f}  p50 {:9.2f}  p90 {:9.2f}  p99 {:9.2f}  ms\n", name,
                        p.mean, p.p50, p.p90, p.p99);

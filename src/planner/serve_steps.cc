@@ -64,6 +64,8 @@ StepCost StepCosts::cost_of(const graph::ModelResult& r) const {
   c.hbm_bytes = static_cast<double>(r.hbm_bytes);
   // All-reduces among ranks of one chip stay on it (their HBM traffic is counted already).
   c.link_bytes = chips_ > 1 ? static_cast<double>(r.collective_bytes) : 0.0;
+  for (const graph::OpRow& row : r.rows)
+    if (row.kind == "attention") c.attention_ms += row.total_us() / 1e3;
   return c;
 }
 
@@ -102,6 +104,20 @@ const StepCost& StepCosts::verify(int64_t batch, int64_t kv, int64_t tokens) {
   o.past = kv - tokens;
   decode_ = run(o);
   return verify_cost_[key] = cost_of(decode_);
+}
+
+StepCost StepCosts::chunk_step(int64_t chunk, int64_t past, int64_t batch, int64_t kv) {
+  const StepCost base = prefill(1, chunk, 0);
+  const StepCost own = prefill(1, chunk, past);
+  StepCost c = base;
+  c.ms = base.ms - base.attention_ms + own.attention_ms;
+  c.attention_ms = own.attention_ms;
+  if (batch > 0) {
+    const double attn = decode(batch, kv).attention_ms;
+    c.ms += attn;
+    c.attention_ms += attn;
+  }
+  return c;
 }
 
 std::optional<Energy> StepCosts::energy(const StepCost& c, int64_t steps) const {

@@ -39,6 +39,7 @@ struct StepCost {
   double ms = 0;
   double flops = 0, hbm_bytes = 0;  // all ranks
   double link_bytes = 0;            // the all-reduces' bytes when the ranks span chips
+  double attention_ms = 0;          // of ms: the attention kernels'
 };
 
 // Step costs of one model compiled for one system (the options' system, chip, TP, LNC, --set),
@@ -60,6 +61,13 @@ class StepCosts {
   // and one more) through the cache, the last of them reading `kv` positions.
   const StepCost& verify(int64_t batch, int64_t kv, int64_t tokens);
   double decode_ms(int64_t batch, int64_t kv) { return decode(batch, kv).ms; }
+  // A chunked-prefill step (vLLM's chunked prefill on NxD Inference's graph of `chunk` token
+  // slots): one prompt's next chunk, after `past` of its positions, and, when `batch` > 0,
+  // the decode tokens of `batch` sequences reading `kv` positions. The graph's other kernels
+  // run over its `chunk` slots whatever fills them (the prefill run of `chunk` positions
+  // without its attention); the attention is the chunk's over its past and the decode tokens'
+  // over theirs (each from its own run). Its FLOPs and bytes are the chunk prefill's.
+  StepCost chunk_step(int64_t chunk, int64_t past, int64_t batch, int64_t kv);
   // The chips the ranks occupy (tp x lnc cores), and their power model: absent when the chip
   // has none (known after the first step).
   int64_t chips() const { return chips_; }

@@ -231,3 +231,14 @@ def test_serve_with_eagle():
     assert eagle["tpot_ms"] < own["tpot_ms"]
     with pytest.raises(Exception, match="EAGLE"):
         tm.serve("tiny-llama", eagle=True, draft_model="tiny-llama", **kw)
+
+
+def test_serve_with_chunked_prefill():
+    kw = dict(chip="trn2", tp=2, input_tokens=1024, output_tokens=8)
+    whole = tm.serve("tiny-llama", **kw)
+    chunked = tm.serve("tiny-llama", prefill_chunk=256, **kw)
+    assert chunked["prefill_chunk"] == 256 and chunked["ttft_ms"] > whole["ttft_ms"]
+    load = tm.serve("tiny-llama", prefill_chunk=256, concurrency=2, requests=4, **kw)
+    assert load["prefills"] == 4 and "chunked prefill" in load["text"]
+    with pytest.raises(Exception, match="prefill-chunk"):
+        tm.serve("tiny-llama", prefill_chunk=64, **kw)
