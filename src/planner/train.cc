@@ -350,8 +350,8 @@ TrainResult train(const graph::ModelConfig& m, const TrainOptions& o) {
     g.req.perm = {1, 0};
     const auto pr = fabric::simulate_concurrent(fab, {g});
     // Exposed once per boundary a micro-batch crosses, each way: pp v - 1 of them interleaved.
-    r.pp_comm_s =
-        2.0 * (int64_t{o.pp} * o.virtual_stages - 1) * static_cast<double>(pr.makespan.v) * 1e-12;
+    const auto crossings = static_cast<double>(int64_t{o.pp} * o.virtual_stages - 1);
+    r.pp_comm_s = 2.0 * crossings * static_cast<double>(pr.makespan.v) * 1e-12;
   }
   if (o.dp > 1) {
     // Every (stage, TP rank)'s replicas reduce their gradients at once. With experts across
