@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "graph/lower.h"
 
 namespace trnsim::graph {
 
@@ -88,7 +89,7 @@ class Backward {
   void save_moe(size_t i) {
     const Node n = node(i);
     const int64_t H = val(n.inputs[0]).shape.back(), I = val(n.weights[1]).shape[1];
-    const int64_t rows = (T_ * n.top_k + n.expert_ranks - 1) / n.expert_ranks;
+    const int64_t rows = moe_rank_rows(g_, n);
     const num::Format dt = val(n.outputs[0]).dtype;
     const std::vector<int> saved = {new_value(n.name + ".probs", {T_, n.experts}, num::fp32()),
                                     new_value(n.name + ".dispatched", {rows, H}, dt),

@@ -83,6 +83,9 @@ std::vector<Step> lower_steps(const Graph& g, const Node& n);
 // A MoE block's kernels (lower_moe.cc), forward and backward; lower_steps calls them.
 std::vector<Step> moe_steps(const Graph& g, const Node& n);
 std::vector<Step> moe_grad_steps(const Graph& g, const Node& n);
+// A MoE node's token rows on one rank (T x top_k / expert_ranks, rounded up): what its
+// kernels dispatch and what its backward keeps (backward.cc).
+int64_t moe_rank_rows(const Graph& g, const Node& n);
 
 // The kernel's program for one rank (not for kAllReduce).
 isa::Program build_program(const arch::ChipSpec& chip, const Kernel& k);

@@ -32,9 +32,9 @@ struct Routing {
         I(val(g, n.weights[1]).shape[1]),
         dt(val(g, y).dtype) {
     const int64_t ep = n.expert_ranks, local = E / (ep * n.expert_dp);
-    active = std::min(local, (T * k + ep - 1) / ep);
-    te = (T * k + active * ep - 1) / (active * ep);
-    rows = (T * k + ep - 1) / ep;
+    rows = moe_rank_rows(g, n);
+    active = std::min(local, rows);
+    te = (rows + active - 1) / active;
     slots = (k + ep - 1) / ep;
   }
 
@@ -78,6 +78,10 @@ struct Routing {
 };
 
 }  // namespace
+
+int64_t moe_rank_rows(const Graph& g, const Node& n) {
+  return (g.batch * g.seq * n.top_k + n.expert_ranks - 1) / n.expert_ranks;
+}
 
 std::vector<Step> moe_steps(const Graph& g, const Node& n) {
   const Routing r(g, n, n.inputs[0], n.outputs[0]);
