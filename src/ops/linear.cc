@@ -16,6 +16,9 @@
 // neuronx keeps a decoder's hidden states hidden-major for the same reason).
 // Weights are read tokens / token_block times and x once, so the tiling trades SBUF for HBM
 // traffic; linear_tilings lists the candidates the compiler times (graph/tiling_search.h).
+// Quantized weights (LinearSpec::weight_dtype) stream at one byte an element: FP8 straight
+// into TensorE, int8 cast by the loading DMA; their per-channel scales multiply the
+// accumulator first thing in the epilogue.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -77,6 +80,13 @@ constexpr int kWeightBuffers = 3;
 
 }  // namespace
 
+num::Format linear_sbuf_weight_format(const arch::ChipSpec& chip, const LinearSpec& s) {
+  if (!s.weight_dtype || *s.weight_dtype == s.dtype) return s.dtype;
+  for (const std::string& name : chip.numerics.tensor_fp8_formats)
+    if (num::parse_format(name) == *s.weight_dtype) return *s.weight_dtype;
+  return s.dtype;
+}
+
 isa::ActFunc act_func(Act a) {
   switch (a) {
     case Act::kSilu:
@@ -127,7 +137,7 @@ Plan plan_of(const arch::ChipSpec& chip, const LinearSpec& s) {
   const int64_t usable = chip.core.sbuf.usable_bytes_per_partition > 0
                              ? chip.core.sbuf.usable_bytes_per_partition
                              : chip.core.sbuf.bytes_per_partition;
-  const int64_t per_ktile = p.nb * s.dtype.storage_bytes * p.glu;
+  const int64_t per_ktile = p.nb * linear_sbuf_weight_format(chip, s).storage_bytes * p.glu;
   p.kc = std::max<int64_t>(1, usable * 2 / 5 / (kWeightBuffers * per_ktile));
   p.kc = std::min({p.kc, p.kt, std::max<int64_t>(1, kMaxApElements / p.nb)});
   p.chunks = ceil_div(p.kt, p.kc);
@@ -138,6 +148,14 @@ void check(const arch::ChipSpec& chip, const LinearSpec& s) {
   require_range("linear", "tokens", s.tokens, 1, int64_t{1} << 24);
   require_range("linear", "in", s.in, 1, int64_t{1} << 20);
   require_range("linear", "out", s.out, 1, int64_t{1} << 24);
+  if (s.weight_dtype && *s.weight_dtype != s.dtype) {
+    const num::Format& f = *s.weight_dtype;
+    const bool fp8 = f.kind == num::Kind::kFloat && f.storage_bytes == 1 && f.bits == 8 &&
+                     f.dtype != num::Dtype::kE8M0;
+    if (!fp8 && f.dtype != num::Dtype::kInt8)
+      throw InputError("linear", "weight_dtype",
+                       fmt::format("{}: quantized weights are int8 or an FP8 format", f.name()));
+  }
   const int64_t parts = chip.core.sbuf.partitions;
   if (s.tiling.token_block < 1 || s.tiling.token_block % parts != 0)
     throw InputError(
@@ -185,8 +203,10 @@ int64_t linear_sbuf_bytes(const arch::ChipSpec& chip, const LinearSpec& s) {
     if (s.norm != Norm::kNone)  // normalised x; layer norm's centred values; gamma (and beta)
       bytes += 2 * s.in * e + (s.norm == Norm::kLayer ? 2 * s.in * 4 + 2 * s.in * 4 : s.in * 4);
   }
-  bytes += kWeightBuffers * p.kc * p.nb * e * p.glu;  // w blocks
+  bytes += kWeightBuffers * p.kc * p.nb * linear_sbuf_weight_format(chip, s).storage_bytes *
+           p.glu;  // w blocks
   bytes += s.bias ? p.nb * 4 * p.glu : 0;
+  bytes += s.weight_scale ? p.nb * 4 * p.glu : 0;
   bytes += 2 * p.nb * e + (p.glu > 1 ? p.nb * 4 : 0);  // results, gate scratch
   bytes += s.residual_out ? 2 * p.nb * e : 0;
   return bytes;
@@ -265,6 +285,8 @@ isa::Program linear(const arch::ChipSpec& chip, const LinearSpec& s) {
   const int64_t kt = plan.kt, tb = plan.tb, nb = plan.nb, kc = plan.kc;
   const bool glu = is_glu(s.act);
   const num::Format dt = s.dtype;
+  const num::Format wdt = s.weight_dtype.value_or(dt);          // in HBM
+  const num::Format swdt = linear_sbuf_weight_format(chip, s);  // in SBUF, into TensorE
 
   kernel::KernelBuilder kb(chip);
   const kernel::Tensor x = kb.input("x", dt, {T, K});
@@ -277,8 +299,13 @@ isa::Program linear(const arch::ChipSpec& chip, const LinearSpec& s) {
   const NormParams np = cols ? NormParams{} : load_norm_params(kb, s.norm, "", K);
   const ColumnNorm cn = cols ? load_column_norm(kb, s.norm, K, T) : ColumnNorm{};
   const int64_t w_rows = s.packed_weights ? kt * parts : K;
-  const kernel::Tensor w = kb.input(glu ? "w_gate" : "w", dt, {w_rows, N});
-  const kernel::Tensor w_up = glu ? kb.input("w_up", dt, {w_rows, N}) : kernel::Tensor{};
+  const kernel::Tensor w = kb.input(glu ? "w_gate" : "w", wdt, {w_rows, N});
+  const kernel::Tensor w_up = glu ? kb.input("w_up", wdt, {w_rows, N}) : kernel::Tensor{};
+  kernel::Tensor ws, ws_up;
+  if (s.weight_scale) {
+    ws = kb.input(glu ? "w_gate_scale" : "w_scale", num::fp32(), {N});
+    if (glu) ws_up = kb.input("w_up_scale", num::fp32(), {N});
+  }
   kernel::Tensor b, b_up;
   if (s.bias) {
     b = kb.input(glu ? "b_gate" : "b", num::fp32(), {N});
@@ -311,9 +338,9 @@ isa::Program linear(const arch::ChipSpec& chip, const LinearSpec& s) {
     }
     tp_bufs = kb.psum_buffers("xT_psum", tdt, {parts, per_bank, parts}, 2);
   }
-  const auto w_bufs = kb.sbuf_buffers(glu ? "w_gate" : "w", dt, {parts, kc, nb}, kWeightBuffers);
+  const auto w_bufs = kb.sbuf_buffers(glu ? "w_gate" : "w", swdt, {parts, kc, nb}, kWeightBuffers);
   const auto wu_bufs =
-      glu ? kb.sbuf_buffers("w_up", dt, {parts, kc, nb}, kWeightBuffers) : std::vector<Tile>{};
+      glu ? kb.sbuf_buffers("w_up", swdt, {parts, kc, nb}, kWeightBuffers) : std::vector<Tile>{};
   const int64_t banks = plan.banks;
   // Accumulator sets: two rotating over the token tiles when w holds all of K, else one per
   // token tile of the block (open across K's chunks).
@@ -330,7 +357,7 @@ isa::Program linear(const arch::ChipSpec& chip, const LinearSpec& s) {
   const Tile gate = glu ? kb.sbuf("gate", num::fp32(), {parts, nb}) : Tile{};
   const auto r_bufs =
       s.residual_out ? kb.sbuf_buffers("r", dt, {parts, nb}, 2) : std::vector<Tile>{};
-  Tile b_t, bu_t;
+  Tile b_t, bu_t, s_t, su_t;
 
   // Loads K tiles [k0, k1) of columns [n0, n0 + nbn) of `src` into dst's tiles 0.. : the full
   // 128-row tiles in one DMA, a short last tile in another.
@@ -367,6 +394,10 @@ isa::Program linear(const arch::ChipSpec& chip, const LinearSpec& s) {
       if (glu) {
         const Tile g = gate({0, p}, {c0, c1});
         const Tile u = acc_up[ab][static_cast<size_t>(j)]({0, p}, {0, c1 - c0});
+        if (s.weight_scale) {
+          kb.tensor_tensor(a, a, s_t({0, p}, {c0, c1}), AluOp::kMult);
+          kb.tensor_tensor(u, u, su_t({0, p}, {c0, c1}), AluOp::kMult);
+        }
         if (s.bias) {
           kb.tensor_tensor(g, a, b_t({0, p}, {c0, c1}), AluOp::kAdd);
           kb.activation(g, g, act_func(s.act));
@@ -375,7 +406,10 @@ isa::Program linear(const arch::ChipSpec& chip, const LinearSpec& s) {
           kb.activation(g, a, act_func(s.act));
         }
         kb.tensor_tensor(out, g, u, AluOp::kMult);
+      } else if (s.weight_scale && !s.bias && s.act == Act::kNone) {
+        kb.tensor_tensor(out, a, s_t({0, p}, {c0, c1}), AluOp::kMult);  // the evacuation itself
       } else if (s.bias) {
+        if (s.weight_scale) kb.tensor_tensor(a, a, s_t({0, p}, {c0, c1}), AluOp::kMult);
         if (s.act == Act::kNone) {
           kb.tensor_tensor(out, a, b_t({0, p}, {c0, c1}), AluOp::kAdd);
         } else {
@@ -383,6 +417,7 @@ isa::Program linear(const arch::ChipSpec& chip, const LinearSpec& s) {
           kb.activation(out, a, act_func(s.act));
         }
       } else {
+        if (s.weight_scale) kb.tensor_tensor(a, a, s_t({0, p}, {c0, c1}), AluOp::kMult);
         kb.activation(out, a, act_func(s.act));
       }
     }
@@ -463,14 +498,21 @@ isa::Program linear(const arch::ChipSpec& chip, const LinearSpec& s) {
     }
     for (int64_t n0 = 0; n0 < N; n0 += nb) {
       const int64_t nbn = std::min(nb, N - n0);
+      // Rows broadcast to the partitions of a token tile, at most `rows` (a decode step's few
+      // tokens read a row a few times, not 128), and reloaded per block: a bias of the whole
+      // width would hold N fp32 per partition.
+      const int64_t rows = std::min(parts, T);
+      auto load_row = [&](Tile& t, const char* name, const kernel::Tensor& src) {
+        if (!t.valid()) t = kb.sbuf(name, num::fp32(), {parts, nb});
+        kb.dma_copy(t({0, rows}, {0, nbn}), src({n0, n0 + nbn}).broadcast(0, rows));
+      };
       if (s.bias) {
-        // Reloaded per block: a bias of the whole width would hold N fp32 per partition.
-        if (!b_t.valid()) {
-          b_t = kb.sbuf("bias", num::fp32(), {parts, nb});
-          if (glu) bu_t = kb.sbuf("bias_up", num::fp32(), {parts, nb});
-        }
-        kb.dma_copy(b_t(all, {0, nbn}), b({n0, n0 + nbn}).broadcast(0, parts));
-        if (glu) kb.dma_copy(bu_t(all, {0, nbn}), b_up({n0, n0 + nbn}).broadcast(0, parts));
+        load_row(b_t, "bias", b);
+        if (glu) load_row(bu_t, "bias_up", b_up);
+      }
+      if (s.weight_scale) {
+        load_row(s_t, "w_scale", ws);
+        if (glu) load_row(su_t, "w_up_scale", ws_up);
       }
       // The first kWeightBuffers blocks' loads are the graph's when they were prefetched.
       const bool preloaded = s.weights_prefetched && wblock_no < kWeightBuffers;

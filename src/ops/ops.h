@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,7 +55,8 @@ struct LinearTiling {
 // y[T, N] = epilogue(norm(x (+ delta)) @ w (+ b)) (+ r)
 // Tensors: x [T, K]; delta [T, K] and h [T, K] (out: x + delta) when residual_in; gamma [K]
 // (and beta [K] for layer norm) fp32 when norm; w [K, N], or w_gate and w_up [K, N] for a
-// GLU; b [N] fp32 (b_gate, b_up for a GLU) when bias; r [T, N] when residual_out; y [T, N].
+// GLU; b [N] fp32 (b_gate, b_up for a GLU) when bias; r [T, N] when residual_out; y [T, N];
+// w_scale [N] fp32 (w_gate_scale, w_up_scale for a GLU) when weight_scale.
 struct LinearSpec {
   int64_t tokens = 0, in = 0, out = 0;  // T, K, N (elements)
   num::Format dtype = num::bf16();      // x, delta, h, w, r, y
@@ -73,8 +75,21 @@ struct LinearSpec {
   // already in SBUF, loaded by the graph while earlier kernels ran, so the kernel does not load
   // them (their buffers' contents are whatever SBUF held: not for values).
   bool weights_prefetched = false;
+  // Weight-only quantization (NxD Inference's quantized linears, neuronx-distributed
+  // QuantizedColumnParallel / QuantizedRowParallel): w (w_gate, w_up) is held in HBM in this
+  // 1-byte format (int8 or an FP8), unset: in dtype. A format TensorE takes (the generation's
+  // numerics.tensor_fp8_formats) is loaded as it is and multiplied against x^T in dtype; any
+  // other (int8) is cast to dtype by the DMA that loads it (HARDWARE.md s4, DMA casting: one
+  // byte an element read from HBM, dtype's size written to SBUF).
+  std::optional<num::Format> weight_dtype;
+  // Per-output-channel scales (w_scale): the fp32 accumulator is multiplied by them before the
+  // bias and the activation, as NxD dequantizes after the matmul (scale_dequantize).
+  bool weight_scale = false;
   LinearTiling tiling;
 };
+// The format w (w_gate, w_up) has in SBUF, the one TensorE reads: the weight format when the
+// generation's TensorE takes it, else dtype (the DMA casts).
+num::Format linear_sbuf_weight_format(const arch::ChipSpec& chip, const LinearSpec& s);
 isa::Program linear(const arch::ChipSpec& chip, const LinearSpec& s);
 // Legal tilings of `s` on `chip` (their PSUM banks fit): first those whose tiles fit a
 // partition of SBUF by linear_sbuf_bytes, smallest first, then the others (which may fit once

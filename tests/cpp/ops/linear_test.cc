@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "base/error.h"
+#include "core/timing/timing_run.h"
+#include "numerics/convert.h"
 #include "ops/ops.h"
 #include "ops_test_util.h"
 
@@ -110,14 +112,46 @@ struct LinearCase {
   std::function<void(ops::LinearSpec&)> set;
 };
 
+double round_to(const num::Format& f, double x) {
+  return num::decode(f, num::encode(f, x, num::Rounding::kNearestEven, 0, {}));
+}
+
+// Quantized weights (s.weight_dtype): each weight becomes codes of the format (int8: integers
+// in [-127, 127]; FP8: multiples of 1/8 in [-8, 8] rounded to the format) and a power-of-two
+// scale per column (2^-11 or 2^-12 for int8, 2^-7 or 2^-8 for FP8, so |w| stays <= 1/16 as
+// unquantized), written as w_scale (w_gate_scale, w_up_scale). `in` keeps the codes times the
+// scales, exact in fp32, for the reference; returns what the kernel reads.
+Inputs quantize_weights(const ops::LinearSpec& s, Inputs& in, uint64_t seed) {
+  Inputs q = in;
+  if (!s.weight_dtype) return q;
+  const num::Format f = *s.weight_dtype;
+  const bool int8 = f.kind == num::Kind::kInt;
+  const int64_t K = s.in, N = s.out;
+  for (const char* w : {"w", "w_gate", "w_up"}) {
+    if (!in.contains(w)) continue;
+    const std::vector<float> v = values(K * N, seed++, 1.0f);
+    std::vector<float> codes(v.size()), scale(static_cast<size_t>(N));
+    for (int64_t n = 0; n < N; ++n)
+      scale[static_cast<size_t>(n)] = std::ldexp(1.0f, (int8 ? -11 : -7) - static_cast<int>(n % 2));
+    for (size_t i = 0; i < v.size(); ++i) {
+      codes[i] = static_cast<float>(int8 ? std::round(v[i] * 127.0) : round_to(f, v[i] * 8.0));
+      in[w][i] = codes[i] * scale[i % static_cast<size_t>(N)];
+    }
+    q[w] = codes;
+    q[std::string(w) + "_scale"] = scale;
+  }
+  return q;
+}
+
 void check_linear(const arch::ChipSpec& spec, const ops::LinearSpec& s, uint64_t seed) {
   const isa::Program p = ops::linear(spec, s);
   expect_race_free(p, spec);
-  const Inputs in = linear_inputs(s, seed);
-  Inputs packed = in;  // the kernel reads w in the packed layout; the reference [K, N]
+  Inputs in = linear_inputs(s, seed);
+  Inputs packed = quantize_weights(s, in, seed + 100);
+  // The kernel reads w in the packed layout; the reference [K, N].
   if (s.packed_weights)
     for (const char* w : {"w", "w_gate", "w_up"})
-      if (in.contains(w)) packed[w] = ops::pack_linear_weights(spec, s, in.at(w));
+      if (in.contains(w)) packed[w] = ops::pack_linear_weights(spec, s, packed.at(w));
   auto out = run(spec, p, packed);
   const LinearRef ref = linear_ref(s, in);
   // The floor grows with sqrt(K / 300): an output sums K products of a normalised x rounded to
@@ -241,6 +275,51 @@ TEST_P(LinearTest, LinearPackedWeights) {
   s.packed_weights = true;
   SCOPED_TRACE("K in chunks");
   check_linear(spec, s, 37);
+}
+
+// Weight-only quantization (NxD Inference's quantized linears): int8 codes cast to bf16 by the
+// loading DMA, FP8 codes (the generation's e4m3) multiplied as they are, per-column scales on
+// the accumulator; plain, with a bias and an activation, a GLU, packed and in the column
+// layout. And the weight stream is one byte an element: half the bf16 kernel's HBM reads.
+TEST_P(LinearTest, LinearQuantizedWeights) {
+  const arch::ChipSpec& spec = chip(GetParam());
+  const num::Format fp8 = spec.numerics.tensor_fp8_formats.front() == "fp8_e4m3fn"
+                              ? num::fp8_e4m3fn()
+                              : num::fp8_e4m3();
+  for (const num::Format wf : {num::int_format(num::Dtype::kInt8), fp8}) {
+    const std::vector<LinearCase> cases{
+        {"plain", [](ops::LinearSpec&) {}},
+        {"bias gelu", [](ops::LinearSpec& s) { s.bias = true, s.act = Act::kGelu; }},
+        {"silu", [](ops::LinearSpec& s) { s.act = Act::kSilu; }},
+        {"swiglu rmsnorm packed",
+         [](ops::LinearSpec& s) {
+           s.act = Act::kGluSilu, s.norm = Norm::kRms, s.packed_weights = true;
+         }},
+        {"columns", [](ops::LinearSpec& s) {
+           s.tokens = 3, s.in = 384, s.tiling = {128, 512, true}, s.packed_weights = true;
+         }}};
+    for (const LinearCase& c : cases) {
+      ops::LinearSpec s = linear_base();
+      c.set(s);
+      s.weight_dtype = wf;
+      s.weight_scale = true;
+      SCOPED_TRACE(::testing::Message() << wf.name() << " " << c.label);
+      check_linear(spec, s, 41);
+    }
+  }
+  // The HBM bytes of a decode-sized linear: the weights dominate, one byte instead of two.
+  ops::LinearSpec s = linear_base();
+  s.tokens = 1, s.in = 1024, s.out = 2048, s.packed_weights = true;
+  const auto hbm_read = [&](const ops::LinearSpec& x) {
+    return core::run_timing(spec, ops::linear(spec, x)).dma.hbm_read_bytes;
+  };
+  const int64_t bf16_bytes = hbm_read(s);
+  s.weight_dtype = fp8;
+  s.weight_scale = true;
+  const int64_t fp8_bytes = hbm_read(s);
+  EXPECT_NEAR(static_cast<double>(fp8_bytes), bf16_bytes / 2.0, 0.02 * bf16_bytes);
+  s.weight_dtype = num::fp16();  // not a quantized format
+  EXPECT_THROW(ops::linear(spec, s), InputError);
 }
 
 TEST_P(LinearTest, LinearTilingsAreLegal) {
