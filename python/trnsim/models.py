@@ -115,6 +115,8 @@ def run(
     stochastic_rounding: bool = True,
     micro_batches: int = 1,
     ep: int = 1,
+    quant_weights: str = "bf16",
+    quantize: str = "all",
 ) -> ModelRun:
     """Compile and time ``model``'s forward over ``batch`` x ``seq`` tokens on ``chip``, or with
     ``train`` a training step: forward, mean cross-entropy against ``labels``, backward and one
@@ -124,6 +126,10 @@ def run(
 
     tp: tensor-parallel ranks (default: every physical core; 1 with ``values``).
     ep: MoE models: expert-parallel ranks inside the tp group (each holds experts / ep).
+    quant_weights: weight-only quantization of the decoder layers' linears, per-channel scales
+    (NxD Inference's quantization_dtype): "bf16" (none), "int8", "fp8" (the chip's E4M3), or a
+    format name; with values, the weights (given or drawn) are quantized as NxD quantizes a
+    checkpoint. quantize: "all" or "mlp" (the MLPs and MoE experts only).
     layers: the first N layers only. values: compute outputs too (one rank).
     weights: by trnsim name ([in, out] for linears); input_ids and labels: [batch, seq]
     integers (a label outside the vocabulary, e.g. -100, is ignored by the loss).
@@ -158,6 +164,8 @@ def run(
         stochastic_rounding=stochastic_rounding,
         micro_batches=int(micro_batches),
         ep=int(ep),
+        quant_weights=_quantization(quant_weights, quantize),
+        quantize=quantize,
     )
     return ModelRun(
         json=json.loads(d["json"]),
@@ -169,6 +177,12 @@ def run(
         gradients=dict(d["gradients"]),
         updated_weights=dict(d["updated_weights"]),
     )
+
+
+def _quantization(quant_weights: str, quantize: str) -> str:
+    if quantize not in ("all", "mlp"):
+        raise ValueError(f"quantize {quantize!r}: 'all' or 'mlp'")
+    return str(quant_weights)
 
 
 def serve(
@@ -201,6 +215,8 @@ def serve(
     cached_prefix: int = 0,
     eagle: bool = False,
     prefill_chunk: int = 0,
+    quant_weights: str = "bf16",
+    quantize: str = "all",
 ) -> dict[str, Any]:
     """Requests served, as `trnsim serve --json`: ttft_ms, tpot_ms, e2e_ms,
     output_tokens_per_s and the compiled graphs' shapes; `["text"]` holds what the command
@@ -216,7 +232,7 @@ def serve(
     the first tokens of every prompt already in the KV cache (the prefill runs the rest).
     eagle: speculation with the target's EAGLE head as the draft (with speculation_length).
     prefill_chunk: chunked prefill, steps of that many token slots (decode tokens first, then a
-    chunk of one prompt)."""
+    chunk of one prompt). quant_weights, quantize: weight-only quantization, as run_model's."""
     if kv_buckets not in ("pow2", "max", "exact"):
         raise ValueError(f"kv_buckets {kv_buckets!r}: 'pow2', 'max' or 'exact'")
     extra = {} if runtime is None else {"runtime": runtime}
@@ -233,7 +249,7 @@ def serve(
         output_spread=int(output_spread), seed=int(seed), draft_model=draft_model or "",
         speculation_length=int(speculation_length), acceptance=float(acceptance), ep=int(ep),
         cached_prefix=int(cached_prefix), eagle=bool(eagle), prefill_chunk=int(prefill_chunk),
-        **extra)
+        quant_weights=_quantization(quant_weights, quantize), quantize=quantize, **extra)
     out = json.loads(j)
     out["text"] = text
     return out

@@ -139,9 +139,12 @@ void bind_model(nb::module_& m) {
          const std::vector<std::string>& sets,
          std::optional<std::map<std::string, InArray>> weights,
          std::optional<std::map<std::string, InArray>> inputs, bool train, double lr,
-         double weight_decay, bool stochastic_rounding, int64_t micro_batches, int ep) {
+         double weight_decay, bool stochastic_rounding, int64_t micro_batches, int ep,
+         const std::string& quant_weights, const std::string& quantize) {
         graph::ModelRunOptions o = run_options(chip, sets, fuse, search, values, seed);
         o.ep = ep;
+        o.weights = quant_weights;
+        o.quantize_mlp_only = quantize == "mlp";
         o.train = train;
         o.optimizer.lr = lr;
         o.optimizer.weight_decay = weight_decay;
@@ -164,7 +167,8 @@ void bind_model(nb::module_& m) {
       nb::arg("sets") = std::vector<std::string>{}, nb::arg("weights") = nb::none(),
       nb::arg("inputs") = nb::none(), nb::arg("train") = false, nb::arg("lr") = 1e-4,
       nb::arg("weight_decay") = 0.0, nb::arg("stochastic_rounding") = true,
-      nb::arg("micro_batches") = 1, nb::arg("ep") = 1,
+      nb::arg("micro_batches") = 1, nb::arg("ep") = 1, nb::arg("quant_weights") = "bf16",
+      nb::arg("quantize") = "all",
       "A model's forward (or training step) on a simulated chip: dict of json, table, graph, "
       "trace, outputs, weights, gradients, updated_weights.");
   m.def(
@@ -195,8 +199,11 @@ void bind_model(nb::module_& m) {
          int64_t ctx_batch, int64_t max_seq, const std::string& kv_buckets, int64_t concurrency,
          int64_t requests, double rate, int64_t input_spread, int64_t output_spread, uint64_t seed,
          const std::string& draft_model, int64_t speculation_length, double acceptance, int ep,
-         int64_t cached_prefix, bool eagle, int64_t prefill_chunk) {
+         int64_t cached_prefix, bool eagle, int64_t prefill_chunk, const std::string& quant_weights,
+         const std::string& quantize) {
         planner::ServeOptions o;
+        o.weights = quant_weights;
+        o.quantize_mlp_only = quantize == "mlp";
         o.prefill_chunk = prefill_chunk;
         o.eagle = eagle;
         o.ep = ep;
@@ -248,7 +255,7 @@ void bind_model(nb::module_& m) {
       nb::arg("input_spread") = 0, nb::arg("output_spread") = 0, nb::arg("seed") = 1,
       nb::arg("draft_model") = "", nb::arg("speculation_length") = 0, nb::arg("acceptance") = 0.7,
       nb::arg("ep") = 1, nb::arg("cached_prefix") = 0, nb::arg("eagle") = false,
-      nb::arg("prefill_chunk") = 0,
+      nb::arg("prefill_chunk") = 0, nb::arg("quant_weights") = "bf16", nb::arg("quantize") = "all",
       "Requests served (planner/serve.h; under a load, planner/serve_load.h): (JSON as trnsim "
       "serve --json, text).");
   m.def(

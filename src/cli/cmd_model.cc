@@ -32,6 +32,7 @@ struct ModelOptions {
   double lr = 1e-4, weight_decay = 0.0;
   std::string trace;
   std::string system, runtime = std::string(graph::kInGraphRuntime);
+  std::string weights = "bf16", quantize = "all";
   int lnc = 1;
 };
 
@@ -57,6 +58,8 @@ void run_model_cmd(const ModelOptions& o, Io& io) {
   for (const auto& s : o.sets) ro.overrides.push_back(arch::parse_override(s));
   ro.tp = o.tp;
   ro.ep = o.ep;
+  ro.weights = o.weights;
+  ro.quantize_mlp_only = o.quantize == "mlp";
   ro.batch = o.batch;
   ro.seq = o.seq;
   ro.layers = o.layers;
@@ -88,6 +91,19 @@ void run_model_cmd(const ModelOptions& o, Io& io) {
 }
 
 }  // namespace
+
+void add_weight_options(CLI::App* sub, std::string& weights, std::string& quantize) {
+  sub->add_option("--weights", weights,
+                  "weight-only quantization of the decoder layers' linears, per-channel scales "
+                  "(NxD Inference's quantization_dtype): bf16 (none), int8, fp8 (the chip's "
+                  "E4M3), fp8_e4m3, fp8_e4m3fn, fp8_e5m2")
+      ->capture_default_str();
+  sub->add_option("--quantize", quantize,
+                  "which linears --weights quantizes: all (attention and MLP) or mlp (the MLPs "
+                  "and MoE experts, as the Llama-3.3-70B FP8 tutorial's checkpoint)")
+      ->check(CLI::IsMember({"all", "mlp"}))
+      ->capture_default_str();
+}
 
 nlohmann::json result_manifest(const Io& io, const std::vector<std::string>& overrides) {
   return {{"trnsim", TRNSIM_VERSION},
@@ -130,6 +146,7 @@ void setup_model_command(CLI::App& app, Io& io) {
                   "MoE: expert-parallel ranks inside the tp group (each holds experts / ep)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1024));
+  add_weight_options(sub, o->weights, o->quantize);
   sub->add_option("--batch,-b", o->batch, "sequences")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));

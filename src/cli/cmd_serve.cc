@@ -27,7 +27,7 @@ struct ServeCmdOptions {
   int tp = 0, lnc = 1, ep = 1, samples = 3;
   int64_t batch = 1, input = 128, output = 128, bucket = 0, cached_prefix = 0, prefill_chunk = 0;
   int64_t compiled_batch = 0, ctx_batch = 0, max_seq = 0;
-  std::string kv_buckets = "pow2", draft_model;
+  std::string kv_buckets = "pow2", draft_model, weights = "bf16", quantize = "all";
   int64_t speculation = 0;
   double acceptance = 0.7;
   bool json = false, no_search = false, eagle = false;
@@ -44,6 +44,8 @@ void run_serve(const ServeCmdOptions& o, Io& io) {
   so.tp = o.tp;
   so.lnc = o.lnc;
   so.ep = o.ep;
+  so.weights = o.weights;
+  so.quantize_mlp_only = o.quantize == "mlp";
   so.batch = o.batch;
   so.input_tokens = o.input;
   so.output_tokens = o.output;
@@ -96,6 +98,7 @@ void setup_serve_command(CLI::App& app, Io& io) {
                   "MoE: expert-parallel ranks inside the tp group (each holds experts / ep)")
       ->capture_default_str()
       ->check(CLI::Range(1, 65536));
+  add_weight_options(sub, o->weights, o->quantize);
   sub->add_option("--batch,-b", o->batch, "sequences decoded together")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 16));

@@ -40,6 +40,10 @@ nlohmann::json result_manifest(const Io& io, const std::vector<std::string>& ove
 void print_planner_result(Io& io, bool json, nlohmann::json result, const std::string& text,
                           const std::vector<std::string>& overrides);
 
+// --weights and --quantize (`model`, `serve`): weight-only quantization of the decoder layers'
+// linears (graph::ModelRunOptions::weights, quantize_mlp_only). (cmd_model.cc)
+void add_weight_options(CLI::App* sub, std::string& weights, std::string& quantize);
+
 // JSON as the commands print it (2-space indent). Bytes that are not UTF-8 (a file name or
 // argument echoed in a manifest) become U+FFFD instead of failing the whole output.
 inline std::string json_text(const nlohmann::json& j) {

@@ -41,12 +41,35 @@ class Builder {
     return g_.add_node(std::move(n));
   }
 
+  // Which linears WeightQuant quantizes.
+  enum class Part : uint8_t { kOther, kAttention, kMlp };
+  bool quantized(Part p) const {
+    return o_.quant.dtype && (p == Part::kMlp || (p == Part::kAttention && !o_.quant.mlp_only));
+  }
+  // A [in, out] weight, in the quantized format when `q` (its scale value, [out] fp32, added to
+  // `scales`), else the model's dtype (-1 in `scales`).
+  int linear_weight(const std::string& name, int64_t in, int64_t out, bool q,
+                    std::vector<int>& scales) {
+    if (!q) {
+      scales.push_back(-1);
+      return weight(name, {in, out});
+    }
+    const int w = g_.add_value({name, {in, out}, *o_.quant.dtype, ValueKind::kWeight});
+    scales.push_back(weight(name.substr(0, name.size() - 6) + "scale", {out}, true));
+    return w;
+  }
+  static void drop_unquantized(Node& n) {
+    if (std::all_of(n.scales.begin(), n.scales.end(), [](int s) { return s < 0; }))
+      n.scales.clear();
+  }
+
   // column: a column-parallel linear (its input gradient is a partial sum, node.h).
   int linear(const std::string& name, int x, int64_t in, int64_t out, bool bias,
-             bool column = false) {
+             bool column = false, Part part = Part::kOther) {
     Node n = make_node(name, OpKind::kLinear, {x});
     n.column_parallel = column && o_.tp > 1;
-    n.weights = {weight(name + ".weight", {in, out})};
+    n.weights = {linear_weight(name + ".weight", in, out, quantized(part), n.scales)};
+    drop_unquantized(n);
     if (bias) n.biases = {weight(name + ".bias", {out}, true)};
     const int y = act(name, out);
     n.outputs = {y};
@@ -114,13 +137,15 @@ class Builder {
     n.top_k = m_.experts_per_token;
     n.norm_top_k = m_.norm_top_k;
     n.act = m_.mlp_act;
-    n.weights = {weight(p + ".gate.weight", {H, m_.experts})};
+    n.weights = {linear_weight(p + ".gate.weight", H, m_.experts, false, n.scales)};
+    const bool q = quantized(Part::kMlp);
     for (int64_t e = 0; e < m_.experts / (o_.ep * o_.expert_dp); ++e) {  // rank 0's experts
       const std::string ep = fmt::format("{}.experts.{}.", p, e);
-      n.weights.push_back(weight(ep + "gate_proj.weight", {H, inter}));
-      n.weights.push_back(weight(ep + "up_proj.weight", {H, inter}));
-      n.weights.push_back(weight(ep + "down_proj.weight", {inter, H}));
+      n.weights.push_back(linear_weight(ep + "gate_proj.weight", H, inter, q, n.scales));
+      n.weights.push_back(linear_weight(ep + "up_proj.weight", H, inter, q, n.scales));
+      n.weights.push_back(linear_weight(ep + "down_proj.weight", inter, H, q, n.scales));
     }
+    drop_unquantized(n);
     const int y = act(p + ".experts", H);
     n.outputs = {y};
     node(std::move(n));
@@ -184,9 +209,10 @@ class Builder {
       layer_ = static_cast<int>(l);
       const std::string p = fmt::format("layers.{}.", l);
       const int xa = m_.post_norm ? x : norm(p + "input_layernorm", x, H);
-      int q = linear(p + attn + ".q_proj", xa, H, hq * d, m_.attn_bias, true);
-      int k = linear(p + attn + ".k_proj", xa, H, hkv * d, m_.attn_bias, true);
-      const int v = linear(p + attn + ".v_proj", xa, H, hkv * d, m_.attn_bias, true);
+      const Part pa = Part::kAttention, pm = Part::kMlp;
+      int q = linear(p + attn + ".q_proj", xa, H, hq * d, m_.attn_bias, true, pa);
+      int k = linear(p + attn + ".k_proj", xa, H, hkv * d, m_.attn_bias, true, pa);
+      const int v = linear(p + attn + ".v_proj", xa, H, hkv * d, m_.attn_bias, true, pa);
       if (m_.qk_norm) {
         q = per_head(p + attn + ".q_norm", OpKind::kHeadNorm, q, hq);
         k = per_head(p + attn + ".k_norm", OpKind::kHeadNorm, k, hkv);
@@ -212,7 +238,7 @@ class Builder {
       const int ao = act(a.name, hq * d);
       a.outputs = {ao};
       node(std::move(a));
-      int o = linear(p + attn + ".o_proj", ao, hq * d, H, m_.attn_bias);
+      int o = linear(p + attn + ".o_proj", ao, hq * d, H, m_.attn_bias, false, pa);
       o = all_reduce(p + attn + ".all_reduce", o, H);
       x = binary(p + "attn_residual", OpKind::kAdd, x, o, H);
       if (m_.post_norm) x = norm(p + "attention.output.LayerNorm", x, H);
@@ -223,17 +249,17 @@ class Builder {
         continue;
       }
       if (ops::is_glu(m_.mlp_act)) {
-        const int gate = linear(p + "mlp.gate_proj", xm, H, inter, m_.mlp_bias, true);
-        const int up = linear(p + "mlp.up_proj", xm, H, inter, m_.mlp_bias, true);
+        const int gate = linear(p + "mlp.gate_proj", xm, H, inter, m_.mlp_bias, true, pm);
+        const int up = linear(p + "mlp.up_proj", xm, H, inter, m_.mlp_bias, true, pm);
         const ops::Act single =
             m_.mlp_act == ops::Act::kGluSilu ? ops::Act::kSilu : ops::Act::kGelu;
         const int ga = unary_act(p + "mlp.act_fn", gate, single, inter);
         mlp = binary(p + "mlp.gate_mul", OpKind::kMul, ga, up, inter);
       } else {
-        const int f = linear(p + "mlp.fc_in", xm, H, inter, m_.mlp_bias, true);
+        const int f = linear(p + "mlp.fc_in", xm, H, inter, m_.mlp_bias, true, pm);
         mlp = unary_act(p + "mlp.act_fn", f, m_.mlp_act, inter);
       }
-      int dn = linear(p + "mlp.down_proj", mlp, inter, H, m_.mlp_bias);
+      int dn = linear(p + "mlp.down_proj", mlp, inter, H, m_.mlp_bias, false, pm);
       dn = all_reduce(p + "mlp.all_reduce", dn, H);
       x = binary(p + "mlp_residual", OpKind::kAdd, x, dn, H);
       if (m_.post_norm) x = norm(p + "output.LayerNorm", x, H);
@@ -264,6 +290,25 @@ void divisible(const ModelConfig& m, const char* what, int64_t n, int tp) {
 }
 
 }  // namespace
+
+std::optional<num::Format> quantized_weight_format(const arch::ChipSpec& chip,
+                                                   std::string_view name, std::string_view key) {
+  if (name == "bf16" || name == "none") return std::nullopt;
+  if (name == "int8") return num::int_format(num::Dtype::kInt8);
+  if (name == "fp8") {  // OCP e4m3fn where TensorE takes it, else the legacy e4m3
+    const auto& formats = chip.numerics.tensor_fp8_formats;
+    for (const char* f : {"fp8_e4m3fn", "fp8_e4m3"})
+      if (std::find(formats.begin(), formats.end(), f) != formats.end())
+        return num::parse_format(f);
+    throw InputError("weights", std::string(key),
+                     fmt::format("{}'s TensorE takes no FP8 E4M3", chip.meta.name));
+  }
+  if (name == "fp8_e4m3" || name == "fp8_e4m3fn" || name == "fp8_e5m2")
+    return num::parse_format(name);
+  throw InputError(
+      "weights", std::string(key),
+      fmt::format("'{}': bf16 (none), int8, fp8, fp8_e4m3, fp8_e4m3fn or fp8_e5m2", name));
+}
 
 bool splits_into(const ModelConfig& m, int64_t shards, int64_t ep) {
   if (ep != 1 && (!m.moe() || ep < 1 || shards % ep != 0 || m.experts % ep != 0)) return false;

@@ -6,11 +6,32 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string_view>
 
+#include "arch/chip_spec.h"
 #include "graph/graph.h"
 #include "graph/model_config.h"
 
 namespace trnsim::graph {
+
+// Weight-only quantization as NxD Inference does it (quantized=True, quantization_dtype,
+// per_channel_symmetric): the decoder layers' linear weights held in a 1-byte format with an
+// fp32 scale per output channel (ops.h LinearSpec::weight_dtype, weight_scale); the
+// embeddings, norms, router and lm head stay in the model's dtype (NxD's
+// modules_to_not_convert default and the Llama-3.3-70B FP8 tutorial's lm_head).
+struct WeightQuant {
+  std::optional<num::Format> dtype;  // unset: no quantization
+  bool mlp_only = false;  // only the MLP (and MoE experts), as the FP8 tutorial's checkpoint
+  bool operator==(const WeightQuant&) const = default;
+};
+// "bf16" / "none": none; "int8"; "fp8": the FP8 E4M3 the chip's TensorE takes (legacy e4m3 on
+// trn1 / trn2, which NxD compiles OCP e4m3fn checkpoints to under UNSAFE_FP8FNCAST; e4m3fn
+// from trn3); or a format name (fp8_e4m3, fp8_e4m3fn, fp8_e5m2). Throws InputError naming
+// `key` for anything else.
+std::optional<num::Format> quantized_weight_format(const arch::ChipSpec& chip,
+                                                   std::string_view name,
+                                                   std::string_view key = "weights");
 
 struct BuildOptions {
   int64_t batch = 1, seq = 128;  // a prefill (or encoder) forward over batch x seq tokens
@@ -36,6 +57,7 @@ struct BuildOptions {
   // experts. Its rows come from all expert_dp replicas by an all-to-all the caller times
   // (planner/train.cc); the rank's kernels are as with ep alone, over fewer experts.
   int expert_dp = 1;
+  WeightQuant quant;
 };
 
 // Throws InputError for a tp that does not divide the heads or intermediate size (kv heads:

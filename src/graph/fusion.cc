@@ -42,9 +42,14 @@ int horizontal(Graph& g) {
     first.splits = {g.values[static_cast<size_t>(first.outputs[0])].shape[1]};
     for (size_t j = 1; j < ids.size(); ++j) {
       Node& n = g.nodes[static_cast<size_t>(ids[j])];
-      if (!n.biases.empty() == bias && n.column_parallel == first.column_parallel) {
+      // One kernel reads every weight in one format, scaled or not.
+      const bool same_weights = g.values[static_cast<size_t>(n.weights[0])].dtype ==
+                                    g.values[static_cast<size_t>(first.weights[0])].dtype &&
+                                n.scales.empty() == first.scales.empty();
+      if (!n.biases.empty() == bias && n.column_parallel == first.column_parallel && same_weights) {
         first.weights.push_back(n.weights[0]);
         if (bias) first.biases.push_back(n.biases[0]);
+        if (!n.scales.empty()) first.scales.push_back(n.scales[0]);
         first.outputs.push_back(n.outputs[0]);
         first.splits.push_back(g.values[static_cast<size_t>(n.outputs[0])].shape[1]);
         absorb(first, n);

@@ -165,6 +165,21 @@ void Graph::validate() const {
       for (int id : *ids)
         if (v(id).elements() > (int64_t{1} << 40))
           fail("shape", fmt::format("'{}' has more than 2^40 elements", v(id).name));
+    // Quantized weights: per weight a scale [out] fp32 (or -1: not quantized), the weight in a
+    // 1-byte format (ops.h LinearSpec::weight_dtype).
+    if (!n.scales.empty()) {
+      if (n.scales.size() != n.weights.size()) fail("scales", "one per weight (-1: none)");
+      for (size_t i = 0; i < n.scales.size(); ++i) {
+        if (n.scales[i] < 0) continue;
+        const Value &w = v(n.weights[i]), &sc = v(n.scales[i]);
+        if (w.shape.size() != 2 || sc.elements() != w.shape[1] || sc.dtype != num::fp32())
+          fail("scales",
+               fmt::format("'{}' must be fp32 with one value per column of '{}'", sc.name, w.name));
+        if (w.dtype.storage_bytes != 1)
+          fail("scales",
+               fmt::format("'{}' is {}; a scaled weight is int8 or FP8", w.name, w.dtype.name()));
+      }
+    }
     // Every output is an activation [tokens, features] as wide as the operator makes it.
     std::vector<int64_t> out_w;
     for (int id : n.outputs) out_w.push_back(act2d(id, "outputs"));

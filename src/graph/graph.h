@@ -67,6 +67,10 @@ struct Node {
   // GLU), biases one per weight; norm (and a linear with a fused norm): gamma (, beta);
   // attention with qk_norm: q and k gamma.
   std::vector<int> biases, norm_weights;
+  // Quantized weights (build.h WeightQuant): per weight, its per-output-channel fp32 scale
+  // value ([out], ops.h LinearSpec::weight_scale), -1 for a weight kept in the model's dtype;
+  // empty when none is quantized.
+  std::vector<int> scales;
   std::vector<int> state;  // attention with a KV cache: k_cache, v_cache (updated in place)
   // Attributes (those of the kind; the fusion passes set the fused ones).
   ops::Norm norm = ops::Norm::kNone;  // kNorm; fused into a linear: its prologue

@@ -63,9 +63,10 @@ std::string Kernel::key() const {
     case KernelKind::kLinear: {
       const auto& s = linear;
       return fmt::format(
-          "linear T{} K{} N{} {} norm={} eps={} rin={} bias={} act={} rout={} packed={}", s.tokens,
-          s.in, s.out, s.dtype.name(), ops::name(s.norm), s.eps, s.residual_in, s.bias,
-          ops::name(s.act), s.residual_out, s.packed_weights);
+          "linear T{} K{} N{} {} norm={} eps={} rin={} bias={} act={} rout={} packed={} w={}{}",
+          s.tokens, s.in, s.out, s.dtype.name(), ops::name(s.norm), s.eps, s.residual_in, s.bias,
+          ops::name(s.act), s.residual_out, s.packed_weights,
+          s.weight_dtype.value_or(s.dtype).name(), s.weight_scale ? " scaled" : "");
     }
     case KernelKind::kAttention: {
       const auto& s = attention;
@@ -106,6 +107,8 @@ std::string Kernel::describe() const {
       if (s.bias) d += " + bias";
       if (s.act != ops::Act::kNone) d += fmt::format(" {}", ops::name(s.act));
       if (s.residual_out) d += " + residual";
+      if (s.weight_dtype && *s.weight_dtype != s.dtype)
+        d += fmt::format(" ({} weights)", s.weight_dtype->name());
       return d;
     }
     case KernelKind::kAttention: {
@@ -177,6 +180,8 @@ Kernel lower(const Graph& g, const Node& n) {
       s.residual_in = n.residual_in;
       s.residual_out = n.residual_out;
       s.bias = !n.biases.empty();
+      if (const num::Format w = val(g, n.weights[0]).dtype; w != dt) s.weight_dtype = w;
+      s.weight_scale = !n.scales.empty();
       // The compiler's weight layout: every weight packed as its kernel streams it.
       s.packed_weights = true;
       s.act = n.act;

@@ -2,6 +2,7 @@
 // lower_steps). Timing assumes balanced routing (docs/models.md): the values runner computes
 // the real routing (value_runner_moe.cc) but the kernels' shapes do not depend on it.
 #include <algorithm>
+#include <optional>
 
 #include "graph/lower.h"
 
@@ -23,6 +24,7 @@ struct Routing {
   int64_t T, E, k, H, I;  // tokens, experts, top-k, hidden, this rank's expert columns
   int64_t active, te, rows, slots;
   num::Format dt;
+  std::optional<num::Format> expert_w;  // the experts' weights when quantized (build.h)
 
   Routing(const Graph& g, const Node& n, int x, int y)
       : T(g.batch * g.seq),
@@ -36,10 +38,15 @@ struct Routing {
     active = std::min(local, rows);
     te = (rows + active - 1) / active;
     slots = (k + ep - 1) / ep;
+    if (!n.scales.empty()) expert_w = val(g, n.weights[1]).dtype;
   }
 
-  Kernel linear(int64_t tokens, int64_t in, int64_t out, ops::Act act) const {
+  Kernel linear(int64_t tokens, int64_t in, int64_t out, ops::Act act, bool expert = false) const {
     Kernel k2;
+    if (expert && expert_w) {
+      k2.linear.weight_dtype = expert_w;
+      k2.linear.weight_scale = true;
+    }
     k2.kind = KernelKind::kLinear;
     k2.linear.tokens = tokens;
     k2.linear.in = in;
@@ -93,8 +100,8 @@ std::vector<Step> moe_steps(const Graph& g, const Node& n) {
       .tokens = r.T, .experts = r.E, .top_k = r.k, .normalize = n.norm_top_k, .dtype = r.dt};
   steps.push_back({top, 1, "top-k"});
   steps.push_back({r.gather(r.rows, r.T), 1, "dispatch"});
-  steps.push_back({r.linear(r.te, r.H, r.I, n.act), r.active, "experts.gate_up"});
-  steps.push_back({r.linear(r.te, r.I, r.H, ops::Act::kNone), r.active, "experts.down"});
+  steps.push_back({r.linear(r.te, r.H, r.I, n.act, true), r.active, "experts.gate_up"});
+  steps.push_back({r.linear(r.te, r.I, r.H, ops::Act::kNone, true), r.active, "experts.down"});
   steps.push_back({r.gather(r.T * r.slots, r.rows), 1, "combine.gather"});
   steps.push_back({r.eltwise(r.T * r.slots, r.H, ops::Elementwise::kMul), 1, "combine.scale"});
   if (r.slots > 1)

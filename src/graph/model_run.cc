@@ -228,7 +228,8 @@ ModelResult run_graph(Graph g, const std::string& name, const ModelRunOptions& o
         r.bound = t.bound;
         if (k.kind == KernelKind::kLinear)
           r.tiling = t.tiling.columns
-                         ? fmt::format("cols x{}", t.tiling.out_block)
+                         ? fmt::format("cols{} x{}", t.tiling.weight_stationary ? " w-stat" : "",
+                                       t.tiling.out_block)
                          : fmt::format("{}x{}", t.tiling.token_block, t.tiling.out_block);
         if (k.kind == KernelKind::kAllReduce) r.tiling = t.algorithm;
         r.fused = fmt::format("{}", fmt::join(n.fused, ", "));
@@ -319,6 +320,16 @@ ModelResult run_model(const ModelConfig& m, const ModelRunOptions& o, const Tens
     throw InputError(m.name, "expert_dp",
                      "values run one rank; experts spread over data-parallel replicas are timing "
                      "only");
+  WeightQuant quant;
+  if (o.weights != "bf16" && o.weights != "none") {
+    if (o.train)
+      throw InputError(m.name, "weights",
+                       "a training step keeps its weights in the model's dtype; weight "
+                       "quantization is for inference");
+    const arch::ChipSpec chip = o.system.empty() ? arch::load_chip(o.chip, o.overrides)
+                                                 : fabric::load_system(o.system).chip;
+    quant = {.dtype = quantized_weight_format(chip, o.weights), .mlp_only = o.quantize_mlp_only};
+  }
   BuildOptions b{.batch = o.batch,
                  .seq = o.seq,
                  .tp = tp * lnc,
@@ -327,7 +338,8 @@ ModelResult run_model(const ModelConfig& m, const ModelRunOptions& o, const Tens
                  .past = o.past,
                  .vocab_parallel = o.train,
                  .ep = o.ep,
-                 .expert_dp = o.expert_dp};
+                 .expert_dp = o.expert_dp,
+                 .quant = quant};
   ModelResult r = run_graph(build_model_graph(m, b), m.name, o, weights, inputs);
   r.ep = o.ep;
   r.source = m.source;

@@ -45,6 +45,11 @@ struct ModelRunOptions {
   int64_t layers = -1;  // -1: all of the model's
   bool fuse = true;     // false: only the fusion the kernels require (fusion.h)
   bool search_tilings = true;
+  // Weight-only quantization of the decoder layers' linears (build.h WeightQuant, inference
+  // only): "bf16" (none), "int8", "fp8" (the chip's E4M3) or an FP8 format name; with
+  // quantize_mlp_only, the MLPs (and MoE experts) alone.
+  std::string weights = "bf16";
+  bool quantize_mlp_only = false;
   bool values = false;  // run the kernels functionally too (small models)
   uint64_t seed = 0;    // random weights and inputs when values and none given
   // A training step (backward.h): forward, cross-entropy loss against `labels`, backward and

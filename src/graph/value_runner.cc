@@ -5,7 +5,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "base/counter_rng.h"
 #include "base/error.h"
@@ -46,15 +48,50 @@ std::vector<float> random_weight(const Value& w, uint64_t seed, uint64_t stream)
   return out;
 }
 
+// Per-channel symmetric quantization (NxD's quantize_pytorch_model_per_channel_symmetric):
+// each column n of w [K, N] becomes codes of `f` times scale[n] = max_k |w[k, n]| / the
+// format's largest value (127 for int8), the codes rounded to nearest even (int8: clamped to
+// +-127). `w` is replaced by the codes; returns the scales.
+std::vector<float> quantize_per_channel(const num::Format& f, const std::vector<int64_t>& shape,
+                                        std::vector<float>& w) {
+  const int64_t K = shape[0], N = shape[1];
+  const bool int8 = f.kind == num::Kind::kInt;
+  const double qmax = int8 ? 127.0 : f.max_finite();
+  std::vector<float> scale(static_cast<size_t>(N));
+  for (int64_t n = 0; n < N; ++n) {
+    double amax = 0;
+    for (int64_t k = 0; k < K; ++k)
+      amax = std::max(amax, std::fabs(double{w[static_cast<size_t>(k * N + n)]}));
+    const auto sc = static_cast<float>(amax > 0 ? amax / qmax : 1.0);
+    scale[static_cast<size_t>(n)] = sc;
+    for (int64_t k = 0; k < K; ++k) {
+      float& x = w[static_cast<size_t>(k * N + n)];
+      const double q = double{x} / sc;
+      x = int8 ? static_cast<float>(std::clamp(std::nearbyint(q), -127.0, 127.0)) : round_to(f, q);
+    }
+  }
+  return scale;
+}
+
 }  // namespace
 
 ValueRunner::ValueRunner(const arch::ChipSpec& chip, const Graph& g, KernelCache& cache,
                          const ModelRunOptions& o, const TensorMap* weights,
                          const TensorMap* inputs, ModelResult& res)
     : chip_(chip), g_(g), cache_(cache), res_(res) {
+  // Quantized weights (build.h WeightQuant): given or drawn in bf16 as a checkpoint holds
+  // them, then quantized here as NxD quantizes a checkpoint; their scales are computed.
+  std::map<size_t, size_t> scale_of;  // weight -> its scale value
+  for (const Node& nd : g.nodes)
+    for (size_t i = 0; i < nd.scales.size(); ++i)
+      if (nd.scales[i] >= 0)
+        scale_of[static_cast<size_t>(nd.weights[i])] = static_cast<size_t>(nd.scales[i]);
+  std::set<size_t> scales;
+  for (const auto& [w, sc] : scale_of) scales.insert(sc);
   for (size_t v = 0; v < g.values.size(); ++v) {
     const Value& x = g.values[v];
     const size_t n = static_cast<size_t>(x.elements());
+    if (scales.contains(v)) continue;
     if (x.kind == ValueKind::kWeight) {
       if (weights != nullptr) {
         auto it = weights->find(x.name);
@@ -65,8 +102,14 @@ ValueRunner::ValueRunner(const arch::ChipSpec& chip, const Graph& g, KernelCache
                                        fmt::join(x.shape, " x ")));
         host_[v] = it->second;
       } else {
-        host_[v] = random_weight(x, o.seed, v);
+        Value drawn = x;
+        if (scale_of.contains(v)) drawn.dtype = num::bf16();
+        host_[v] = random_weight(drawn, o.seed, v);
         res_.weights[x.name] = host_[v];
+      }
+      if (auto sc = scale_of.find(v); sc != scale_of.end()) {
+        host_[sc->second] = quantize_per_channel(x.dtype, x.shape, host_[v]);
+        res_.weights[g.values[sc->second].name] = host_[sc->second];
       }
     } else if (x.kind == ValueKind::kInput) {
       if (inputs != nullptr && inputs->contains(x.name)) {
@@ -130,6 +173,10 @@ void ValueRunner::run(const Node& n, const Kernel& k0) {
       if (ops::is_glu(n.act)) {
         put_w("w_gate", w(n.weights[0]));
         put_w("w_up", w(n.weights[1]));
+        if (!n.scales.empty()) {
+          put("w_gate_scale", w(n.scales[0]));
+          put("w_up_scale", w(n.scales[1]));
+        }
         if (!n.biases.empty()) {
           put("b_gate", w(n.biases[0]));
           put("b_up", w(n.biases[1]));
@@ -145,6 +192,11 @@ void ValueRunner::run(const Node& n, const Kernel& k0) {
         if (!n.biases.empty()) {
           for (int id : n.biases) bparts.push_back(&w(id));
           put("b", bparts.size() == 1 ? *bparts[0] : concat_columns(bparts, widths, 1));
+        }
+        if (!n.scales.empty()) {
+          std::vector<const std::vector<float>*> sparts;
+          for (int id : n.scales) sparts.push_back(&w(id));
+          put("w_scale", sparts.size() == 1 ? *sparts[0] : concat_columns(sparts, widths, 1));
         }
       }
       if (n.residual_out) put("r", in(n.inputs.size() - 1));

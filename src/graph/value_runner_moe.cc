@@ -75,9 +75,20 @@ void ValueRunner::run_moe(const Node& n) {
     const auto e3 = static_cast<size_t>(1 + 3 * e);
     const std::vector<float> wg = packed(gu, weight(e3)), wu = packed(gu, weight(e3 + 1));
     const std::vector<float> wd = packed(dn, weight(e3 + 2));
-    const std::vector<float> he =
-        exec(n, gu, {{"x", &xe}, {"w_gate", &wg}, {"w_up", &wu}}, {"y"}).at("y");
-    const std::vector<float> ye = exec(n, dn, {{"x", &he}, {"w", &wd}}, {"y"}).at("y");
+    Bindings gu_in{{"x", &xe}, {"w_gate", &wg}, {"w_up", &wu}};
+    std::vector<float> he;
+    if (n.scales.empty()) {
+      he = exec(n, gu, gu_in, {"y"}).at("y");
+    } else {  // quantized experts: each weight's per-column scales (build.h WeightQuant)
+      auto scale = [&](size_t i) { return &host_.at(static_cast<size_t>(n.scales[i])); };
+      gu_in.push_back({"w_gate_scale", scale(e3)});
+      gu_in.push_back({"w_up_scale", scale(e3 + 1)});
+      he = exec(n, gu, gu_in, {"y"}).at("y");
+    }
+    Bindings dn_in{{"x", &he}, {"w", &wd}};
+    if (!n.scales.empty())
+      dn_in.push_back({"w_scale", &host_.at(static_cast<size_t>(n.scales[e3 + 2]))});
+    const std::vector<float> ye = exec(n, dn, dn_in, {"y"}).at("y");
     std::copy(ye.begin(), ye.end(), stacked.begin() + row * H);
     for (size_t i = 0; i < toks.size(); ++i)
       row_of[slots_of[static_cast<size_t>(e)][i]] =

@@ -115,6 +115,7 @@ namespace {
 struct Plan {
   int64_t kt = 0, tb = 0, nb = 0, mt = 0, banks = 0, glu = 1, kc = 0, chunks = 1;
   bool cols = false;  // the column layout (LinearTiling::columns)
+  bool ws = false;    // ... with w stationary (LinearTiling::weight_stationary)
   // The accumulators, and two banks for the transposes (column layout: the norm's sums).
   int64_t psum_banks() const { return (chunks == 1 ? 2 : mt) * banks * glu + 2; }
   // K row of partition `part` in K tile `k`: tiles of 128 consecutive rows, or in the column
@@ -134,6 +135,9 @@ Plan plan_of(const arch::ChipSpec& chip, const LinearSpec& s) {
   p.banks = ceil_div(p.nb, kBank);
   p.glu = is_glu(s.act) ? 2 : 1;
   p.cols = s.tiling.columns;
+  p.ws = s.tiling.columns && s.tiling.weight_stationary;
+  // y^T packs each 128-channel group's few token columns densely in the banks.
+  if (p.ws) p.banks = ceil_div(ceil_div(p.nb, parts) * std::min(s.tokens, parts), kBank);
   const int64_t usable = chip.core.sbuf.usable_bytes_per_partition > 0
                              ? chip.core.sbuf.usable_bytes_per_partition
                              : chip.core.sbuf.bytes_per_partition;
@@ -167,13 +171,19 @@ void check(const arch::ChipSpec& chip, const LinearSpec& s) {
   // Banks for the tiling as asked (a block wider than the tensor is refused as it would be
   // for a wider tensor, not clamped).
   Plan p = plan_of(chip, s);
-  p.banks = s.tiling.out_block / kBank;
+  p.banks = p.ws ? ceil_div(s.tiling.out_block / parts * std::min(s.tokens, parts), kBank)
+                 : s.tiling.out_block / kBank;
   p.mt = s.tiling.token_block / parts;
   if (s.tiling.columns && (s.in % parts != 0 || s.tokens > parts || s.tiling.token_block != parts))
     throw InputError("linear", "tiling",
                      fmt::format("the column layout needs K ({}) a multiple of {}, at most {} "
                                  "tokens ({}) and token_block {}",
                                  s.in, parts, parts, s.tokens, parts));
+  if (s.tiling.weight_stationary && (!s.tiling.columns || s.out % parts != 0))
+    throw InputError("linear", "tiling",
+                     fmt::format("weight_stationary needs the column layout and N ({}) a "
+                                 "multiple of {}",
+                                 s.out, parts));
   const int64_t banks = chip.core.psum.banks;
   if (p.psum_banks() > banks)
     throw InputError(
@@ -261,6 +271,7 @@ std::vector<LinearTiling> linear_tilings(const arch::ChipSpec& chip, const Linea
   for (int64_t nb : {512, 1024}) {
     if (s.tokens > parts || s.in % parts != 0 || (nb > out_cap && nb != 512)) break;
     offer({parts, nb, true});
+    if (s.out % parts == 0) offer({parts, nb, true, true});
   }
   for (int64_t tb : {128, 256, 512, 1024, 2048}) {
     if (tb > token_cap && tb != 128) break;
@@ -353,10 +364,14 @@ isa::Program linear(const arch::ChipSpec& chip, const LinearSpec& s) {
       acc_up.push_back(kb.psum_buffers(fmt::format("acc_up{}_", i), num::fp32(), {parts, kBank},
                                        static_cast<int>(banks)));
   }
-  const auto y_bufs = kb.sbuf_buffers("y", dt, {parts, nb}, 2);
-  const Tile gate = glu ? kb.sbuf("gate", num::fp32(), {parts, nb}) : Tile{};
+  // Results: [tokens, columns] tiles, or with w stationary y^T [channels, groups of 128, tokens].
+  const bool wst = plan.ws;
+  const std::vector<int64_t> y_shape =
+      wst ? std::vector<int64_t>{parts, nb / parts, T} : std::vector<int64_t>{parts, nb};
+  const auto y_bufs = kb.sbuf_buffers(wst ? "yT" : "y", dt, y_shape, 2);
+  const Tile gate = glu ? kb.sbuf("gate", num::fp32(), {parts, wst ? T : nb}) : Tile{};
   const auto r_bufs =
-      s.residual_out ? kb.sbuf_buffers("r", dt, {parts, nb}, 2) : std::vector<Tile>{};
+      s.residual_out ? kb.sbuf_buffers(wst ? "rT" : "r", dt, y_shape, 2) : std::vector<Tile>{};
   Tile b_t, bu_t, s_t, su_t;
 
   // Loads K tiles [k0, k1) of columns [n0, n0 + nbn) of `src` into dst's tiles 0.. : the full
@@ -448,6 +463,84 @@ isa::Program linear(const arch::ChipSpec& chip, const LinearSpec& s) {
   };
 
   int64_t tile_no = 0, wblock_no = 0, acc_no = 0, tp_no = 0, y_no = 0;
+  // The column layout with w stationary (LinearTiling::weight_stationary): per block of nb
+  // output channels, groups of 128; group i's y^T [128, p] accumulates w[:, group]^T x^T over
+  // K in PSUM (groups packed p columns apart in the banks), and ScalarE evacuates it with the
+  // channel's scale and bias as per-partition operands.
+  auto weight_stationary_blocks = [&](const Tile& xT, int64_t p, int64_t t0) {
+    const int64_t per_bank = kBank / p;  // groups one PSUM bank holds
+    // A per-channel vector of the block as columns: partition c of column i is channel
+    // n0 + 128 i + c.
+    auto load_cols = [&](Tile& t, const char* name, const kernel::Tensor& src, int64_t n0,
+                         int64_t groups) {
+      if (!t.valid()) t = kb.sbuf(name, num::fp32(), {parts, nb / parts});
+      kb.dma_copy(t(all, {0, groups}), src.pattern(n0, {{parts, 1}, {groups, parts}}));
+    };
+    // [channels, groups, tokens] of a [T, N] tensor from column n0: y^T's HBM side.
+    auto transposed = [&](const kernel::Tensor& t, int64_t n0, int64_t groups) {
+      return t.pattern(t0 * N + n0, {{parts, 1}, {groups, parts}, {p, N}});
+    };
+    for (int64_t n0 = 0; n0 < N; n0 += nb) {
+      const int64_t groups = std::min(nb, N - n0) / parts;
+      if (s.bias) {
+        load_cols(b_t, "bias", b, n0, groups);
+        if (glu) load_cols(bu_t, "bias_up", b_up, n0, groups);
+      }
+      if (s.weight_scale) {
+        load_cols(s_t, "w_scale", ws, n0, groups);
+        if (glu) load_cols(su_t, "w_up_scale", ws_up, n0, groups);
+      }
+      const size_t ab = static_cast<size_t>(plan.chunks == 1 ? acc_no++ % 2 : 0);
+      auto group_acc = [&](const std::vector<std::vector<Tile>>& set, int64_t i) {
+        return set[ab][static_cast<size_t>(i / per_bank)](
+            all, {i % per_bank * p, (i % per_bank + 1) * p});
+      };
+      for (int64_t k0 = 0; k0 < kt; k0 += kc) {
+        const int64_t k1 = std::min(kt, k0 + kc);
+        const bool pre = s.weights_prefetched && wblock_no < kWeightBuffers;
+        const size_t wb = static_cast<size_t>(wblock_no++ % kWeightBuffers);
+        if (!pre) load_w(w_bufs[wb], w, k0, k1, n0, groups * parts);
+        if (glu && !pre) load_w(wu_bufs[wb], w_up, k0, k1, n0, groups * parts);
+        for (int64_t i = 0; i < groups; ++i)
+          for (int64_t k = k0; k < k1; ++k) {
+            const Tile mov = xT(all, {0, p}, k);
+            const kernel::MatmulOpts first{.start = k == 0};
+            const Tile cols_i = w_bufs[wb](all, k - k0, {i * parts, (i + 1) * parts});
+            kb.matmul(group_acc(acc, i), cols_i, mov, first);
+            if (glu)
+              kb.matmul(group_acc(acc_up, i),
+                        wu_bufs[wb](all, k - k0, {i * parts, (i + 1) * parts}), mov, first);
+          }
+      }
+      const size_t yb = static_cast<size_t>(y_no++ % 2);
+      const Tile yt = y_bufs[yb](all, {0, groups}, {0, p});
+      for (int64_t i = 0; i < groups; ++i) {
+        auto column = [&](const Tile& t, float none) -> kernel::Scalar {
+          if (!t.valid()) return none;
+          return kernel::Scalar(t(all, {i, i + 1}));
+        };
+        const kernel::Scalar sc = column(s.weight_scale ? s_t : Tile{}, 1.0f);
+        const kernel::Scalar bi = column(s.bias ? b_t : Tile{}, 0.0f);
+        const Tile out = y_bufs[yb](all, i, {0, p});
+        if (!glu) {
+          kb.activation(out, group_acc(acc, i), act_func(s.act), sc, bi);
+          continue;
+        }
+        const Tile g = gate(all, {0, p}), u = group_acc(acc_up, i);
+        kb.activation(g, group_acc(acc, i), act_func(s.act), sc, bi);
+        if (s.weight_scale || s.bias)
+          kb.activation(u, u, isa::ActFunc::kCopy, column(s.weight_scale ? su_t : Tile{}, 1.0f),
+                        column(s.bias ? bu_t : Tile{}, 0.0f));
+        kb.tensor_tensor(out, g, u, AluOp::kMult);
+      }
+      if (s.residual_out) {
+        const Tile rt = r_bufs[yb](all, {0, groups}, {0, p});
+        kb.dma_copy(rt, transposed(r, n0, groups));
+        kb.tensor_tensor(yt, yt, rt, AluOp::kAdd);
+      }
+      kb.dma_copy(transposed(y, n0, groups), yt);
+    }
+  };
   for (int64_t t0 = 0, blk = 0; t0 < T; t0 += tb, ++blk) {
     const int64_t tbn = std::min(tb, T - t0);
     Tile xT = cols ? xc : xT_bufs[static_cast<size_t>(blk % 2)];
@@ -495,6 +588,10 @@ isa::Program linear(const arch::ChipSpec& chip, const LinearSpec& s) {
         kb.tensor_copy(xT({0, kr}, {k, k + nk}, {m0, m0 + p}), tp({0, kr}, {0, nk}, {0, p}));
         k += nk;
       }
+    }
+    if (wst) {
+      weight_stationary_blocks(xT, tbn, t0);
+      continue;
     }
     for (int64_t n0 = 0; n0 < N; n0 += nb) {
       const int64_t nbn = std::min(nb, N - n0);

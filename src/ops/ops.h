@@ -49,6 +49,13 @@ struct LinearTiling {
   // partition per token instead of K on one partition. For a few tokens (decode steps); needs
   // K a multiple of 128 and at most 128 tokens.
   bool columns = false;
+  // With the column layout: each 128 x 128 block of w is the stationary operand and the few
+  // tokens' x^T the moving one, so the result comes out transposed (y^T, output channels on the
+  // partitions) and TensorE takes a weight block in max(64, tokens) cycles instead of 128 rows
+  // x 512 columns in 512 (HARDWARE.md s8.1): twice the weights per cycle for a decode step,
+  // which a 1-byte weight stream needs. Bias and scales are then per partition, folded into the
+  // ScalarE evacuation; y^T is stored through a transposing pattern. Needs N a multiple of 128.
+  bool weight_stationary = false;
   bool operator==(const LinearTiling&) const = default;
 };
 

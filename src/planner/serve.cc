@@ -18,6 +18,8 @@ graph::ModelRunOptions step_options(const ServeOptions& o) {
   r.tp = o.tp;
   r.lnc = o.lnc;
   r.ep = o.ep;
+  r.weights = o.weights;
+  r.quantize_mlp_only = o.quantize_mlp_only;
   r.search_tilings = o.search_tilings;
   r.kv_cache = true;
   r.runtime = o.runtime;
@@ -147,6 +149,7 @@ ServeResult serve(const graph::ModelConfig& m, const ServeOptions& opts) {
   res.ttft_ms = first_tokens / static_cast<double>(o.batch);
   res.tp = steps.tp();
   res.ep = o.ep;
+  res.weights = o.weights + (o.quantize_mlp_only && o.weights != "bf16" ? " (MLP)" : "");
   res.lnc = steps.lnc();
   res.where = steps.where();
 
@@ -253,6 +256,7 @@ nlohmann::json ServeResult::to_json() const {
       {"where", where},
       {"tp", tp},
       {"ep", ep},
+      {"weights", weights},
       {"lnc", lnc},
       {"batch", batch},
       {"input_tokens", input_tokens},
@@ -290,6 +294,9 @@ std::string ServeResult::text() const {
                   input_tokens, output_tokens, bucket);
   out += fmt::format("compiled: decode batch {}, prefill batch {}, {} positions, KV buckets {}\n",
                      compiled_batch, ctx_batch, max_seq, kv_buckets_name(kv_buckets));
+  if (weights != "bf16")
+    out += fmt::format("quantized weights: {}, per-channel scales (the decoder layers' linears)\n",
+                       weights);
   if (cached_prefix > 0)
     out += fmt::format(
         "prefix caching: the first {} tokens of each prompt are in the KV cache; "

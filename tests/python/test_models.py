@@ -233,6 +233,52 @@ def test_serve_with_eagle():
         tm.serve("tiny-llama", eagle=True, draft_model="tiny-llama", **kw)
 
 
+def dequantized(w, fmt):
+    """The weights as a per-channel symmetric quantization leaves them (NxD's, and the
+    simulator's for quant_weights): codes of the format times scale = max |column| / the
+    format's largest value, recomputed here in numpy / ml_dtypes from the drawn weights."""
+    import ml_dtypes
+
+    out = dict(w)
+    for name in w:
+        if not name.endswith(".scale"):
+            continue
+        wn = name[: -len("scale")] + "weight"
+        n = w[name].size
+        x = np.asarray(w[wn], np.float64).reshape(-1, n)
+        qmax = 127.0 if fmt == "int8" else float(ml_dtypes.finfo(ml_dtypes.float8_e4m3).max)
+        scale = (np.abs(x).max(axis=0) / qmax).astype(np.float32).astype(np.float64)
+        assert np.allclose(scale, w[name], rtol=1e-6)  # the run's own scales
+        q = x / scale
+        if fmt == "int8":
+            codes = np.clip(np.rint(q), -127, 127)
+        else:
+            codes = q.astype(ml_dtypes.float8_e4m3).astype(np.float64)
+        out[wn] = (codes * scale).reshape(-1)
+    return out
+
+
+@pytest.mark.parametrize("fmt", ["int8", "fp8"])
+def test_quantized_weights_match_the_dequantized_reference(fmt):
+    # Weight-only quantization (NxD Inference's): the run quantizes the drawn bf16 weights per
+    # channel; the reference runs on the dequantized ones. FP8 on trn2 is the legacy E4M3
+    # (max 240), as NxD compiles an e4m3fn checkpoint for Trn2.
+    cfg = tm.config("tiny-llama")
+    seq = 64
+    r = tm.run("tiny-llama", "trn2", tp=1, seq=seq, values=True, seed=7, quant_weights=fmt)
+    got = r.outputs["lm_head"].reshape(seq, cfg["vocab"])
+    ids = r.weights["input_ids"]
+    want = llama_reference(dequantized(r.weights, fmt), ids, cfg, seq, cfg["layers"])
+    assert np.abs(got - want).max() / np.abs(want).max() < 3e-2
+    # Served with FP8 weights: half the decoder weights' bytes, a faster decode step.
+    kw = dict(chip="trn2", tp=2, input_tokens=128, output_tokens=4)
+    assert tm.serve("tiny-llama", quant_weights="fp8", **kw)["weights"] == "fp8"
+    with pytest.raises(Exception, match="weights"):
+        tm.serve("tiny-llama", quant_weights="int4", **kw)
+    with pytest.raises(ValueError, match="quantize"):
+        tm.serve("tiny-llama", quant_weights="fp8", quantize="attention", **kw)
+
+
 def test_serve_with_chunked_prefill():
     kw = dict(chip="trn2", tp=2, input_tokens=1024, output_tokens=8)
     whole = tm.serve("tiny-llama", **kw)

@@ -380,6 +380,31 @@ TEST_P(LinearTest, LinearColumnLayout) {
                      << "tokens " << tokens << " case " << i << (packed ? " packed" : ""));
         check_linear(spec, s, seed += 10);
       }
+  // w stationary: the same cases with y^T in PSUM, 640 columns (a 512-column block and a
+  // block of one 128-column group; 1024-column blocks: one of five groups), and quantized.
+  for (const int64_t tokens : {int64_t{1}, int64_t{5}, int64_t{128}})
+    for (size_t i = 0; i < sets.size(); ++i) {
+      ops::LinearSpec s = linear_base();
+      s.tokens = tokens;
+      s.in = 384;
+      s.out = 640;
+      sets[i](s);
+      s.packed_weights = true;
+      s.tiling = {128, tokens == 5 ? 1024 : 512, true, true};
+      if (i == 2) {
+        s.weight_dtype = num::int_format(num::Dtype::kInt8);
+        s.weight_scale = true;
+      }
+      SCOPED_TRACE(::testing::Message() << "w stationary, tokens " << tokens << " case " << i);
+      check_linear(spec, s, seed += 10);
+    }
+  {
+    ops::LinearSpec s = linear_base();
+    s.tokens = 2;
+    s.in = 384;
+    s.tiling = {128, 512, true, true};  // 700 columns: not whole groups of 128
+    EXPECT_THROW(ops::linear(spec, s), InputError);
+  }
   ops::LinearSpec s = linear_base();
   s.tokens = 4;
   s.in = 384;
