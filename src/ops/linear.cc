@@ -22,6 +22,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <string>
 
 #include "base/error.h"
 #include "isa/instruction.h"
@@ -373,6 +375,15 @@ isa::Program linear(const arch::ChipSpec& chip, const LinearSpec& s) {
   const auto r_bufs =
       s.residual_out ? kb.sbuf_buffers(wst ? "rT" : "r", dt, y_shape, 2) : std::vector<Tile>{};
   Tile b_t, bu_t, s_t, su_t;
+  // A block's per-channel vectors (bias, scales) in two buffers each, so the next block's load
+  // does not wait for this block's epilogue, nor the weight stream queued behind that load.
+  std::map<std::string, std::vector<Tile>> vec_bufs;
+  int64_t vec_no = 0;
+  auto vec_buf = [&](const char* name, const std::vector<int64_t>& shape) {
+    std::vector<Tile>& v = vec_bufs[name];
+    if (v.empty()) v = kb.sbuf_buffers(name, num::fp32(), shape, 2);
+    return v[static_cast<size_t>(vec_no % 2)];
+  };
 
   // Loads K tiles [k0, k1) of columns [n0, n0 + nbn) of `src` into dst's tiles 0.. : the full
   // 128-row tiles in one DMA, a short last tile in another.
@@ -473,14 +484,14 @@ isa::Program linear(const arch::ChipSpec& chip, const LinearSpec& s) {
     // n0 + 128 i + c.
     auto load_cols = [&](Tile& t, const char* name, const kernel::Tensor& src, int64_t n0,
                          int64_t groups) {
-      if (!t.valid()) t = kb.sbuf(name, num::fp32(), {parts, nb / parts});
+      t = vec_buf(name, {parts, nb / parts});
       kb.dma_copy(t(all, {0, groups}), src.pattern(n0, {{parts, 1}, {groups, parts}}));
     };
     // [channels, groups, tokens] of a [T, N] tensor from column n0: y^T's HBM side.
     auto transposed = [&](const kernel::Tensor& t, int64_t n0, int64_t groups) {
       return t.pattern(t0 * N + n0, {{parts, 1}, {groups, parts}, {p, N}});
     };
-    for (int64_t n0 = 0; n0 < N; n0 += nb) {
+    for (int64_t n0 = 0; n0 < N; n0 += nb, ++vec_no) {
       const int64_t groups = std::min(nb, N - n0) / parts;
       if (s.bias) {
         load_cols(b_t, "bias", b, n0, groups);
@@ -593,14 +604,14 @@ isa::Program linear(const arch::ChipSpec& chip, const LinearSpec& s) {
       weight_stationary_blocks(xT, tbn, t0);
       continue;
     }
-    for (int64_t n0 = 0; n0 < N; n0 += nb) {
+    for (int64_t n0 = 0; n0 < N; n0 += nb, ++vec_no) {
       const int64_t nbn = std::min(nb, N - n0);
       // Rows broadcast to the partitions of a token tile, at most `rows` (a decode step's few
       // tokens read a row a few times, not 128), and reloaded per block: a bias of the whole
       // width would hold N fp32 per partition.
       const int64_t rows = std::min(parts, T);
       auto load_row = [&](Tile& t, const char* name, const kernel::Tensor& src) {
-        if (!t.valid()) t = kb.sbuf(name, num::fp32(), {parts, nb});
+        t = vec_buf(name, {parts, nb});
         kb.dma_copy(t({0, rows}, {0, nbn}), src({n0, n0 + nbn}).broadcast(0, rows));
       };
       if (s.bias) {
