@@ -180,8 +180,10 @@ Kernel lower(const Graph& g, const Node& n) {
       s.residual_in = n.residual_in;
       s.residual_out = n.residual_out;
       s.bias = !n.biases.empty();
-      if (const num::Format w = val(g, n.weights[0]).dtype; w != dt) s.weight_dtype = w;
-      s.weight_scale = !n.scales.empty();
+      if (!n.scales.empty()) {  // quantized (build.h WeightQuant); else w is read as dt
+        s.weight_dtype = val(g, n.weights[0]).dtype;
+        s.weight_scale = true;
+      }
       // The compiler's weight layout: every weight packed as its kernel streams it.
       s.packed_weights = true;
       s.act = n.act;
