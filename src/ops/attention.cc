@@ -32,6 +32,7 @@
 #include "base/error.h"
 #include "isa/instruction.h"
 #include "kernel/builder.h"
+#include "ops/attention_eager.h"
 #include "ops/ops.h"
 #include "ops/rows.h"
 
@@ -59,6 +60,7 @@ struct Lane {
 }  // namespace
 
 isa::Program attention(const arch::ChipSpec& chip, const AttentionSpec& s) {
+  if (s.eager) return attention_eager(chip, s);
   using isa::ActFunc;
   using isa::AluOp;
   using kernel::all;

@@ -53,6 +53,7 @@
 #include "base/error.h"
 #include "isa/instruction.h"
 #include "kernel/builder.h"
+#include "ops/attention_eager.h"
 #include "ops/rows.h"
 #include "ops/train_ops.h"
 
@@ -97,6 +98,7 @@ struct Step {
 }  // namespace
 
 isa::Program attention_backward(const arch::ChipSpec& chip, const AttentionSpec& s) {
+  if (s.eager) return attention_eager_backward(chip, s);
   using isa::ActFunc;
   using isa::AluOp;
   using isa::Engine;
@@ -121,7 +123,7 @@ isa::Program attention_backward(const arch::ChipSpec& chip, const AttentionSpec&
   if (s.qk_norm)
     throw InputError(std::string(kOp), "qk_norm",
                      "a per-head q/k norm stays a norm node when training (its own backward)");
-  const int64_t S = s.seq, d = s.head_dim, half = d / 2, group = s.q_heads / s.kv_heads;
+  const int64_t S = s.seq, d = s.head_dim, group = s.q_heads / s.kv_heads;
   const int64_t st = ceil_div(S, parts);                  // key (and query) tiles
   const int64_t uh = std::min(group, kLanes);             // q heads per unit
   const int64_t upg = std::max<int64_t>(1, kLanes / uh);  // units per lane group
@@ -226,26 +228,14 @@ isa::Program attention_backward(const arch::ChipSpec& chip, const AttentionSpec&
     const size_t b = 2 * (rot_no++ % 2);
     return std::pair{rot_bufs[b]({0, p}, {0, n}), rot_bufs[b + 1]({0, p}, {0, n})};
   };
-  // dst = src * cos + rotate_half(src) * sin over [p, n, d] views, in fp32 (c and sn may be
-  // broadcast over n), rounded once into dst.
+  // RoPE and its transpose (rows.h), on a pair of the rotation scratch.
   auto rotate = [&](const Tile& dst, const Tile& src, const Tile& c, const Tile& sn, Engine e) {
     const auto [rf, tmp] = rot_pair(src.size(0), src.size(1));
-    const kernel::Idx lo{0, half}, hi{half, d};
-    const Tile t = tmp(all, all, lo);
-    kb.tensor_tensor(rf, src, c, AluOp::kMult, e);
-    kb.tensor_tensor(t, src(all, all, hi), sn(all, all, lo), AluOp::kMult, e);
-    kb.tensor_tensor(dst(all, all, lo), rf(all, all, lo), t, AluOp::kSubtract, e);
-    kb.tensor_tensor(t, src(all, all, lo), sn(all, all, hi), AluOp::kMult, e);
-    kb.tensor_tensor(dst(all, all, hi), rf(all, all, hi), t, AluOp::kAdd, e);
+    rope_rotate(kb, dst, src, c, sn, rf, tmp, e);
   };
-  // dst = the gradient of the rotation's input from g (fp32): g * cos + rotate_half^T(g * sin).
   auto rotate_back = [&](const Tile& dst, const Tile& g, const Tile& c, const Tile& sn, Engine e) {
     const auto [a, u] = rot_pair(g.size(0), g.size(1));
-    const kernel::Idx lo{0, half}, hi{half, d};
-    kb.tensor_tensor(a, g, c, AluOp::kMult, e);
-    kb.tensor_tensor(u, g, sn, AluOp::kMult, e);
-    kb.tensor_tensor(dst(all, all, lo), a(all, all, lo), u(all, all, hi), AluOp::kAdd, e);
-    kb.tensor_tensor(dst(all, all, hi), a(all, all, hi), u(all, all, lo), AluOp::kSubtract, e);
+    rope_rotate_back(kb, dst, g, c, sn, a, u, e);
   };
   // Rows [row0, row0 + p + (n - 1) 128) of columns [col0, col0 + ncols) of a [rows, W] tensor
   // as [p, n, ncols]: row row0 + 128 i + r at partition r, index i (the tile layout).

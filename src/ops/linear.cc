@@ -479,7 +479,7 @@ isa::Program linear(const arch::ChipSpec& chip, const LinearSpec& s) {
   // K in PSUM (groups packed p columns apart in the banks), and ScalarE evacuates it with the
   // channel's scale and bias as per-partition operands.
   auto weight_stationary_blocks = [&](const Tile& xT, int64_t p, int64_t t0) {
-    const int64_t per_bank = kBank / p;  // groups one PSUM bank holds
+    const int64_t groups_per_bank = kBank / p;  // groups one PSUM bank holds
     // A per-channel vector of the block as columns: partition c of column i is channel
     // n0 + 128 i + c.
     auto load_cols = [&](Tile& t, const char* name, const kernel::Tensor& src, int64_t n0,
@@ -503,8 +503,8 @@ isa::Program linear(const arch::ChipSpec& chip, const LinearSpec& s) {
       }
       const size_t ab = static_cast<size_t>(plan.chunks == 1 ? acc_no++ % 2 : 0);
       auto group_acc = [&](const std::vector<std::vector<Tile>>& set, int64_t i) {
-        return set[ab][static_cast<size_t>(i / per_bank)](
-            all, {i % per_bank * p, (i % per_bank + 1) * p});
+        return set[ab][static_cast<size_t>(i / groups_per_bank)](
+            all, {i % groups_per_bank * p, (i % groups_per_bank + 1) * p});
       };
       for (int64_t k0 = 0; k0 < kt; k0 += kc) {
         const int64_t k1 = std::min(kt, k0 + kc);

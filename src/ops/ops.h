@@ -131,9 +131,16 @@ struct AttentionSpec {
   double eps = 1e-6;
   bool kv_cache = false;
   int64_t kv_seq = 0;  // positions attended to with a cache (>= seq); 0: seq
-  // Training: also write lse [B*S, Hq] fp32, each query row's log-sum-exp of its scaled,
-  // masked scores (m + ln l), which the backward (train_ops.h) recomputes P from.
+  // Training: also write what the backward (train_ops.h) reads: flash, lse [B*S, Hq] fp32,
+  // each query row's log-sum-exp of its scaled, masked scores (m + ln l), which it recomputes
+  // P from; eager, probs [B*Hq*S, S] (dtype), the probabilities themselves.
   bool save_lse = false;
+  // Eager attention (attention_eager.h): the scores q k^T / sqrt(d), their softmax and the
+  // product with v as three ops with the [S, S] scores and probabilities of every head in HBM,
+  // as Megatron-LM's CoreAttention (baddbmm, softmax, bmm) and Hugging Face's "eager"
+  // attention compute it, masked blocks included; the backward is autograd's of those ops
+  // from the saved probabilities. No KV cache.
+  bool eager = false;
 };
 isa::Program attention(const arch::ChipSpec& chip, const AttentionSpec& s);
 

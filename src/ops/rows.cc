@@ -129,4 +129,32 @@ void require_range(std::string_view op, std::string_view arg, int64_t value, int
                      fmt::format("{} is outside [{}, {}]", value, lo, hi));
 }
 
+void rope_rotate(kernel::KernelBuilder& kb, const kernel::Tile& dst, const kernel::Tile& src,
+                 const kernel::Tile& c, const kernel::Tile& sn, const kernel::Tile& rf,
+                 const kernel::Tile& tmp, isa::Engine e) {
+  using isa::AluOp;
+  using kernel::all;
+  const int64_t d = src.size(2), half = d / 2;
+  const kernel::Idx lo{0, half}, hi{half, d};
+  const kernel::Tile t = tmp(all, all, lo);
+  kb.tensor_tensor(rf, src, c, AluOp::kMult, e);
+  kb.tensor_tensor(t, src(all, all, hi), sn(all, all, lo), AluOp::kMult, e);
+  kb.tensor_tensor(dst(all, all, lo), rf(all, all, lo), t, AluOp::kSubtract, e);
+  kb.tensor_tensor(t, src(all, all, lo), sn(all, all, hi), AluOp::kMult, e);
+  kb.tensor_tensor(dst(all, all, hi), rf(all, all, hi), t, AluOp::kAdd, e);
+}
+
+void rope_rotate_back(kernel::KernelBuilder& kb, const kernel::Tile& dst, const kernel::Tile& g,
+                      const kernel::Tile& c, const kernel::Tile& sn, const kernel::Tile& a,
+                      const kernel::Tile& u, isa::Engine e) {
+  using isa::AluOp;
+  using kernel::all;
+  const int64_t d = g.size(2), half = d / 2;
+  const kernel::Idx lo{0, half}, hi{half, d};
+  kb.tensor_tensor(a, g, c, AluOp::kMult, e);
+  kb.tensor_tensor(u, g, sn, AluOp::kMult, e);
+  kb.tensor_tensor(dst(all, all, lo), a(all, all, lo), u(all, all, hi), AluOp::kAdd, e);
+  kb.tensor_tensor(dst(all, all, hi), a(all, all, hi), u(all, all, lo), AluOp::kSubtract, e);
+}
+
 }  // namespace trnsim::ops

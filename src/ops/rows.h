@@ -52,6 +52,18 @@ ColumnNorm load_column_norm(kernel::KernelBuilder& kb, Norm norm, int64_t featur
 void normalize_columns(kernel::KernelBuilder& kb, Norm norm, double eps, const kernel::Tile& dst,
                        const kernel::Tile& src, const ColumnNorm& c);
 
+// RoPE (rotate-half, Hugging Face Llama) over [p, n, d] views, in fp32: dst = src * cos +
+// rotate_half(src) * sin, rotate_half([x1, x2]) = [-x2, x1] for the halves of a head; c and sn
+// [p, n, d] (or broadcast over n); rf and tmp [p, n, d] fp32 scratch. Rounded once into dst.
+void rope_rotate(kernel::KernelBuilder& kb, const kernel::Tile& dst, const kernel::Tile& src,
+                 const kernel::Tile& c, const kernel::Tile& sn, const kernel::Tile& rf,
+                 const kernel::Tile& tmp, isa::Engine e);
+// The rotation's transpose, the gradient of its input from g: g * cos + rotate_half^T(g * sin),
+// rotate_half^T([a1, a2]) = [a2, -a1] (the rotation is linear). a and u: [p, n, d] fp32 scratch.
+void rope_rotate_back(kernel::KernelBuilder& kb, const kernel::Tile& dst, const kernel::Tile& g,
+                      const kernel::Tile& c, const kernel::Tile& sn, const kernel::Tile& a,
+                      const kernel::Tile& u, isa::Engine e);
+
 // Throws InputError("<op>", "<arg>", ...) unless lo <= value <= hi.
 void require_range(std::string_view op, std::string_view arg, int64_t value, int64_t lo,
                    int64_t hi);

@@ -60,6 +60,11 @@ isa::Program linear_grad_weight(const arch::ChipSpec& chip, const LinearGradWeig
 // Tensors: q [B*S, Hq*d], k, v [B*S, Hkv*d], out, dout [B*S, Hq*d] (dtype); lse [B*S, Hq]
 // fp32 (the forward's, attention() with save_lse); cos, sin [S, d] fp32 when rope;
 // dq [B*S, Hq*d], dk, dv [B*S, Hkv*d] (dtype).
+// Eager (AttentionSpec::eager, attention_eager_backward.cc): autograd's backward of the three
+// ops from the saved probabilities, each [S, S] gradient through HBM: dP = dout v^T,
+// dv = P^T dout; dS = P * (dP - rowsum(P * dP)) (torch's softmax backward); dq = dS k /
+// sqrt(d), dk = dS^T q / sqrt(d). Tensors: q, k, v, dout; probs [B*Hq*S, S] (dtype, the
+// forward's with save_lse); cos, sin when rope; dq, dk, dv as above.
 isa::Program attention_backward(const arch::ChipSpec& chip, const AttentionSpec& s);
 
 // The backward of a norm (ops.h NormSpec; no residual_in: the residual's gradient is dres):
