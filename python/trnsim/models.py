@@ -117,6 +117,7 @@ def run(
     ep: int = 1,
     quant_weights: str = "bf16",
     quantize: str = "all",
+    attention: str = "flash",
 ) -> ModelRun:
     """Compile and time ``model``'s forward over ``batch`` x ``seq`` tokens on ``chip``, or with
     ``train`` a training step: forward, mean cross-entropy against ``labels``, backward and one
@@ -130,6 +131,9 @@ def run(
     (NxD Inference's quantization_dtype): "bf16" (none), "int8", "fp8" (the chip's E4M3), or a
     format name; with values, the weights (given or drawn) are quantized as NxD quantizes a
     checkpoint. quantize: "all" or "mlp" (the MLPs and MoE experts only).
+    attention: "flash", or "eager" (the scores, their softmax and the product with v as three
+    ops with the [S, S] tensors in HBM, as Megatron-LM's CoreAttention and Hugging Face's eager
+    attention compute them; no KV cache).
     layers: the first N layers only. values: compute outputs too (one rank).
     weights: by trnsim name ([in, out] for linears); input_ids and labels: [batch, seq]
     integers (a label outside the vocabulary, e.g. -100, is ignored by the loss).
@@ -166,6 +170,7 @@ def run(
         ep=int(ep),
         quant_weights=_quantization(quant_weights, quantize),
         quantize=quantize,
+        eager_attention=_eager(attention),
     )
     return ModelRun(
         json=json.loads(d["json"]),
@@ -177,6 +182,12 @@ def run(
         gradients=dict(d["gradients"]),
         updated_weights=dict(d["updated_weights"]),
     )
+
+
+def _eager(attention: str) -> bool:
+    if attention not in ("flash", "eager"):
+        raise ValueError(f"attention {attention!r}: 'flash' or 'eager'")
+    return attention == "eager"
 
 
 def _quantization(quant_weights: str, quantize: str) -> str:
@@ -276,6 +287,7 @@ def train(
     runtime: str | None = None,
     set: tuple[str, ...] | builtins.list[str] = (),  # noqa: A002 - as the CLI's --set
     ep: int = 1,
+    attention: str = "flash",
 ) -> dict[str, Any]:
     """One training step under a TP x PP x DP plan on ``servers`` of ``system``, as
     `trnsim train --json`: step_time_s, sequences_per_s, tokens_per_s, mfu, hfu,
@@ -286,7 +298,8 @@ def train(
     per pipeline stage (the interleaved schedule); ep: a MoE model's expert-parallel ranks,
     up to tp inside each TP group (each holds experts / ep experts' worth of columns), or tp
     x e with e dividing dp: the experts over e replicas' TP groups, tokens exchanged by
-    all-to-alls (breakdown ep_comm_s)."""
+    all-to-alls (breakdown ep_comm_s). attention: "flash" or "eager" (as run()'s; the
+    probabilities are saved for the backward, and dropped by selective recomputation)."""
     if recompute not in _RECOMPUTE:
         raise ValueError(f"recompute {recompute!r}: 'none', 'selective' or 'full'")
     extra = {} if runtime is None else {"runtime": runtime}
@@ -295,7 +308,7 @@ def train(
         dp=int(dp), lnc=0 if lnc is None else int(lnc), zero=int(zero), seq=int(seq),
         global_batch=int(global_batch), micro_batch=int(micro_batch),
         recompute=recompute, sets=builtins.list(set),
-        virtual_stages=int(virtual_stages), ep=int(ep), **extra)
+        virtual_stages=int(virtual_stages), ep=int(ep), eager_attention=_eager(attention), **extra)
     out = json.loads(j)
     out["text"] = text
     return out
@@ -320,6 +333,7 @@ def plan(
     jobs: int | None = None,
     runtime: str | None = None,
     set: tuple[str, ...] | builtins.list[str] = (),  # noqa: A002 - as the CLI's --set
+    attention: str = "flash",
 ) -> dict[str, Any]:
     """The plan search, as `trnsim plan --json`: every legal TP x PP x DP plan of ``model`` on
     ``servers`` of ``system`` with each LNC, micro-batch, ZeRO stage and recomputation given
@@ -328,7 +342,8 @@ def plan(
     ``pruned_memory``, ``timed``, ``best`` (fastest first, each with `trnsim train`'s keys and
     ``bound``), ``least_memory`` when nothing fits; ``["text"]`` holds what the command
     prints. ``jobs``: threads (default: the host's cores). ``ep``: a MoE model's expert
-    parallelism to try (empty: 1, TP and TP x each power of two up to DP)."""
+    parallelism to try (empty: 1, TP and TP x each power of two up to DP). ``attention``:
+    "flash" or "eager" for every plan (as train()'s)."""
     for r in recompute:
         if r not in _RECOMPUTE:
             raise ValueError(f"recompute {r!r}: 'none', 'selective' or 'full'")
@@ -339,7 +354,8 @@ def plan(
         lnc=[int(v) for v in lnc], micro_batch=[int(v) for v in micro_batch],
         zero=[int(v) for v in zero], recompute=builtins.list(recompute), top=int(top),
         jobs=int(jobs) if jobs else (os.cpu_count() or 1), sets=builtins.list(set),
-        virtual_stages=[int(v) for v in virtual_stages], ep=[int(v) for v in ep], **extra)
+        virtual_stages=[int(v) for v in virtual_stages], ep=[int(v) for v in ep],
+        eager_attention=_eager(attention), **extra)
     out = json.loads(j)
     out["text"] = text
     return out

@@ -32,7 +32,7 @@ struct ModelOptions {
   double lr = 1e-4, weight_decay = 0.0;
   std::string trace;
   std::string system, runtime = std::string(graph::kInGraphRuntime);
-  std::string weights = "bf16", quantize = "all";
+  std::string weights = "bf16", quantize = "all", attention = "flash";
   int lnc = 1;
 };
 
@@ -60,6 +60,7 @@ void run_model_cmd(const ModelOptions& o, Io& io) {
   ro.ep = o.ep;
   ro.weights = o.weights;
   ro.quantize_mlp_only = o.quantize == "mlp";
+  ro.eager_attention = o.attention == "eager";
   ro.batch = o.batch;
   ro.seq = o.seq;
   ro.layers = o.layers;
@@ -105,6 +106,15 @@ void add_weight_options(CLI::App* sub, std::string& weights, std::string& quanti
       ->capture_default_str();
 }
 
+void add_attention_option(CLI::App* sub, std::string& attention) {
+  sub->add_option("--attention", attention,
+                  "attention kernels: flash, or eager (the scores q k^T, their softmax and the "
+                  "product with v as three ops with the [S, S] tensors in HBM, as Megatron-LM's "
+                  "CoreAttention and Hugging Face's eager attention compute it)")
+      ->check(CLI::IsMember({"flash", "eager"}))
+      ->capture_default_str();
+}
+
 nlohmann::json result_manifest(const Io& io, const std::vector<std::string>& overrides) {
   return {{"trnsim", TRNSIM_VERSION},
           {"commit", commit()},
@@ -147,6 +157,7 @@ void setup_model_command(CLI::App& app, Io& io) {
       ->capture_default_str()
       ->check(CLI::Range(1, 1024));
   add_weight_options(sub, o->weights, o->quantize);
+  add_attention_option(sub, o->attention);
   sub->add_option("--batch,-b", o->batch, "sequences")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));

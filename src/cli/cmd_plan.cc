@@ -31,6 +31,7 @@ struct PlanCmdOptions {
   int64_t servers = 0, seq = 2048, global_batch = 1024;
   size_t top = 10;
   int jobs = 0;  // 0: the host's cores
+  std::string attention = "flash";
   bool json = false, no_search = false;
 };
 
@@ -46,6 +47,7 @@ void run_plan(const PlanCmdOptions& o, Io& io) {
   p.base.global_batch = o.global_batch;
   p.base.runtime = o.runtime;
   p.base.search_tilings = !o.no_search;
+  p.base.eager_attention = o.attention == "eager";
   p.tp = o.tp;
   p.pp = o.pp;
   p.micro_batch = o.micro_batch;
@@ -111,6 +113,7 @@ void setup_plan_command(CLI::App& app, Io& io) {
       ->check(CLI::Range(size_t{1}, size_t{100000}));
   sub->add_option("--jobs,-j", o->jobs, "threads (default: the host's cores)")
       ->check(CLI::Range(1, 1024));
+  add_attention_option(sub, o->attention);
   sub->add_option("--runtime", o->runtime, "collective runtime (spec/runtime)")
       ->capture_default_str();
   sub->add_flag("--no-search", o->no_search, "take each linear's first legal tiling");

@@ -21,6 +21,7 @@ namespace {
 
 struct TrainCmdOptions {
   std::string model, system, runtime = std::string(graph::kInGraphRuntime), recompute = "none";
+  std::string attention = "flash";
   std::vector<std::string> sets;
   int tp = 1, pp = 1, dp = 1, lnc = 0, zero = 1, virtual_stages = 1, ep = 1;
   int64_t servers = 0, seq = 2048, global_batch = 1024, micro_batch = 1;
@@ -45,6 +46,7 @@ void run_train(const TrainCmdOptions& o, Io& io) {
   t.global_batch = o.global_batch;
   t.micro_batch = o.micro_batch;
   t.recompute = planner::parse_recompute(o.recompute, "train", "--recompute");
+  t.eager_attention = o.attention == "eager";
   t.runtime = o.runtime;
   t.search_tilings = !o.no_search;
   const planner::TrainResult r = planner::train(graph::load_model_config(o.model), t);
@@ -99,6 +101,7 @@ void setup_train_command(CLI::App& app, Io& io) {
          "activation recomputation: none, selective (each layer's attention again in the backward) "
          "or full (each layer's forward again)")
       ->capture_default_str();
+  add_attention_option(sub, o->attention);
   sub->add_option("--runtime", o->runtime, "collective runtime (spec/runtime)")
       ->capture_default_str();
   sub->add_flag("--no-search", o->no_search, "take each linear's first legal tiling");

@@ -43,6 +43,8 @@ void print_planner_result(Io& io, bool json, nlohmann::json result, const std::s
 // --weights and --quantize (`model`, `serve`): weight-only quantization of the decoder layers'
 // linears (graph::ModelRunOptions::weights, quantize_mlp_only). (cmd_model.cc)
 void add_weight_options(CLI::App* sub, std::string& weights, std::string& quantize);
+// --attention flash|eager (graph/build.h eager_attention).
+void add_attention_option(CLI::App* sub, std::string& attention);
 
 // JSON as the commands print it (2-space indent). Bytes that are not UTF-8 (a file name or
 // argument echoed in a manifest) become U+FFFD instead of failing the whole output.

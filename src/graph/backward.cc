@@ -75,11 +75,14 @@ class Backward {
       throw InputError(n.name, "train", "a rotary embedding must feed an attention's q or k");
   }
 
-  // The forward attention also writes its softmax statistics for the backward.
+  // The forward attention also writes what its backward reads: flash attention its softmax
+  // statistics, eager attention the probabilities (autograd's saved tensor).
   void save_lse(size_t i) {
     const Node& a = g_.nodes[i];
-    const int lse = new_value(a.name + ".lse", {T_, a.heads}, num::fp32());
-    g_.nodes[i].outputs.push_back(lse);
+    const int saved = a.eager ? new_value(a.name + ".probs", {a.batch * a.heads * a.seq, a.seq},
+                                          val(a.outputs[0]).dtype)
+                              : new_value(a.name + ".lse", {T_, a.heads}, num::fp32());
+    g_.nodes[i].outputs.push_back(saved);
   }
 
   // What a MoE block's backward reads besides x and dy, as Megatron's MoE layer keeps it: the
@@ -259,8 +262,13 @@ class Backward {
     Node a = n;
     a.name = n.name + ".grad";
     a.kind = OpKind::kAttentionGrad;
-    a.inputs = {n.inputs[0], n.inputs[1], n.inputs[2], n.outputs[0], dout, n.outputs[1]};
-    a.ports = {"q", "k", "v", "out", "dout", "lse", "dq", "dk", "dv"};
+    if (n.eager) {  // autograd's backward of the three ops reads the saved probabilities
+      a.inputs = {n.inputs[0], n.inputs[1], n.inputs[2], dout, n.outputs[1]};
+      a.ports = {"q", "k", "v", "dout", "probs", "dq", "dk", "dv"};
+    } else {
+      a.inputs = {n.inputs[0], n.inputs[1], n.inputs[2], n.outputs[0], dout, n.outputs[1]};
+      a.ports = {"q", "k", "v", "out", "dout", "lse", "dq", "dk", "dv"};
+    }
     a.outputs = {grad_like(n.inputs[0]), grad_like(n.inputs[1]), grad_like(n.inputs[2])};
     a.fused = {n.name};
     emit(a, n.repeat_of);

@@ -226,6 +226,7 @@ class Builder {
       a.kv_heads = hkv;
       a.head_dim = d;
       a.causal = m_.causal;
+      a.eager = o_.eager_attention;
       a.batch = o_.batch;
       a.seq = o_.seq;
       if (o_.kv_cache) {
@@ -324,6 +325,10 @@ Graph build_model_graph(const ModelConfig& m, const BuildOptions& o) {
     throw InputError(m.name, "tp", fmt::format("{} is not a positive rank count", o.tp));
   if (o.past < 0 || (o.past > 0 && !o.kv_cache))
     throw InputError(m.name, "past", "earlier positions need a KV cache (kv_cache) and past >= 0");
+  if (o.eager_attention && o.kv_cache)
+    throw InputError(m.name, "attention",
+                     "eager attention is modelled for prefill-only forwards and training, not "
+                     "with a KV cache (decode steps read the cache with the flash kernel)");
   if (m.learned_positions && o.past + o.seq > m.max_positions)
     throw InputError(m.name, "seq",
                      fmt::format("{} positions exceed the model's {} learned positions",

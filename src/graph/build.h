@@ -58,6 +58,10 @@ struct BuildOptions {
   // (planner/train.cc); the rank's kernels are as with ep alone, over fewer experts.
   int expert_dp = 1;
   WeightQuant quant;
+  // Attention as three ops with the [S, S] scores in HBM (Megatron-LM's CoreAttention, Hugging
+  // Face's attn_implementation="eager"; ops.h AttentionSpec::eager) instead of flash
+  // attention. Prefill and training only: a KV cache is refused with it.
+  bool eager_attention = false;
 };
 
 // Throws InputError for a tp that does not divide the heads or intermediate size (kv heads:

@@ -86,9 +86,12 @@ struct Node {
   int64_t expert_dp = 1;     // moe: and across replicas (build.h); experts / (ep x expert_dp)
   bool causal = true, rope = false, qk_norm = false;
   double rope_theta = 10000.0;
-  RopeScaling rope_scaling;        // attention, rope: ModelConfig::rope_scaling
-  int64_t batch = 1, seq = 0;      // attention, rope: the tokens are batch x seq
-  bool kv_cache = false;           // attention: keys and values through a KV cache
+  RopeScaling rope_scaling;    // attention, rope: ModelConfig::rope_scaling
+  int64_t batch = 1, seq = 0;  // attention, rope: the tokens are batch x seq
+  bool kv_cache = false;       // attention: keys and values through a KV cache
+  // attention (and its grad): eager, the [S, S] scores and probabilities through HBM as
+  // separate ops (ops.h AttentionSpec::eager; build.h BuildOptions::eager_attention)
+  bool eager = false;
   int64_t kv_seq = 0;              // ... of this many positions per sequence (>= seq)
   int repeat_of = -1;              // layer number (-1: not inside a repeated layer)
   std::vector<std::string> fused;  // names of the front-end nodes this node replaced

@@ -71,9 +71,9 @@ std::string Kernel::key() const {
     case KernelKind::kAttention: {
       const auto& s = attention;
       return fmt::format(
-          "attention B{} S{} Hq{} Hkv{} d{} {} causal={} rope={} qk_norm={} cache={} lse={}",
+          "attention B{} S{} Hq{} Hkv{} d{} {} causal={} rope={} qk_norm={} cache={} lse={}{}",
           s.batch, s.seq, s.q_heads, s.kv_heads, s.head_dim, s.dtype.name(), s.causal, s.rope,
-          s.qk_norm, s.kv_cache ? s.kv_seq : 0, s.save_lse);
+          s.qk_norm, s.kv_cache ? s.kv_seq : 0, s.save_lse, s.eager ? " eager" : "");
     }
     case KernelKind::kNorm:
       return fmt::format("norm T{} F{} {} {} eps={} rin={}", norm.tokens, norm.features,
@@ -119,6 +119,7 @@ std::string Kernel::describe() const {
       if (s.qk_norm) d += " qk-norm";
       if (s.kv_cache) d += fmt::format(" cache {}", s.kv_seq);
       if (s.rope) d += " rope";
+      if (s.eager) d += " eager";
       return d;
     }
     case KernelKind::kNorm:
@@ -211,6 +212,7 @@ Kernel lower(const Graph& g, const Node& n) {
       s.kv_cache = n.kv_cache;
       s.kv_seq = n.kv_cache ? n.kv_seq : 0;
       s.save_lse = n.outputs.size() == 2;  // a training forward (backward.h)
+      s.eager = n.eager;
       return k;
     }
     case OpKind::kNorm:

@@ -72,6 +72,7 @@ Kernel lower_training(const Graph& g, const Node& n) {
       s.dtype = val(g, first("q")).dtype;
       s.causal = n.causal;
       s.rope = n.rope;
+      s.eager = n.eager;
       return k;
     }
     case OpKind::kNormGrad: {
@@ -144,8 +145,9 @@ std::string training_key(const Kernel& k) {
     }
     case KernelKind::kAttentionGrad: {
       const auto& s = k.attention;
-      return fmt::format("attn_grad B{} S{} Hq{} Hkv{} d{} {} causal={} rope={}", s.batch, s.seq,
-                         s.q_heads, s.kv_heads, s.head_dim, s.dtype.name(), s.causal, s.rope);
+      return fmt::format("attn_grad B{} S{} Hq{} Hkv{} d{} {} causal={} rope={}{}", s.batch, s.seq,
+                         s.q_heads, s.kv_heads, s.head_dim, s.dtype.name(), s.causal, s.rope,
+                         s.eager ? " eager" : "");
     }
     case KernelKind::kNormGrad: {
       const auto& s = k.norm_grad;
@@ -191,8 +193,9 @@ std::string training_describe(const Kernel& k) {
     }
     case KernelKind::kAttentionGrad: {
       const auto& s = k.attention;
-      return fmt::format("{}x{} tokens, {}q/{}kv heads x {}{}{}", s.batch, s.seq, s.q_heads,
-                         s.kv_heads, s.head_dim, s.causal ? " causal" : "", s.rope ? " rope" : "");
+      return fmt::format("{}x{} tokens, {}q/{}kv heads x {}{}{}{}", s.batch, s.seq, s.q_heads,
+                         s.kv_heads, s.head_dim, s.causal ? " causal" : "", s.rope ? " rope" : "",
+                         s.eager ? " eager" : "");
     }
     case KernelKind::kNormGrad: {
       const auto& s = k.norm_grad;

@@ -339,7 +339,8 @@ ModelResult run_model(const ModelConfig& m, const ModelRunOptions& o, const Tens
                  .vocab_parallel = o.train,
                  .ep = o.ep,
                  .expert_dp = o.expert_dp,
-                 .quant = quant};
+                 .quant = quant,
+                 .eager_attention = o.eager_attention};
   ModelResult r = run_graph(build_model_graph(m, b), m.name, o, weights, inputs);
   r.ep = o.ep;
   r.source = m.source;

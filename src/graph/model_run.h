@@ -50,6 +50,9 @@ struct ModelRunOptions {
   // quantize_mlp_only, the MLPs (and MoE experts) alone.
   std::string weights = "bf16";
   bool quantize_mlp_only = false;
+  // Attention as three ops with the [S, S] scores in HBM (build.h eager_attention; Megatron-LM's
+  // CoreAttention, Hugging Face's "eager") instead of flash attention; not with a KV cache.
+  bool eager_attention = false;
   bool values = false;  // run the kernels functionally too (small models)
   uint64_t seed = 0;    // random weights and inputs when values and none given
   // A training step (backward.h): forward, cross-entropy loss against `labels`, backward and

@@ -249,7 +249,8 @@ void ValueRunner::run(const Node& n, const Kernel& k0) {
   const char* yname = k.kind == KernelKind::kAttention ? "out" : "y";
   std::vector<float> y = runner.read_tensor_f32(yname);
   if (k.kind == KernelKind::kAttention && k.attention.save_lse)  // a training forward
-    host_[static_cast<size_t>(n.outputs[1])] = runner.read_tensor_f32("lse");
+    host_[static_cast<size_t>(n.outputs[1])] =
+        runner.read_tensor_f32(k.attention.eager ? "probs" : "lse");
   const size_t outs = k.kind == KernelKind::kAttention ? 1 : n.outputs.size() - next;
   if (outs == 1) {
     host_[static_cast<size_t>(n.outputs[next])] = std::move(y);

@@ -63,8 +63,22 @@ void check_eager_attention(std::string_view op, const arch::ChipSpec& chip,
                      "decode steps use the flash kernel");
 }
 
-EagerRows eager_rows(const AttentionSpec& s) {
-  return {.rows = s.batch * s.q_heads * s.seq, .cols = s.seq};
+EagerDims eager_dims(const arch::ChipSpec& chip, const AttentionSpec& s) {
+  EagerDims e;
+  e.rows = s.batch * s.q_heads * s.seq;
+  e.cols = e.seq = s.seq;
+  e.parts = chip.core.sbuf.partitions;
+  e.d = s.head_dim;
+  e.group = s.q_heads / s.kv_heads;
+  e.st = ceil_div(e.seq, e.parts);
+  e.bk = std::min<int64_t>(kEagerKeyBlock, e.st * e.parts);
+  e.wide = std::min(e.seq, kEagerDmaCols);
+  e.chunk = std::min(e.seq, kRowChunk);
+  e.nchunks = ceil_div(e.seq, e.chunk);
+  e.tdt = chip.core.features.bit_exact_transpose ? s.dtype : num::fp32();
+  e.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(e.d)));
+  e.dma_t = chip.core.dma.transpose && (s.dtype.storage_bytes == 2 || s.dtype.storage_bytes == 4);
+  return e;
 }
 
 isa::Program attention_eager(const arch::ChipSpec& chip, const AttentionSpec& s) {
@@ -74,17 +88,12 @@ isa::Program attention_eager(const arch::ChipSpec& chip, const AttentionSpec& s)
   using kernel::all;
   using kernel::Tile;
   check_eager_attention("attention", chip, s);
-  const int64_t parts = chip.core.sbuf.partitions;
-  const int64_t S = s.seq, d = s.head_dim, group = s.q_heads / s.kv_heads;
-  const int64_t st = ceil_div(S, parts);
-  const int64_t bk = std::min<int64_t>(kEagerKeyBlock, st * parts);
-  const int64_t wide = std::min(S, kEagerDmaCols);
-  const int64_t chunk = std::min(S, kRowChunk);
-  const int64_t nchunks = ceil_div(S, chunk);
-  const num::Format dt = s.dtype, f32 = num::fp32();
-  const num::Format tdt = chip.core.features.bit_exact_transpose ? dt : f32;
-  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
-  const bool dma_t = chip.core.dma.transpose && (dt.storage_bytes == 2 || dt.storage_bytes == 4);
+  const EagerDims er = eager_dims(chip, s);
+  const int64_t parts = er.parts, S = er.seq, d = er.d, group = er.group, st = er.st, bk = er.bk;
+  const int64_t wide = er.wide, chunk = er.chunk, nchunks = er.nchunks;
+  const num::Format dt = s.dtype, f32 = num::fp32(), tdt = er.tdt;
+  const float scale = er.scale;
+  const bool dma_t = er.dma_t;
 
   kernel::KernelBuilder kb(chip);
   const kernel::Tensor q = kb.input("q", dt, {s.batch * S, s.q_heads * d});
@@ -101,7 +110,6 @@ isa::Program attention_eager(const arch::ChipSpec& chip, const AttentionSpec& s)
     qn = load_norm_params(kb, Norm::kRms, "q_", d);
     kn = load_norm_params(kb, Norm::kRms, "k_", d);
   }
-  const EagerRows er = eager_rows(s);
   const kernel::Tensor scores = kb.scratch("scores", dt, {er.rows, er.cols});
   const kernel::Tensor probs = s.save_lse ? kb.output("probs", dt, {er.rows, er.cols})
                                           : kb.scratch("probs", dt, {er.rows, er.cols});

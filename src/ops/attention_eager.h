@@ -20,12 +20,20 @@ inline constexpr int64_t kEagerDmaCols = 2048;
 // fp32 exponentials); longer rows are read in chunks, once per pass.
 inline constexpr int64_t kRowChunk = 4096;
 
-// Scores, probabilities and their gradients: [rows, cols], row (b Hq + h) S + i the query i of
-// q head h of sequence b, cols the keys.
-struct EagerRows {
+// The kernels' sizes. Scores, probabilities and their gradients are [rows, cols]: row
+// (b Hq + h) S + i the query i of q head h of sequence b, cols the keys.
+struct EagerDims {
   int64_t rows = 0, cols = 0;
+  int64_t parts = 0, seq = 0, d = 0, group = 0;  // partitions, tokens, head_dim, q heads per kv
+  int64_t st = 0;                                // 128-token tiles
+  int64_t bk = 0;                                // keys per score matmul block
+  int64_t wide = 0;                              // columns of the [S, S] tensors per DMA
+  int64_t chunk = 0, nchunks = 0;                // softmax row chunks
+  num::Format tdt;                               // of TensorE transposes in PSUM
+  float scale = 1;                               // 1 / sqrt(d)
+  bool dma_t = false;                            // the DMA transposes the dtype (NC-v3 on)
 };
-EagerRows eager_rows(const AttentionSpec& s);
+EagerDims eager_dims(const arch::ChipSpec& chip, const AttentionSpec& s);
 
 // Throws InputError naming `op` and the argument for what the eager kernels do not take.
 void check_eager_attention(std::string_view op, const arch::ChipSpec& chip, const AttentionSpec& s);

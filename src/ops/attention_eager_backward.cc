@@ -45,24 +45,18 @@ isa::Program attention_eager_backward(const arch::ChipSpec& chip, const Attentio
   if (s.qk_norm)
     throw InputError(std::string(kOp), "qk_norm",
                      "a per-head q/k norm stays a norm node when training (its own backward)");
-  const int64_t parts = chip.core.sbuf.partitions;
-  const int64_t S = s.seq, d = s.head_dim, group = s.q_heads / s.kv_heads;
-  const int64_t st = ceil_div(S, parts);
-  const int64_t bk = std::min<int64_t>(kEagerKeyBlock, st * parts);
-  const int64_t wide = std::min(S, kEagerDmaCols);
-  const int64_t chunk = std::min(S, kRowChunk);
-  const int64_t nchunks = ceil_div(S, chunk);
-  const num::Format dt = s.dtype, f32 = num::fp32();
-  const num::Format tdt = chip.core.features.bit_exact_transpose ? dt : f32;
-  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
-  const bool dma_t = chip.core.dma.transpose && (dt.storage_bytes == 2 || dt.storage_bytes == 4);
+  const EagerDims er = eager_dims(chip, s);
+  const int64_t parts = er.parts, S = er.seq, d = er.d, group = er.group, st = er.st, bk = er.bk;
+  const int64_t wide = er.wide, chunk = er.chunk, nchunks = er.nchunks;
+  const num::Format dt = s.dtype, f32 = num::fp32(), tdt = er.tdt;
+  const float scale = er.scale;
+  const bool dma_t = er.dma_t;
 
   kernel::KernelBuilder kb(chip);
   const kernel::Tensor q = kb.input("q", dt, {s.batch * S, s.q_heads * d});
   const kernel::Tensor k = kb.input("k", dt, {s.batch * S, s.kv_heads * d});
   const kernel::Tensor v = kb.input("v", dt, {s.batch * S, s.kv_heads * d});
   const kernel::Tensor dout = kb.input("dout", dt, {s.batch * S, s.q_heads * d});
-  const EagerRows er = eager_rows(s);
   const kernel::Tensor probs = kb.input("probs", dt, {er.rows, er.cols});
   kernel::Tensor cos, sin;
   if (s.rope) {

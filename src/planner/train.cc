@@ -69,7 +69,8 @@ void stage_memory(const graph::ModelConfig& m, const TrainOptions& o, int64_t la
                                                 .layers = layers,
                                                 .vocab_parallel = true,
                                                 .ep = inner_ep(o, r),
-                                                .expert_dp = r.expert_dp});
+                                                .expert_dp = r.expert_dp,
+                                                .eager_attention = o.eager_attention});
   graph::fuse(g, true, true);
   graph::add_training(g, {});
   auto add = [&](const std::string& name, auto field, int64_t bytes) {
@@ -106,9 +107,11 @@ void stage_memory(const graph::ModelConfig& m, const TrainOptions& o, int64_t la
   for (int v : graph::saved_activations(g)) {
     const graph::Value& x = g.values[static_cast<size_t>(v)];
     if (full && layer_part(x.name)) continue;
-    // Selective: the core attention's own saved state (flash attention's row statistics; its
-    // inputs q, k, v and its output stay, as the projections around it need them).
-    if (o.recompute == Recompute::kSelective && layer_part(x.name) && x.name.ends_with(".lse"))
+    // Selective: the core attention's own saved state (flash attention's row statistics, eager
+    // attention's [S, S] probabilities, Megatron's reason for it; its inputs q, k, v and its
+    // output stay, as the projections around it need them).
+    if (o.recompute == Recompute::kSelective && layer_part(x.name) &&
+        (x.name.ends_with(".lse") || x.name.ends_with(".attn.probs")))
       continue;
     add(x.name, &TrainResult::Stage::activation_bytes, x.bytes());
   }
@@ -152,6 +155,7 @@ std::pair<fabric::SystemSpec, int64_t> check_plan(const graph::ModelConfig& m,
   r.global_batch = o.global_batch;
   r.micro_batch = o.micro_batch;
   r.recompute = o.recompute;
+  r.eager_attention = o.eager_attention;
   const int64_t ranks = sys.chips() * sys.chip.chip.cores / r.lnc;
   if (int64_t{o.tp} * o.pp * o.dp != ranks)
     throw InputError(
@@ -255,6 +259,7 @@ TrainResult train(const graph::ModelConfig& m, const TrainOptions& o) {
   ro.seq = o.seq;
   ro.layers = layers;
   ro.train = true;
+  ro.eager_attention = o.eager_attention;
   ro.runtime = o.runtime;
   ro.search_tilings = o.search_tilings;
   ro.kernel_caches = o.kernel_caches;
@@ -477,6 +482,7 @@ nlohmann::json TrainResult::to_json() const {
       {"micro_batches", micro_batches},
       {"virtual_stages", virtual_stages},
       {"recompute", name(recompute)},
+      {"attention", eager_attention ? "eager" : "flash"},
       {"step_time_s", step_time_s},
       {"sequences_per_s", sequences_per_s},
       {"tokens_per_s", tokens_per_s},
@@ -506,15 +512,15 @@ nlohmann::json TrainResult::to_json() const {
 std::string TrainResult::text() const {
   auto gib = [](int64_t b) { return static_cast<double>(b) / 1073741824.0; };
   std::string out = fmt::format(
-      "{} on {} x {} ({} chips): TP {}{} x PP {}{} x DP {}{}, ZeRO-{}, recompute {}\n"
+      "{} on {} x {} ({} chips): TP {}{} x PP {}{} x DP {}{}, ZeRO-{}, recompute {}{}\n"
       "seq {}, global batch {} = {} micro-batches of {} per replica\n",
       model, servers, system, chips, tp,
       ep > 1 ? fmt::format(" (EP {}{})", ep,
                            expert_dp > 1 ? fmt::format(" over {} replicas", expert_dp) : "")
              : "",
       pp, virtual_stages > 1 ? fmt::format(" (interleaved, {} chunks)", virtual_stages) : "", dp,
-      lnc > 1 ? fmt::format(" (LNC={})", lnc) : "", zero, name(recompute), seq, global_batch,
-      micro_batches, micro_batch);
+      lnc > 1 ? fmt::format(" (LNC={})", lnc) : "", zero, name(recompute),
+      eager_attention ? ", eager attention" : "", seq, global_batch, micro_batches, micro_batch);
   out += fmt::format("step {:.3f} s: {:.2f} sequences/s, {:.0f} tokens/s, MFU {:.1f}%{}\n",
                      step_time_s, sequences_per_s, tokens_per_s, 100 * mfu,
                      recompute != Recompute::kNone ? fmt::format(" (HFU {:.1f}%)", 100 * hfu) : "");

@@ -64,6 +64,10 @@ struct TrainOptions {
   int zero = 1;  // ZeRO stage 0-3: what the replicas shard (train.cc: stage_memory, DP comm)
   int64_t seq = 2048, global_batch = 1024, micro_batch = 1;
   Recompute recompute = Recompute::kNone;
+  // Attention as three ops with the [S, S] scores and probabilities in HBM (Megatron-LM's
+  // CoreAttention without flash attention; graph/build.h eager_attention): the probabilities
+  // are saved for the backward (dropped by selective recomputation).
+  bool eager_attention = false;
   // Interleaved 1F1B: each stage's layers in this many chunks (model chunks of Megatron's
   // interleaved schedule); 1: plain 1F1B.
   int virtual_stages = 1;
@@ -80,6 +84,7 @@ struct TrainResult {
   int64_t servers = 1, chips = 1, seq = 0, global_batch = 0, micro_batch = 1, micro_batches = 1;
   int virtual_stages = 1;
   Recompute recompute = Recompute::kNone;
+  bool eager_attention = false;
   double step_time_s = 0, sequences_per_s = 0, tokens_per_s = 0;
   double mfu = 0, hfu = 0;  // model FLOPs (and with recomputation) / (step x the chips' peak)
   // Breakdown of the step (s): the pipeline's compute (TP all-reduces inside, also shown on

@@ -8,9 +8,13 @@
 // for both NxD rows (aws-neuron/neuronx-distributed examples/training/llama:
 // tp_zero1_llama2_7B_hf_pretrain.sh --selective_checkpoint_enabled, run_llama2_13B_tp_pp.sh
 // --use_selective_checkpoint 1), none for Megatron-LM (aws-neuron-reference-for-megatron-lm
-// pretrain_gpt3_6.7B_32layers_bf16_bs1024_slurm.sh has no --checkpoint-activations). Nothing
-// is fitted on these figures. Not modelled: the NxD rows' sequence parallelism, and overlap of
-// the gradient reduction with the last micro-batch's backward.
+// pretrain_gpt3_6.7B_32layers_bf16_bs1024_slurm.sh has no --checkpoint-activations).
+// Attention as each stack computes it: the NxD rows flash attention (NxD's Llama training
+// kernels); the Megatron-LM row eager attention (ops.h AttentionSpec::eager): that reference's
+// ParallelAttention (megatron/model/transformer.py) is baddbmm into [b * np, s, s] scores,
+// scale_mask_softmax (its fusion off: --no-masked-softmax-fusion) and bmm with v, with no flash
+// attention. Nothing is fitted on these figures. Not modelled: the NxD rows' sequence
+// parallelism, and overlap of the gradient reduction with the last micro-batch's backward.
 #include <fmt/format.h>
 
 #include "graph/model_config.h"
@@ -28,6 +32,7 @@ struct Row {
   int tp, pp, dp;
   int64_t seq;
   planner::Recompute recompute;
+  bool eager_attention;
   double seq_per_s;
 };
 
@@ -35,9 +40,11 @@ constexpr int64_t kGlobalBatch = 1024;
 
 constexpr Row kRows[] = {
     {"gpt3-6.7b", "Megatron-LM (XLA, BF16 + SR)", 16, 8, 1, 64, 2048, planner::Recompute::kNone,
-     140.0},
-    {"llama-2-7b", "NxD (Neuron 2.21)", 16, 8, 1, 64, 4096, planner::Recompute::kSelective, 95.14},
-    {"llama-2-13b", "NxD (Neuron 2.21)", 32, 8, 8, 16, 4096, planner::Recompute::kSelective, 80.33},
+     true, 140.0},
+    {"llama-2-7b", "NxD (Neuron 2.21)", 16, 8, 1, 64, 4096, planner::Recompute::kSelective, false,
+     95.14},
+    {"llama-2-13b", "NxD (Neuron 2.21)", 32, 8, 8, 16, 4096, planner::Recompute::kSelective, false,
+     80.33},
 };
 
 }  // namespace
@@ -56,14 +63,17 @@ std::vector<Record> training_records() {
     o.micro_batch = 1;
     o.zero = 1;
     o.recompute = r.recompute;
+    o.eager_attention = r.eager_attention;
     const planner::TrainResult t = planner::train(graph::load_model_config(r.model), o);
     out.push_back({"training-s8", fmt::format("{} seq {} throughput", r.model, r.seq), "seq/s",
                    r.seq_per_s, t.sequences_per_s, 0.15,
                    fmt::format("VALIDATION.md s8 (Trn1, {})", r.framework),
-                   fmt::format("{} x trn1.32xlarge, TP={} PP={} DP={}, ZeRO-1, recompute {}: "
-                               "step {:.2f} s (compute {:.2f}, bubble {:.2f}, DP {:.2f})",
+                   fmt::format("{} x trn1.32xlarge, TP={} PP={} DP={}, ZeRO-1, recompute {}, "
+                               "{} attention: step {:.2f} s (compute {:.2f}, bubble {:.2f}, DP "
+                               "{:.2f})",
                                r.servers, r.tp, r.pp, r.dp, planner::name(r.recompute),
-                               t.step_time_s, t.compute_s, t.pp_bubble_s, t.dp_comm_s),
+                               r.eager_attention ? "eager" : "flash", t.step_time_s, t.compute_s,
+                               t.pp_bubble_s, t.dp_comm_s),
                    ""});
   }
   return out;

@@ -9,6 +9,7 @@
 #include <set>
 #include <string>
 
+#include "base/error.h"
 #include "graph/build.h"
 #include "graph/fusion.h"
 #include "graph/graph_test_util.h"
@@ -94,6 +95,36 @@ TEST(Backward, EveryTrainingNodeLowersToItsKernel) {
                              "embed_grad", "loss", "adamw"})
       EXPECT_TRUE(kinds.contains(want)) << want;
   }
+}
+
+// Eager attention: the forward saves its probabilities ([B Hq S, S], the model's dtype) and
+// the backward reads them in place of the output and lse; both kernels are the eager ones, and
+// their cache keys differ from flash attention's. A KV cache is refused with it.
+TEST(Backward, EagerAttentionSavesItsProbabilities) {
+  const Graph g = train_graph("tiny-llama", {.seq = 128, .tp = 2, .eager_attention = true});
+  const Graph flash = train_graph("tiny-llama", {.seq = 128, .tp = 2});
+  int grads = 0;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = g.nodes[i];
+    if (n.kind == OpKind::kAttention) {
+      ASSERT_EQ(n.outputs.size(), 2u);
+      const Value& p = g.values[static_cast<size_t>(n.outputs[1])];
+      EXPECT_TRUE(p.name.ends_with(".attn.probs")) << p.name;
+      EXPECT_EQ(p.shape, (std::vector<int64_t>{2 * 128, 128}));  // 2 heads a rank
+      EXPECT_TRUE(lower(g, n).attention.eager);
+      EXPECT_NE(lower(g, n).key(), lower(flash, flash.nodes[i]).key());
+    }
+    if (n.kind == OpKind::kAttentionGrad) {
+      ++grads;
+      EXPECT_EQ(n.ports,
+                (std::vector<std::string>{"q", "k", "v", "dout", "probs", "dq", "dk", "dv"}));
+      EXPECT_TRUE(lower(g, n).attention.eager);
+    }
+  }
+  EXPECT_EQ(grads, 2);
+  EXPECT_THROW(build_model_graph(load_model_config("tiny-llama"),
+                                 {.seq = 1, .kv_cache = true, .past = 8, .eager_attention = true}),
+               InputError);
 }
 
 // Qwen3's per-head q / k norms stay norm kernels over tokens x heads rows when training, with

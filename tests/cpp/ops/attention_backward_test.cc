@@ -53,21 +53,6 @@ ops::AttentionSpec spec_of(const BwdCase& c) {
   return s;
 }
 
-// Hugging Face Llama's tables: inv_freq = theta^(-2i/d), cos(cat(angles, angles)).
-void add_rope_tables(Inputs& in, int64_t S, int64_t d) {
-  std::vector<float> cs(static_cast<size_t>(S * d)), sn(cs.size());
-  for (int64_t pos = 0; pos < S; ++pos)
-    for (int64_t i = 0; i < d / 2; ++i) {
-      const double ang = static_cast<double>(pos) * std::pow(10000.0, -2.0 * i / d);
-      for (const int64_t j : {i, i + d / 2}) {
-        cs[pos * d + j] = static_cast<float>(std::cos(ang));
-        sn[pos * d + j] = static_cast<float>(std::sin(ang));
-      }
-    }
-  in["cos"] = cs;
-  in["sin"] = sn;
-}
-
 struct Grads {
   std::vector<double> dq, dk, dv;              // as the kernel rounds them
   std::vector<double> dq_mag, dk_mag, dv_mag;  // sums of the terms' magnitudes

@@ -61,19 +61,7 @@ Inputs inputs_of(const EagerCase& c) {
     in["q_gamma"] = values(d, 95, 0.25f, 1.0f);
     in["k_gamma"] = values(d, 96, 0.25f, 1.0f);
   }
-  if (c.rope) {  // Hugging Face Llama's tables
-    std::vector<float> cs(static_cast<size_t>(c.seq * d)), sn(cs.size());
-    for (int64_t pos = 0; pos < c.seq; ++pos)
-      for (int64_t i = 0; i < d / 2; ++i) {
-        const double ang = static_cast<double>(pos) * std::pow(10000.0, -2.0 * i / d);
-        for (const int64_t j : {i, i + d / 2}) {
-          cs[pos * d + j] = static_cast<float>(std::cos(ang));
-          sn[pos * d + j] = static_cast<float>(std::sin(ang));
-        }
-      }
-    in["cos"] = cs;
-    in["sin"] = sn;
-  }
+  if (c.rope) add_rope_tables(in, c.seq, d);
   return in;
 }
 

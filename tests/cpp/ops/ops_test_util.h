@@ -57,6 +57,23 @@ inline std::vector<float> values(int64_t n, uint64_t seed, float scale, float of
 
 inline double bf(double x) { return round_bf16(static_cast<float>(x)); }
 
+// Hugging Face Llama's RoPE tables for positions 0..S-1: inv_freq = theta^(-2i/d),
+// cos(cat(angles, angles)) and sin likewise, [S, d] each, as in["cos"] and in["sin"].
+inline void add_rope_tables(std::map<std::string, std::vector<float>>& in, int64_t S, int64_t d,
+                            double theta = 10000.0) {
+  std::vector<float> cs(static_cast<size_t>(S * d)), sn(cs.size());
+  for (int64_t pos = 0; pos < S; ++pos)
+    for (int64_t i = 0; i < d / 2; ++i) {
+      const double ang = static_cast<double>(pos) * std::pow(theta, -2.0 * i / d);
+      for (const int64_t j : {i, i + d / 2}) {
+        cs[pos * d + j] = static_cast<float>(std::cos(ang));
+        sn[pos * d + j] = static_cast<float>(std::sin(ang));
+      }
+    }
+  in["cos"] = cs;
+  in["sin"] = sn;
+}
+
 inline void expect_race_free(const isa::Program& p, const arch::ChipSpec& spec) {
   const core::RaceReport races = core::check_races(p, spec, {200000});
   EXPECT_TRUE(races.clean()) << core::format_race_report(races);

@@ -221,6 +221,28 @@ TEST(Train, SelectiveRecomputationRunsTheAttentionForwardAgain) {
   EXPECT_EQ(parse_recompute("selective", "train", "--recompute"), Recompute::kSelective);
 }
 
+// Eager attention keeps each layer's [S, S] probabilities of its heads for the backward
+// (bf16: tp 2 gives each rank 2 of the 4 heads), which selective recomputation drops
+// (Megatron's reason for it), and its kernels move those tensors through HBM: slower.
+TEST(Train, EagerAttentionSavesTheProbabilities) {
+  TrainOptions o = plan(2, 1, 16);
+  const TrainResult flash = train(model(), o);
+  o.eager_attention = true;
+  const TrainResult eager = train(model(), o);
+  const int64_t probs = 2 * int64_t{2} * 256 * 256 * 2;  // layers x heads x S x S x bytes
+  const int64_t lse = 2 * int64_t{256} * 2 * 4;          // layers x tokens x heads x fp32
+  EXPECT_EQ(eager.stages[0].activation_bytes - flash.stages[0].activation_bytes, probs - lse);
+  EXPECT_GT(eager.stages[0].forward_s, flash.stages[0].forward_s);
+  EXPECT_GT(eager.stages[0].backward_s, flash.stages[0].backward_s);
+  EXPECT_EQ(eager.to_json()["attention"], "eager");
+  EXPECT_EQ(flash.to_json()["attention"], "flash");
+  o.recompute = Recompute::kSelective;
+  const TrainResult sel = train(model(), o);
+  o.eager_attention = false;
+  const TrainResult flash_sel = train(model(), o);
+  EXPECT_EQ(sel.stages[0].activation_bytes, flash_sel.stages[0].activation_bytes);
+}
+
 TEST(Train, PlansThatDoNotMatchAreRefused) {
   EXPECT_NE(error_of(plan(2, 2, 4)).find("= 16 ranks"), std::string::npos);
   EXPECT_NE(error_of(plan(1, 4, 8)).find("do not divide"), std::string::npos);  // 2 layers
