@@ -15,9 +15,16 @@ Supported: ``nn.Embedding``; ``nn.Linear`` (any bias); ``nn.LayerNorm``; RMSNorm
 or any module whose class name contains "RMSNorm" and computes x * rsqrt(mean(x^2) + eps) * w,
 as Hugging Face's do); SiLU / GELU (exact or tanh) / ReLU; elementwise add and mul of two
 activations; ``F.scaled_dot_product_attention`` (causal or not, GQA by ``enable_gqa`` or equal
-heads) on q, k, v that come from linears through view / transpose / reshape. Views, reshapes,
-transposes, dtype casts and ``contiguous`` are layout only: activations are token-major
-``[tokens, features]`` on the chip. Values run on one rank (tp 1) in bf16.
+heads) on q, k, v that come from linears through view / transpose / reshape; and attention
+written out as its ops, as nanoGPT, Megatron-LM and Hugging Face's eager attention write it:
+``(q @ k.transpose(-2, -1)) * scale``, a causal mask (``masked_fill`` / ``where`` with a
+lower-triangular mask, or an added mask of 0 and -inf below and above the diagonal), ``softmax``
+over the keys, ``@ v``; repeat_kv's expand and reshape of k and v for GQA. That becomes one
+eager attention (the [S, S] scores and probabilities through HBM as those ops have them, not
+flash attention). Operators on constants alone (a mask built from a buffer, ``tril``,
+comparisons) are evaluated when tracing. Views, reshapes, transposes, dtype casts and
+``contiguous`` are layout only: activations are token-major ``[tokens, features]`` on the
+chip. Values run on one rank (tp 1) in bf16.
 """
 
 from __future__ import annotations
@@ -44,14 +51,20 @@ _ALIASES = {
     aten.squeeze.dim, aten.flatten.using_ints, aten.alias.default, aten._to_copy.default,
     aten.to.dtype, aten.to.dtype_layout, aten.detach.default, aten.dropout.default,
 }
+# Operators that make a constant tensor from Python values alone (folded when tracing).
+_FACTORIES = {
+    aten.full.default, aten.ones.default, aten.zeros.default, aten.arange.default,
+    aten.arange.start, aten.arange.start_step, aten.scalar_tensor.default,
+}
 # Checks torch.export leaves in the graph; they compute nothing.
 _CHECKS = {aten._assert_tensor_metadata.default}
 _ACTS = {aten.silu.default: "silu", aten.relu.default: "relu", aten.gelu.default: "gelu"}
 
 _ALTERNATIVES = {
-    "softmax": "F.scaled_dot_product_attention (softmax inside attention)",
-    "_softmax": "F.scaled_dot_product_attention (softmax inside attention)",
-    "matmul": "nn.Linear (a weight) or F.scaled_dot_product_attention (two activations)",
+    "softmax": "F.scaled_dot_product_attention, or softmax over q @ k^T scores (attention)",
+    "_softmax": "F.scaled_dot_product_attention, or softmax over q @ k^T scores (attention)",
+    "matmul": "nn.Linear (a weight), F.scaled_dot_product_attention, or q @ k^T and probs @ v "
+              "of an attention",
     "bmm": "nn.Linear or F.scaled_dot_product_attention",
     "mm": "nn.Linear",
     "addmm": "nn.Linear",
@@ -83,6 +96,23 @@ def _shape(node) -> tuple[int, ...]:
     return tuple(int(s) for s in v.shape) if v is not None else ()
 
 
+def _swapped(node, src) -> bool:
+    """Whether a layout op leaves its input's last two dims swapped (a transpose of them flips
+    it; a view or reshape to another rank ends it)."""
+    t = node.target
+    nd = len(_shape(node))
+    if t is aten.transpose.int:
+        dims = {d % nd for d in node.args[1:3]}
+        return src.swapped != (dims == {nd - 2, nd - 1})
+    if t is aten.permute.default:
+        perm = [d % nd for d in node.args[1]]
+        return src.swapped != (perm[-2:] == [nd - 1, nd - 2])
+    if t in (aten.view.default, aten.reshape.default, aten._unsafe_view.default) and \
+            len(_shape(node)) != len(src.shape):
+        return False
+    return src.swapped
+
+
 def _module_name(node, kind: str) -> str:
     """The module path a node ran in ("layers.0.q" for a linear's own module; an operator of a
     module's forward gets the module's path and the operator: "layers.0.attention")."""
@@ -100,6 +130,19 @@ def _module_name(node, kind: str) -> str:
 class _Act:
     vid: int  # IR value id
     shape: tuple[int, ...]  # the torch view's shape
+    swapped: bool = False  # its last two dims transposed (k^T of an attention)
+
+
+@dataclass
+class _Scores:
+    """q @ k^T of an attention being written out as ops, and what was applied to it since."""
+
+    q: _Act
+    k: _Act
+    scale: float = 1.0
+    causal: bool = False
+    probs: bool = False  # softmax taken
+    source: str = ""
 
 
 class _Converter:
@@ -204,10 +247,30 @@ class _Converter:
         t = n.target
         if t in _CHECKS:
             return
-        if t in _ALIASES:  # inside a norm module too: `x.to(float32)` may stand for x later on
+        whole_slice = t is aten.slice.Tensor and isinstance(self.env.get(n.args[0]), _Act) and \
+            _shape(n) == self.env[n.args[0]].shape  # x[:, :, None] and such: every element
+        src0 = self.env.get(n.args[0])
+        repeat_kv = t is aten.expand.default and isinstance(src0, _Act) and len(src0.shape) == 5 \
+            and src0.shape[2] == 1  # k[:, :, None].expand(b, hkv, n_rep, s, d): GQA's k and v
+        if t in _ALIASES or repeat_kv or whole_slice:
             src = self.env.get(n.args[0])
-            self.env[n] = _Act(src.vid, _shape(n)) if isinstance(src, _Act) else src
+            if isinstance(src, _Act):
+                self.env[n] = _Act(src.vid, _shape(n), _swapped(n, src))
+            elif isinstance(src, tuple) and src[0] == "folded":
+                self.env[n] = ("folded", t(src[1], *n.args[1:], **n.kwargs))
+            elif isinstance(src, _Scores) and t not in (aten.dropout.default,) and \
+                    t not in (aten._to_copy.default, aten.to.dtype, aten.to.dtype_layout,
+                              aten.clone.default, aten.contiguous.default, aten.detach.default):
+                raise UnsupportedOperator(f"{t} at {_source(n) or n.name}: attention scores are "
+                                          "masked, scaled and softmaxed as they are, not reshaped")
+            else:
+                self.env[n] = src
             return
+        if self._fold(n):
+            return
+        if t is not aten.matmul.default and (isinstance(self.env.get(n.args[0]), _Scores) or (
+                t is aten.where.self and isinstance(self.env.get(n.args[1]), _Scores))):
+            return self.scores_op(n)
         path = self._norm_module(n)
         if path is not None and t is not aten.rms_norm.default:
             return self.rms_module(n, path)
@@ -268,6 +331,10 @@ class _Converter:
             self.env[n] = _Act(out, _shape(n))
         elif t is aten.scaled_dot_product_attention.default:
             self.attention(n)
+        elif t is aten.matmul.default and isinstance(self.env.get(n.args[0]), _Scores):
+            self.probs_v(n)
+        elif t is aten.matmul.default and all(isinstance(self.env.get(a), _Act) for a in n.args[:2]):
+            self.scores(n)
         else:
             op = str(t).split(".")[-2] if "." in str(t) else str(t)
             alt = _ALTERNATIVES.get(op, "the operators listed in trnsim.torch's documentation")
@@ -296,6 +363,108 @@ class _Converter:
         out = self.value(n.name, (self.tokens(), hq * d))
         self.emit(n, "attention", [q.vid, k.vid, v.vid], [out], heads=hq, kv_heads=hkv,
                   head_dim=d, causal=bool(kw.get("is_causal", False)))
+        self.env[n] = _Act(out, _shape(n))
+
+    # --- attention written out as ops (eager attention) ---
+    def _const(self, a):
+        e = self.env.get(a) if not isinstance(a, (int, float, bool, str, type(None))) else None
+        if isinstance(e, tuple) and e[0] == "param" and e[1].name not in self.ep.graph_signature.inputs_to_parameters:
+            return self.consts[self.params[e[1].name]]
+        if isinstance(e, tuple) and e[0] == "folded":
+            return e[1]
+        if isinstance(e, tuple) and e[0] == "const":
+            return getattr(self.ep.graph_module, e[1].target)
+        return None
+
+    def _fold(self, n) -> bool:
+        """An operator on constants alone (buffers, get_attr, values folded before, Python
+        scalars) is evaluated now: masks built from a buffer or from tril / arange."""
+        tensors = [a for a in list(n.args) + list(n.kwargs.values()) if isinstance(a, torch.fx.Node)]
+        if (not tensors and n.target not in _FACTORIES) or any(self._const(a) is None for a in tensors):
+            return False
+        sub = lambda a: self._const(a) if isinstance(a, torch.fx.Node) else a  # noqa: E731
+        args = [sub(a) if not isinstance(a, (list, tuple)) else type(a)(sub(x) for x in a) for a in n.args]
+        kwargs = {k: sub(v) for k, v in n.kwargs.items()}
+        with torch.no_grad():
+            self.env[n] = ("folded", n.target(*args, **kwargs))
+        return True
+
+    def scores(self, n):
+        q, kt = self.get(n.args[0], n), self.get(n.args[1], n)
+        where = _source(n) or n.name
+        if not isinstance(self.env.get(n.args[0]), _Act) or len(q.shape) != 4 or len(kt.shape) != 4 \
+                or not kt.swapped or q.swapped or q.shape[-1] != kt.shape[-2]:
+            raise UnsupportedOperator(
+                f"matmul at {where}: of two activations, trnsim takes q @ k.transpose(-2, -1) of an "
+                "attention ([batch, heads, seq, head_dim] each) and its probabilities @ v; nearest "
+                f"supported: {_ALTERNATIVES['matmul']}")
+        self.env[n] = _Scores(q, kt, source=where)
+
+    def scores_op(self, n):
+        t = n.target
+        s = self.env.get(n.args[1] if t is aten.where.self else n.args[0])
+        where = _source(n) or n.name
+        nq = s.q.shape[-2]
+        tri = torch.tril(torch.ones(nq, s.k.shape[-1], dtype=torch.bool))
+        if s.probs:
+            raise UnsupportedOperator(f"{t} at {where}: after the softmax trnsim takes only "
+                                      "dropout, a dtype cast and probs @ v")
+
+        def mask_of(x, keep_where_true):
+            m = torch.as_tensor(x)
+            if m.dim() > 2 and m.numel() == m.shape[-1] * m.shape[-2]:
+                m = m.reshape(m.shape[-2], m.shape[-1])
+            if m.dim() != 2 or tuple(m.shape) != tuple(tri.shape):
+                raise UnsupportedOperator(f"{t} at {where}: the attention mask is not one [seq, seq] "
+                                          "pattern for every sequence and head")
+            return m.bool() if keep_where_true else ~m.bool()
+
+        if t in (aten.mul.Tensor, aten.div.Tensor) and isinstance(n.args[1], (int, float)):
+            s.scale = s.scale * n.args[1] if t is aten.mul.Tensor else s.scale / n.args[1]
+        elif t is aten.masked_fill.Scalar and n.args[2] <= -1e4 and self._const(n.args[1]) is not None:
+            keep = mask_of(self._const(n.args[1]), keep_where_true=False)
+            if not (torch.equal(keep, tri) or bool(keep.all())):
+                raise UnsupportedOperator(f"masked_fill at {where}: only a causal mask (the keys "
+                                          "after each query masked) is taken")
+            s.causal = s.causal or torch.equal(keep, tri)
+        elif t is aten.where.self and self._const(n.args[0]) is not None:
+            keep = mask_of(self._const(n.args[0]), keep_where_true=True)
+            other = self._const(n.args[2]) if isinstance(n.args[2], torch.fx.Node) else n.args[2]
+            if float(torch.as_tensor(other).max()) > -1e4 or not (torch.equal(keep, tri) or bool(keep.all())):
+                raise UnsupportedOperator(f"where at {where}: only a causal mask (a large negative "
+                                          "value after each query) is taken")
+            s.causal = s.causal or torch.equal(keep, tri)
+        elif t is aten.add.Tensor and self._const(n.args[1]) is not None:
+            add = torch.as_tensor(self._const(n.args[1])).float()
+            keep = mask_of(add > -1e4, keep_where_true=True)
+            if not bool((add[add > -1e4] == 0).all()) or not (torch.equal(keep, tri) or bool(keep.all())):
+                raise UnsupportedOperator(f"add at {where}: only an additive causal mask (0 up to "
+                                          "each query, -inf after it) is taken")
+            s.causal = s.causal or torch.equal(keep, tri)
+        elif t in (aten.softmax.int, aten._softmax.default) and n.args[1] in (-1, 3):
+            d = s.q.shape[-1]
+            if abs(s.scale - d ** -0.5) > 1e-6 * d ** -0.5:
+                raise UnsupportedOperator(f"softmax at {where}: the scores must be scaled by "
+                                          f"1/sqrt(head_dim) = {d ** -0.5:g} (got {s.scale:g})")
+            s.probs = True
+        else:
+            raise UnsupportedOperator(
+                f"{t} at {where}: on attention scores trnsim takes a scale by 1/sqrt(head_dim), a "
+                "causal mask (masked_fill, where, or an added mask) and softmax over the keys")
+        self.env[n] = s
+
+    def probs_v(self, n):
+        s, v = self.env.get(n.args[0]), self.get(n.args[1], n)
+        where = _source(n) or n.name
+        if not s.probs or v.swapped or len(v.shape) != 4 or v.shape[-2] != s.k.shape[-1]:
+            raise UnsupportedOperator(f"matmul at {where}: attention probabilities (softmax of "
+                                      "q @ k^T) times v [batch, heads, seq, head_dim]")
+        b, hq, nq, d = s.q.shape
+        # A repeat_kv'd k or v has as many heads as q in its view; the value it reads has its own.
+        hkv = self.values[s.k.vid]["shape"][-1] // d
+        out = self.value(n.name, (self.tokens(), hq * d))
+        self.emit(n, "attention", [s.q.vid, s.k.vid, v.vid], [out], name=_module_name(n, "attention"),
+                  heads=hq, kv_heads=hkv, head_dim=d, causal=s.causal, eager=True)
         self.env[n] = _Act(out, _shape(n))
 
     def rms_module(self, n, path):

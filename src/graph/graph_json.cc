@@ -133,6 +133,7 @@ Graph graph_from_json_unchecked(std::string_view json_text) {
       x.kv_heads = int_field(n, "kv_heads", x.heads, where, 0, 1 << 16);
       x.head_dim = int_field(n, "head_dim", 0, where, 0, 1 << 16);
       x.causal = n.value("causal", true);
+      x.eager = n.value("eager", false);
       x.rope_theta = n.value("rope_theta", 10000.0);
       x.batch = g.batch;
       x.seq = g.seq;

@@ -5,7 +5,7 @@
 //    [ids], "weights": [ids],
 //               "biases": [ids], "norm_weights": [ids], "outputs": [ids], "norm": "rmsnorm",
 //               "eps", "act": "silu", "heads", "kv_heads", "head_dim", "causal",
-//               "source": "model.py:42"}]}
+//               "eager" (attention: graph.h Node::eager), "source": "model.py:42"}]}
 // Value ids index "values". Weights of linears are [in, out].
 #pragma once
 

@@ -163,3 +163,72 @@ def test_wrong_input_shape_is_refused():
     traced = tt.trace(TinyLM(layers=1).eval(), (torch.randint(0, 512, (1, 32)),))
     with pytest.raises(ValueError, match="traced with"):
         traced(torch.randint(0, 512, (1, 16)))
+
+
+class ExplicitAttention(nn.Module):
+    """Attention written out as ops, in the three ways public models write it: nanoGPT's
+    masked_fill of a tril buffer, Hugging Face Llama's eager path (repeat_kv for GQA, an added
+    mask of 0 / finfo.min, softmax in float32 cast back), GPT-2's torch.where."""
+
+    def __init__(self, style, hidden=256, heads=4, kv_heads=4, max_seq=64, scale=None, mask=None):
+        super().__init__()
+        self.style, self.nh, self.nkv, self.scale = style, heads, kv_heads, scale
+        d = hidden // heads
+        self.q, self.o = nn.Linear(hidden, hidden), nn.Linear(hidden, hidden)
+        self.k, self.v = nn.Linear(hidden, kv_heads * d), nn.Linear(hidden, kv_heads * d)
+        tri = torch.tril(torch.ones(max_seq, max_seq)) if mask is None else mask
+        self.register_buffer("bias", tri.view(1, 1, max_seq, max_seq))
+
+    def forward(self, x):
+        b, t, c = x.shape
+        d = c // self.nh
+        q = self.q(x).view(b, t, self.nh, d).transpose(1, 2)
+        k = self.k(x).view(b, t, self.nkv, d).transpose(1, 2)
+        v = self.v(x).view(b, t, self.nkv, d).transpose(1, 2)
+        if self.nkv != self.nh:  # Hugging Face's repeat_kv
+            r = self.nh // self.nkv
+            k = k[:, :, None, :, :].expand(b, self.nkv, r, t, d).reshape(b, self.nh, t, d)
+            v = v[:, :, None, :, :].expand(b, self.nkv, r, t, d).reshape(b, self.nh, t, d)
+        scale = d**-0.5 if self.scale is None else self.scale
+        if self.style == "nanogpt":
+            att = (q @ k.transpose(-2, -1)) * scale
+            att = att.masked_fill(self.bias[:, :, :t, :t] == 0, float("-inf"))
+            att = F.softmax(att, dim=-1)
+        elif self.style == "hf":
+            att = torch.matmul(q, k.transpose(2, 3)) * scale
+            att = att + torch.full((t, t), torch.finfo(torch.float32).min).triu(1)[None, None]
+            att = F.softmax(att, dim=-1, dtype=torch.float32).to(q.dtype)
+        else:  # GPT-2
+            att = torch.matmul(q, k.transpose(-1, -2)) * scale
+            att = torch.where(self.bias[:, :, :t, :t].bool(), att, torch.full([], torch.finfo(att.dtype).min))
+            att = F.softmax(att, dim=-1)
+        y = (att @ v).transpose(1, 2).contiguous().view(b, t, c)
+        return self.o(y)
+
+
+@pytest.mark.parametrize("style,kv_heads", [("nanogpt", 4), ("hf", 2), ("gpt2", 4)])
+def test_attention_written_out_as_ops_is_eager_attention(style, kv_heads):
+    torch.manual_seed(3)
+    m = ExplicitAttention(style, kv_heads=kv_heads).eval()
+    x = torch.randn(1, 48, 256)
+    traced = tt.trace(m, (x,), chip="trn2")
+    got = traced(x).float()
+    want = m(x)
+    assert (got - want).abs().max() <= 3e-2 * want.abs().max()
+    att = [o for o in traced.last_run.ops if o["kernel"] == "attention"]
+    assert len(att) == 1 and att[0]["detail"].endswith(f"4q/{kv_heads}kv heads x 64 causal eager")
+    # The comparison can fail: the same module without its mask is far off.
+    unmasked = ExplicitAttention(style, kv_heads=kv_heads, mask=torch.ones(64, 64)).eval()
+    unmasked.load_state_dict(m.state_dict() | {"bias": torch.ones(1, 1, 64, 64)})
+    if style != "hf":  # its mask is not the buffer
+        assert (unmasked(x) - got).abs().max() > 0.1 * want.abs().max()
+
+
+def test_attention_written_out_with_what_trnsim_does_not_take_is_refused():
+    x = torch.randn(1, 32, 256)
+    with pytest.raises(tt.UnsupportedOperator, match="1/sqrt"):
+        tt.trace(ExplicitAttention("nanogpt", scale=1.0).eval(), (x,))
+    banded = torch.tril(torch.ones(64, 64)) - torch.tril(torch.ones(64, 64), -8)  # a sliding window
+    with pytest.raises(tt.UnsupportedOperator, match="causal mask") as e:
+        tt.trace(ExplicitAttention("nanogpt", mask=banded).eval(), (x,))
+    assert "test_torch_frontend.py:" in str(e.value)
