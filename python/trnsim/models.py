@@ -118,6 +118,7 @@ def run(
     quant_weights: str = "bf16",
     quantize: str = "all",
     attention: str = "flash",
+    sequence_parallel: bool = False,
 ) -> ModelRun:
     """Compile and time ``model``'s forward over ``batch`` x ``seq`` tokens on ``chip``, or with
     ``train`` a training step: forward, mean cross-entropy against ``labels``, backward and one
@@ -133,7 +134,8 @@ def run(
     checkpoint. quantize: "all" or "mlp" (the MLPs and MoE experts only).
     attention: "flash", or "eager" (the scores, their softmax and the product with v as three
     ops with the [S, S] tensors in HBM, as Megatron-LM's CoreAttention and Hugging Face's eager
-    attention compute them; no KV cache).
+    attention compute them; no KV cache). sequence_parallel: the norms and residual adds on
+    each rank's batch x seq / tp tokens, each all-reduce a reduce-scatter and an all-gather.
     layers: the first N layers only. values: compute outputs too (one rank).
     weights: by trnsim name ([in, out] for linears); input_ids and labels: [batch, seq]
     integers (a label outside the vocabulary, e.g. -100, is ignored by the loss).
@@ -171,6 +173,7 @@ def run(
         quant_weights=_quantization(quant_weights, quantize),
         quantize=quantize,
         eager_attention=_eager(attention),
+        sequence_parallel=bool(sequence_parallel),
     )
     return ModelRun(
         json=json.loads(d["json"]),
@@ -288,6 +291,7 @@ def train(
     set: tuple[str, ...] | builtins.list[str] = (),  # noqa: A002 - as the CLI's --set
     ep: int = 1,
     attention: str = "flash",
+    sequence_parallel: bool = False,
 ) -> dict[str, Any]:
     """One training step under a TP x PP x DP plan on ``servers`` of ``system``, as
     `trnsim train --json`: step_time_s, sequences_per_s, tokens_per_s, mfu, hfu,
@@ -299,7 +303,8 @@ def train(
     up to tp inside each TP group (each holds experts / ep experts' worth of columns), or tp
     x e with e dividing dp: the experts over e replicas' TP groups, tokens exchanged by
     all-to-alls (breakdown ep_comm_s). attention: "flash" or "eager" (as run()'s; the
-    probabilities are saved for the backward, and dropped by selective recomputation)."""
+    probabilities are saved for the backward, and dropped by selective recomputation).
+    sequence_parallel: Megatron's (NxD's sequence_parallel_enabled)."""
     if recompute not in _RECOMPUTE:
         raise ValueError(f"recompute {recompute!r}: 'none', 'selective' or 'full'")
     extra = {} if runtime is None else {"runtime": runtime}
@@ -308,7 +313,8 @@ def train(
         dp=int(dp), lnc=0 if lnc is None else int(lnc), zero=int(zero), seq=int(seq),
         global_batch=int(global_batch), micro_batch=int(micro_batch),
         recompute=recompute, sets=builtins.list(set),
-        virtual_stages=int(virtual_stages), ep=int(ep), eager_attention=_eager(attention), **extra)
+        virtual_stages=int(virtual_stages), ep=int(ep), eager_attention=_eager(attention),
+        sequence_parallel=bool(sequence_parallel), **extra)
     out = json.loads(j)
     out["text"] = text
     return out
@@ -334,6 +340,7 @@ def plan(
     runtime: str | None = None,
     set: tuple[str, ...] | builtins.list[str] = (),  # noqa: A002 - as the CLI's --set
     attention: str = "flash",
+    sequence_parallel: bool = False,
 ) -> dict[str, Any]:
     """The plan search, as `trnsim plan --json`: every legal TP x PP x DP plan of ``model`` on
     ``servers`` of ``system`` with each LNC, micro-batch, ZeRO stage and recomputation given
@@ -343,7 +350,7 @@ def plan(
     ``bound``), ``least_memory`` when nothing fits; ``["text"]`` holds what the command
     prints. ``jobs``: threads (default: the host's cores). ``ep``: a MoE model's expert
     parallelism to try (empty: 1, TP and TP x each power of two up to DP). ``attention``:
-    "flash" or "eager" for every plan (as train()'s)."""
+    "flash" or "eager" for every plan (as train()'s); ``sequence_parallel`` likewise."""
     for r in recompute:
         if r not in _RECOMPUTE:
             raise ValueError(f"recompute {r!r}: 'none', 'selective' or 'full'")
@@ -355,7 +362,7 @@ def plan(
         zero=[int(v) for v in zero], recompute=builtins.list(recompute), top=int(top),
         jobs=int(jobs) if jobs else (os.cpu_count() or 1), sets=builtins.list(set),
         virtual_stages=[int(v) for v in virtual_stages], ep=[int(v) for v in ep],
-        eager_attention=_eager(attention), **extra)
+        eager_attention=_eager(attention), sequence_parallel=bool(sequence_parallel), **extra)
     out = json.loads(j)
     out["text"] = text
     return out

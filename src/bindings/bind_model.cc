@@ -140,10 +140,12 @@ void bind_model(nb::module_& m) {
          std::optional<std::map<std::string, InArray>> weights,
          std::optional<std::map<std::string, InArray>> inputs, bool train, double lr,
          double weight_decay, bool stochastic_rounding, int64_t micro_batches, int ep,
-         const std::string& quant_weights, const std::string& quantize, bool eager_attention) {
+         const std::string& quant_weights, const std::string& quantize, bool eager_attention,
+         bool sequence_parallel) {
         graph::ModelRunOptions o = run_options(chip, sets, fuse, search, values, seed);
         o.ep = ep;
         o.eager_attention = eager_attention;
+        o.sequence_parallel = sequence_parallel;
         o.weights = quant_weights;
         o.quantize_mlp_only = quantize == "mlp";
         o.train = train;
@@ -170,6 +172,7 @@ void bind_model(nb::module_& m) {
       nb::arg("weight_decay") = 0.0, nb::arg("stochastic_rounding") = true,
       nb::arg("micro_batches") = 1, nb::arg("ep") = 1, nb::arg("quant_weights") = "bf16",
       nb::arg("quantize") = "all", nb::arg("eager_attention") = false,
+      nb::arg("sequence_parallel") = false,
       "A model's forward (or training step) on a simulated chip: dict of json, table, graph, "
       "trace, outputs, weights, gradients, updated_weights.");
   m.def(
@@ -264,9 +267,11 @@ void bind_model(nb::module_& m) {
       [](const std::string& model, const std::string& system, int64_t servers, int tp, int pp,
          int dp, int lnc, int zero, int64_t seq, int64_t global_batch, int64_t micro_batch,
          const std::string& recompute, const std::string& runtime,
-         const std::vector<std::string>& sets, int virtual_stages, int ep, bool eager_attention) {
+         const std::vector<std::string>& sets, int virtual_stages, int ep, bool eager_attention,
+         bool sequence_parallel) {
         planner::TrainOptions o;
         o.eager_attention = eager_attention;
+        o.sequence_parallel = sequence_parallel;
         o.virtual_stages = virtual_stages;
         o.ep = ep;
         o.system = system;
@@ -291,7 +296,7 @@ void bind_model(nb::module_& m) {
       nb::arg("seq") = 2048, nb::arg("global_batch") = 1024, nb::arg("micro_batch") = 1,
       nb::arg("recompute") = "none", nb::arg("runtime") = std::string(graph::kInGraphRuntime),
       nb::arg("sets") = std::vector<std::string>{}, nb::arg("virtual_stages") = 1,
-      nb::arg("ep") = 1, nb::arg("eager_attention") = false,
+      nb::arg("ep") = 1, nb::arg("eager_attention") = false, nb::arg("sequence_parallel") = false,
       "One training step under a plan (planner/train.h): (JSON as trnsim train --json, text).");
   m.def(
       "model_plan",
@@ -300,9 +305,11 @@ void bind_model(nb::module_& m) {
          const std::vector<int>& lnc, const std::vector<int64_t>& micro_batch,
          const std::vector<int>& zero, const std::vector<std::string>& recompute, size_t top,
          int jobs, const std::string& runtime, const std::vector<std::string>& sets,
-         const std::vector<int>& virtual_stages, const std::vector<int>& ep, bool eager_attention) {
+         const std::vector<int>& virtual_stages, const std::vector<int>& ep, bool eager_attention,
+         bool sequence_parallel) {
         planner::PlanSearchOptions o;
         o.base.eager_attention = eager_attention;
+        o.base.sequence_parallel = sequence_parallel;
         o.virtual_stages = virtual_stages;
         o.ep = ep;
         o.base.system = system;
@@ -332,6 +339,7 @@ void bind_model(nb::module_& m) {
       nb::arg("runtime") = std::string(graph::kInGraphRuntime),
       nb::arg("sets") = std::vector<std::string>{}, nb::arg("virtual_stages") = std::vector<int>{1},
       nb::arg("ep") = std::vector<int>{}, nb::arg("eager_attention") = false,
+      nb::arg("sequence_parallel") = false,
       "The plan search (planner/plan_search.h): (JSON as trnsim plan --json, text).");
 }
 

@@ -34,6 +34,7 @@ struct ModelOptions {
   std::string system, runtime = std::string(graph::kInGraphRuntime);
   std::string weights = "bf16", quantize = "all", attention = "flash";
   int lnc = 1;
+  bool sequence_parallel = false;
 };
 
 void run_model_cmd(const ModelOptions& o, Io& io) {
@@ -61,6 +62,7 @@ void run_model_cmd(const ModelOptions& o, Io& io) {
   ro.weights = o.weights;
   ro.quantize_mlp_only = o.quantize == "mlp";
   ro.eager_attention = o.attention == "eager";
+  ro.sequence_parallel = o.sequence_parallel;
   ro.batch = o.batch;
   ro.seq = o.seq;
   ro.layers = o.layers;
@@ -158,6 +160,9 @@ void setup_model_command(CLI::App& app, Io& io) {
       ->check(CLI::Range(1, 1024));
   add_weight_options(sub, o->weights, o->quantize);
   add_attention_option(sub, o->attention);
+  sub->add_flag("--sequence-parallel", o->sequence_parallel,
+                "sequence parallelism over the tp ranks: norms and residual adds on T / tp tokens, "
+                "each all-reduce a reduce-scatter and an all-gather");
   sub->add_option("--batch,-b", o->batch, "sequences")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));

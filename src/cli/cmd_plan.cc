@@ -32,6 +32,7 @@ struct PlanCmdOptions {
   size_t top = 10;
   int jobs = 0;  // 0: the host's cores
   std::string attention = "flash";
+  bool sequence_parallel = false;
   bool json = false, no_search = false;
 };
 
@@ -48,6 +49,7 @@ void run_plan(const PlanCmdOptions& o, Io& io) {
   p.base.runtime = o.runtime;
   p.base.search_tilings = !o.no_search;
   p.base.eager_attention = o.attention == "eager";
+  p.base.sequence_parallel = o.sequence_parallel;
   p.tp = o.tp;
   p.pp = o.pp;
   p.micro_batch = o.micro_batch;
@@ -114,6 +116,8 @@ void setup_plan_command(CLI::App& app, Io& io) {
   sub->add_option("--jobs,-j", o->jobs, "threads (default: the host's cores)")
       ->check(CLI::Range(1, 1024));
   add_attention_option(sub, o->attention);
+  sub->add_flag("--sequence-parallel", o->sequence_parallel,
+                "sequence parallelism in every plan with TP > 1 (trnsim train's)");
   sub->add_option("--runtime", o->runtime, "collective runtime (spec/runtime)")
       ->capture_default_str();
   sub->add_flag("--no-search", o->no_search, "take each linear's first legal tiling");

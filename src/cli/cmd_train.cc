@@ -22,6 +22,7 @@ namespace {
 struct TrainCmdOptions {
   std::string model, system, runtime = std::string(graph::kInGraphRuntime), recompute = "none";
   std::string attention = "flash";
+  bool sequence_parallel = false;
   std::vector<std::string> sets;
   int tp = 1, pp = 1, dp = 1, lnc = 0, zero = 1, virtual_stages = 1, ep = 1;
   int64_t servers = 0, seq = 2048, global_batch = 1024, micro_batch = 1;
@@ -47,6 +48,7 @@ void run_train(const TrainCmdOptions& o, Io& io) {
   t.micro_batch = o.micro_batch;
   t.recompute = planner::parse_recompute(o.recompute, "train", "--recompute");
   t.eager_attention = o.attention == "eager";
+  t.sequence_parallel = o.sequence_parallel;
   t.runtime = o.runtime;
   t.search_tilings = !o.no_search;
   const planner::TrainResult r = planner::train(graph::load_model_config(o.model), t);
@@ -102,6 +104,10 @@ void setup_train_command(CLI::App& app, Io& io) {
          "or full (each layer's forward again)")
       ->capture_default_str();
   add_attention_option(sub, o->attention);
+  sub->add_flag("--sequence-parallel", o->sequence_parallel,
+                "sequence parallelism (Megatron's, NxD's sequence_parallel_enabled): norms and "
+                "residual adds on T / tp tokens, each TP all-reduce a reduce-scatter and an "
+                "all-gather");
   sub->add_option("--runtime", o->runtime, "collective runtime (spec/runtime)")
       ->capture_default_str();
   sub->add_flag("--no-search", o->no_search, "take each linear's first legal tiling");

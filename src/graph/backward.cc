@@ -200,6 +200,18 @@ class Backward {
         if (dy >= 0) add_part(n.inputs[0], dy);
         return;
       }
+      case OpKind::kReduceScatter: {
+        // Each rank holds its shard of the sum's gradient; every rank's partial input needs
+        // all of it: an all-gather.
+        const int dy = grad(n.outputs[0], n.repeat_of);
+        if (dy < 0) return;
+        const int dx = grad_like(n.inputs[0]);
+        emit(make(n.name + ".grad", OpKind::kAllGather, {dy}, {}, {dx}), n.repeat_of);
+        add_part(n.inputs[0], dx);
+        return;
+      }
+      case OpKind::kAllGather:
+        return all_gather(n);
       case OpKind::kMul:
         return mul(n, i);
       case OpKind::kAct:
@@ -306,11 +318,21 @@ class Backward {
         ng.ports.push_back("dbeta");
       }
       ng.residual_in = false;
-      ng.rows = n.kind == OpKind::kHeadNorm ? T_ * n.heads : T_;
+      const int64_t rows = val(in).shape[0];  // a rank's token shard with sequence parallelism
+      ng.rows = n.kind == OpKind::kHeadNorm ? T_ * n.heads : rows;
       ng.fused = {n.name};
       emit(ng, n.repeat_of);
-      add_part(n.norm_weights[0], ng.outputs[1]);
-      if (n.norm_weights.size() > 1) add_part(n.norm_weights[1], ng.outputs[2]);
+      for (size_t j = 0; j < n.norm_weights.size(); ++j) {
+        int dw = ng.outputs[j + 1];
+        if (rows != T_) {  // each rank's sum over its shard: all-reduced, as Megatron does
+          const int r = grad_like(n.norm_weights[j], ".grad_reduced");
+          emit(make(val(n.norm_weights[j]).name + ".grad_all_reduce", OpKind::kAllReduce, {dw}, {},
+                    {r}),
+               n.repeat_of);
+          dw = r;
+        }
+        add_part(n.norm_weights[j], dw);
+      }
     }
     if (dx < 0) return;
     if (rin) {
@@ -320,6 +342,28 @@ class Backward {
       parts_[in] = {};  // dres is in dx now
       add_part(in, dx);
     }
+  }
+
+  // The gathered tokens feed column-parallel blocks, whose input gradients are partial sums
+  // over the ranks: reduce-scattered, each rank gets its shard of the sum (Megatron's g's
+  // backward with sequence parallelism), instead of an all-reduce.
+  void all_gather(const Node& n) {
+    auto it = parts_.find(n.outputs[0]);
+    if (it == parts_.end() || it->second.empty()) return;
+    std::vector<int> partial;
+    for (const Part& p : it->second) {
+      if (!p.partial)
+        throw InternalError(
+            fmt::format("backward: {} feeds a block whose input gradient is "
+                        "not a partial sum over the ranks",
+                        n.name));
+      partial.push_back(p.value);
+    }
+    const int s = sum(partial, val(n.outputs[0]).name + ".partial", n.repeat_of);
+    const int dx = grad_like(n.inputs[0]);
+    emit(make(n.name + ".grad", OpKind::kReduceScatter, {s}, {}, {dx}), n.repeat_of);
+    it->second = {};
+    add_part(n.inputs[0], dx);
   }
 
   // act(gate) * up, the act read only by the mul: one GLU backward for both.

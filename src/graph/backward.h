@@ -10,7 +10,9 @@
 //   attention    -> attention_grad (the forward saves each row's log-sum-exp)
 //   norm         -> norm_grad, the residual stream's gradient folded in as dres
 //   act * up     -> act_grad of the GLU (a gated MLP's act and mul together); act -> act_grad
-//   add          -> the gradient to both addends (no kernel); all_reduce -> identity
+//   add          -> the gradient to both addends (no kernel); all_reduce -> identity;
+//   reduce_scatter -> all-gather of dy; all_gather -> reduce-scatter of the partial dy
+//   (sequence parallelism; a norm over a token shard also all-reduces its weights' gradients)
 //   embedding    -> embedding_grad (scatter-add of the rows)
 // A value read by several nodes gets the sum of their gradients (add kernels). The loss is
 // softmax cross-entropy of the model's output (the LM head's logits) against `labels`, the

@@ -27,15 +27,20 @@ class Builder {
     g_.batch = o.batch;
     g_.seq = o.seq;
     T_ = o.batch * o.seq;
+    sp_ = o.sequence_parallel && o.tp > 1;
+    g_.sequence_parallel = sp_;
+    Ts_ = sp_ ? T_ / o.tp : T_;
   }
 
   int weight(const std::string& name, std::vector<int64_t> shape, bool fp32 = false) {
     return g_.add_value(
         {name, std::move(shape), fp32 ? num::fp32() : m_.dtype, ValueKind::kWeight});
   }
-  int act(const std::string& name, int64_t cols) {
-    return g_.add_value({name, {T_, cols}, m_.dtype, ValueKind::kActivation});
+  // An activation of `rows` tokens (T, or with sequence parallelism a rank's T / tp).
+  int act(const std::string& name, int64_t cols, int64_t rows = -1) {
+    return g_.add_value({name, {rows < 0 ? T_ : rows, cols}, m_.dtype, ValueKind::kActivation});
   }
+  int64_t rows_of(int v) const { return g_.values[static_cast<size_t>(v)].shape[0]; }
   int node(Node n) {
     n.repeat_of = layer_;
     return g_.add_node(std::move(n));
@@ -83,18 +88,18 @@ class Builder {
     n.norm_weights = {weight(name + ".weight", {features}, true)};
     if (m_.norm == ops::Norm::kLayer)
       n.norm_weights.push_back(weight(name + ".bias", {features}, true));
-    const int y = act(name, features);
+    const int y = act(name, features, rows_of(x));
     n.outputs = {y};
     node(std::move(n));
     return y;
   }
   int binary(const std::string& name, OpKind kind, int a, int b, int64_t cols) {
-    const int y = act(name, cols);
+    const int y = act(name, cols, rows_of(a));
     node(make_node(name, kind, {a, b}, {y}));
     return y;
   }
   int unary_act(const std::string& name, int x, ops::Act a, int64_t cols) {
-    const int y = act(name, cols);
+    const int y = act(name, cols, rows_of(x));
     Node n = make_node(name, OpKind::kAct, {x}, {y});
     n.act = a;
     node(std::move(n));
@@ -104,6 +109,22 @@ class Builder {
     if (o_.tp == 1) return x;
     const int y = act(name, cols);
     node(make_node(name, OpKind::kAllReduce, {x}, {y}));
+    return y;
+  }
+  // The sum of the ranks' partial results: all-reduced, or with sequence parallelism
+  // reduce-scattered, each rank keeping its shard of the tokens (Megatron's g-bar).
+  int reduce(const std::string& name, int x, int64_t cols) {
+    if (!sp_) return all_reduce(name + ".all_reduce", x, cols);
+    const int y = act(name + ".reduce_scatter", cols, Ts_);
+    node(make_node(name + ".reduce_scatter", OpKind::kReduceScatter, {x}, {y}));
+    return y;
+  }
+  // A rank's shard of the tokens gathered from all ranks before a column-parallel linear
+  // (Megatron's g with sequence parallelism); without it, x as it is.
+  int gather(const std::string& name, int x, int64_t cols) {
+    if (!sp_) return x;
+    const int y = act(name + ".all_gather", cols);
+    node(make_node(name + ".all_gather", OpKind::kAllGather, {x}, {y}));
     return y;
   }
   int per_head(const std::string& name, OpKind kind, int x, int64_t heads) {
@@ -149,7 +170,7 @@ class Builder {
     const int y = act(p + ".experts", H);
     n.outputs = {y};
     node(std::move(n));
-    const int r = all_reduce(p + ".all_reduce", y, H);
+    const int r = reduce(p, y, H);
     return binary(p.substr(0, p.size() - 3) + "mlp_residual", OpKind::kAdd, x, r, H);
   }
 
@@ -182,33 +203,36 @@ class Builder {
     const int64_t inter = m_.intermediate / tp;
     const std::string attn = m_.model_type == "bert" ? "attention" : "self_attn";
     // Embeddings.
-    const int ids =
-        g_.add_value({"input_ids", {T_}, num::int_format(num::Dtype::kInt32), ValueKind::kInput});
-    Node e = make_node("embed_tokens", OpKind::kEmbedding, {ids});
+    // With sequence parallelism and a replicated table, each rank looks up its own shard of
+    // the tokens; a vocabulary-split table looks up every token and reduce-scatters.
     const bool vocab_split = o_.vocab_parallel && tp > 1;
+    const int64_t id_rows = sp_ && !vocab_split ? Ts_ : T_;
+    const int ids = g_.add_value(
+        {"input_ids", {id_rows}, num::int_format(num::Dtype::kInt32), ValueKind::kInput});
+    Node e = make_node("embed_tokens", OpKind::kEmbedding, {ids});
     if (!m_.eagle_draft)  // an EAGLE head's table is split by columns (eagle_fc)
       e.weights = {
           weight("embed_tokens.weight", {vocab_split ? (m_.vocab + tp - 1) / tp : m_.vocab, H})};
     if (m_.learned_positions) {
       e.inputs.push_back(g_.add_value(
-          {"position_ids", {T_}, num::int_format(num::Dtype::kInt32), ValueKind::kInput}));
+          {"position_ids", {id_rows}, num::int_format(num::Dtype::kInt32), ValueKind::kInput}));
       e.weights.push_back(weight("embed_positions.weight", {m_.max_positions, H}));
     }
     int x = -1;
     if (m_.eagle_draft) {
       x = eagle_fc(std::move(e));
     } else {
-      x = act("embed_tokens", H);
+      x = act("embed_tokens", H, id_rows);
       e.outputs = {x};
       node(std::move(e));
-      if (vocab_split) x = all_reduce("embed_tokens.all_reduce", x, H);
+      if (vocab_split) x = reduce("embed_tokens", x, H);
     }
     if (m_.post_norm) x = norm("embeddings.LayerNorm", x, H);
     const int64_t layers = o_.layers < 0 ? m_.layers : o_.layers;
     for (int64_t l = 0; l < layers; ++l) {
       layer_ = static_cast<int>(l);
       const std::string p = fmt::format("layers.{}.", l);
-      const int xa = m_.post_norm ? x : norm(p + "input_layernorm", x, H);
+      const int xa = gather(p + attn, m_.post_norm ? x : norm(p + "input_layernorm", x, H), H);
       const Part pa = Part::kAttention, pm = Part::kMlp;
       int q = linear(p + attn + ".q_proj", xa, H, hq * d, m_.attn_bias, true, pa);
       int k = linear(p + attn + ".k_proj", xa, H, hkv * d, m_.attn_bias, true, pa);
@@ -240,10 +264,11 @@ class Builder {
       a.outputs = {ao};
       node(std::move(a));
       int o = linear(p + attn + ".o_proj", ao, hq * d, H, m_.attn_bias, false, pa);
-      o = all_reduce(p + attn + ".all_reduce", o, H);
+      o = reduce(p + attn, o, H);
       x = binary(p + "attn_residual", OpKind::kAdd, x, o, H);
       if (m_.post_norm) x = norm(p + "attention.output.LayerNorm", x, H);
-      const int xm = m_.post_norm ? x : norm(p + "post_attention_layernorm", x, H);
+      const int xm =
+          gather(p + "mlp", m_.post_norm ? x : norm(p + "post_attention_layernorm", x, H), H);
       int mlp;
       if (m_.moe()) {
         x = moe(p + "mlp", x, xm);
@@ -261,14 +286,15 @@ class Builder {
         mlp = unary_act(p + "mlp.act_fn", f, m_.mlp_act, inter);
       }
       int dn = linear(p + "mlp.down_proj", mlp, inter, H, m_.mlp_bias, false, pm);
-      dn = all_reduce(p + "mlp.all_reduce", dn, H);
+      dn = reduce(p + "mlp", dn, H);
       x = binary(p + "mlp_residual", OpKind::kAdd, x, dn, H);
       if (m_.post_norm) x = norm(p + "output.LayerNorm", x, H);
     }
     layer_ = -1;
     int out = x;
+    if (m_.model_type == "bert") out = gather("encoder", x, H);  // the output whole
     if (m_.model_type != "bert") {
-      const int xf = norm("norm", x, H);
+      const int xf = gather("lm_head", norm("norm", x, H), H);
       // The vocabulary padded to a multiple of the ranks, as Megatron pads it.
       out = linear("lm_head", xf, H, (m_.vocab + tp - 1) / tp, false, true);
     }
@@ -280,7 +306,8 @@ class Builder {
   const ModelConfig& m_;
   const BuildOptions& o_;
   Graph g_;
-  int64_t T_ = 0;
+  int64_t T_ = 0, Ts_ = 0;  // tokens, and a rank's shard of them (sequence parallelism)
+  bool sp_ = false;
   int layer_ = -1;
 };
 
@@ -325,6 +352,16 @@ Graph build_model_graph(const ModelConfig& m, const BuildOptions& o) {
     throw InputError(m.name, "tp", fmt::format("{} is not a positive rank count", o.tp));
   if (o.past < 0 || (o.past > 0 && !o.kv_cache))
     throw InputError(m.name, "past", "earlier positions need a KV cache (kv_cache) and past >= 0");
+  if (o.sequence_parallel && o.tp > 1) {
+    if (o.kv_cache)
+      throw InputError(m.name, "sequence_parallel",
+                       "sequence parallelism splits a prefill's or a training step's tokens; a "
+                       "decode step through a KV cache is not split");
+    if ((o.batch * o.seq) % o.tp != 0)
+      throw InputError(m.name, "sequence_parallel",
+                       fmt::format("{} tokens do not split evenly over {} tensor-parallel ranks",
+                                   o.batch * o.seq, o.tp));
+  }
   if (o.eager_attention && o.kv_cache)
     throw InputError(m.name, "attention",
                      "eager attention is modelled for prefill-only forwards and training, not "

@@ -58,6 +58,12 @@ struct BuildOptions {
   // (planner/train.cc); the rank's kernels are as with ep alone, over fewer experts.
   int expert_dp = 1;
   WeightQuant quant;
+  // Sequence parallelism (Megatron's, Korthikanti et al. 2022; NxD's sequence_parallel_enabled):
+  // between the tensor-parallel blocks the residual stream, the norms and the residual adds
+  // hold a rank's shard of the tokens ([T / tp, H]); an all-gather of the normed shard comes
+  // before each column-parallel block and a reduce-scatter replaces each all-reduce after a
+  // row-parallel one. No KV cache; T a multiple of tp.
+  bool sequence_parallel = false;
   // Attention as three ops with the [S, S] scores in HBM (Megatron-LM's CoreAttention, Hugging
   // Face's attn_implementation="eager"; ops.h AttentionSpec::eager) instead of flash
   // attention. Prefill and training only: a KV cache is refused with it.

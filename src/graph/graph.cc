@@ -48,6 +48,10 @@ std::string_view name(OpKind k) {
       return "attention";
     case OpKind::kAllReduce:
       return "all_reduce";
+    case OpKind::kAllGather:
+      return "all_gather";
+    case OpKind::kReduceScatter:
+      return "reduce_scatter";
     case OpKind::kMoe:
       return "moe";
     case OpKind::kLinearGradInput:
@@ -137,6 +141,7 @@ std::string Graph::dump() const {
 
 void Graph::validate() const {
   const int64_t T = batch * seq;
+  const int64_t Ts = sequence_parallel && tp > 1 ? T / tp : T;  // a rank's token shard
   const auto nv = static_cast<int>(values.size());
   for (const Node& n : nodes) {
     if (n.dead) continue;
@@ -155,11 +160,13 @@ void Graph::validate() const {
     };
     auto act2d = [&](int id, const char* key) -> int64_t {
       const Value& x = v(id);
-      if (x.shape.size() != 2 || x.shape[0] != T)
-        fail(key, fmt::format("'{}' is [{}]; an activation here is [{} tokens, features]", x.name,
-                              fmt::join(x.shape, ", "), T));
+      if (x.shape.size() != 2 || (x.shape[0] != T && x.shape[0] != Ts))
+        fail(key, fmt::format("'{}' is [{}]; an activation here is [{} tokens, features]{}", x.name,
+                              fmt::join(x.shape, ", "), T,
+                              Ts != T ? fmt::format(" or a rank's shard [{}, features]", Ts) : ""));
       return x.shape[1];
     };
+    auto rows = [&](int id) { return v(id).shape[0]; };
     need(n.outputs, 1, 64, "outputs");
     for (const auto* ids : {&n.inputs, &n.outputs, &n.weights, &n.biases, &n.norm_weights})
       for (int id : *ids)
@@ -191,7 +198,7 @@ void Graph::validate() const {
       case OpKind::kEmbedding: {
         need(n.inputs, 1, 2, "inputs");
         need(n.weights, 1, 2, "weights");
-        if (v(n.inputs[0]).elements() != T)
+        if (v(n.inputs[0]).elements() != T && v(n.inputs[0]).elements() != Ts)
           fail("inputs", fmt::format("{} token ids, not {}", v(n.inputs[0]).elements(), T));
         if (v(n.weights[0]).shape.size() != 2) fail("weights", "the table is [vocab, hidden]");
         same_width(v(n.weights[0]).shape[1]);
@@ -229,7 +236,8 @@ void Graph::validate() const {
       case OpKind::kAdd:
       case OpKind::kMul:
         need(n.inputs, 2, 2, "inputs");
-        if (act2d(n.inputs[0], "inputs") != act2d(n.inputs[1], "inputs"))
+        if (act2d(n.inputs[0], "inputs") != act2d(n.inputs[1], "inputs") ||
+            rows(n.inputs[0]) != rows(n.inputs[1]))
           fail("inputs", "shapes differ");
         same_width(act2d(n.inputs[0], "inputs"));
         break;
@@ -267,6 +275,18 @@ void Graph::validate() const {
         need(n.inputs, 1, 1, "inputs");
         same_width(act2d(n.inputs[0], "inputs"));
         break;
+      case OpKind::kAllGather:
+      case OpKind::kReduceScatter: {
+        need(n.inputs, 1, 1, "inputs");
+        same_width(act2d(n.inputs[0], "inputs"));
+        const bool gather = n.kind == OpKind::kAllGather;
+        if (Ts == T || rows(n.inputs[0]) != (gather ? Ts : T) ||
+            rows(n.outputs[0]) != (gather ? T : Ts))
+          fail("inputs", fmt::format("{} takes [{}, F] to [{}, F] (sequence parallelism over {} "
+                                     "ranks)",
+                                     name(n.kind), gather ? Ts : T, gather ? T : Ts, tp));
+        break;
+      }
       case OpKind::kLinearGradInput:
       case OpKind::kLinearGradWeight:
       case OpKind::kAttentionGrad:

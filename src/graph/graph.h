@@ -42,7 +42,12 @@ enum class OpKind : uint8_t {
   kRope,       // in: x [T, H*d]: rotary embedding of each head
   kAttention,  // in: q, k, v
   kAllReduce,  // in: partial sums of the tensor-parallel ranks
-  kMoe,        // in: x; weights router [H, E], then each expert's gate, up [H, I], down [I, H]
+  // Sequence parallelism (build.h BuildOptions::sequence_parallel): the ranks' token shards
+  // [T / tp, F] gathered into [T, F]; partial sums [T, F] reduced, each rank keeping its
+  // shard [T / tp, F].
+  kAllGather,
+  kReduceScatter,
+  kMoe,  // in: x; weights router [H, E], then each expert's gate, up [H, I], down [I, H]
   // Training (backward.h generates them; a front end may not): each reads and writes the
   // tensors its `ports` name (the kernel's, ops/train_ops.h), inputs then outputs.
   kLinearGradInput,   // dy0.. [, dacc], w -> dx
@@ -120,6 +125,9 @@ struct Graph {
   std::vector<Node> nodes;
   int tp = 1;  // tensor-parallel ranks the shapes are for
   int64_t batch = 1, seq = 0;
+  // Sequence parallelism: activations may also be a rank's shard of the tokens, [batch x seq
+  // / tp, features] (between a reduce_scatter and an all_gather).
+  bool sequence_parallel = false;
   OptimizerParams optimizer;  // of the kAdamW nodes of a training graph
 
   int add_value(Value v);
@@ -132,7 +140,8 @@ struct Graph {
   // One line per node: "name kind [inputs] -> [outputs] attrs".
   std::string dump() const;
   // Checks what lowering relies on, for graphs from any front end: each node's operand counts,
-  // value kinds and shapes (activations [batch x seq, features]; a linear's weight [in, out]
+  // value kinds and shapes (activations [batch x seq, features], or with sequence parallelism
+  // [batch x seq / tp, features]; a linear's weight [in, out]
   // matching its input; attention heads and head_dim matching q, k, v). Throws InputError
   // naming the node and the operand.
   void validate() const;

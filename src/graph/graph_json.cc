@@ -24,7 +24,9 @@ const std::map<std::string, OpKind> kKinds{{"embedding", OpKind::kEmbedding},
                                            {"head_norm", OpKind::kHeadNorm},
                                            {"rope", OpKind::kRope},
                                            {"attention", OpKind::kAttention},
-                                           {"all_reduce", OpKind::kAllReduce}};
+                                           {"all_reduce", OpKind::kAllReduce},
+                                           {"all_gather", OpKind::kAllGather},
+                                           {"reduce_scatter", OpKind::kReduceScatter}};
 const std::map<std::string, ValueKind> kValueKinds{{"input", ValueKind::kInput},
                                                    {"weight", ValueKind::kWeight},
                                                    {"activation", ValueKind::kActivation},
@@ -96,6 +98,7 @@ Graph graph_from_json_unchecked(std::string_view json_text) {
     g.batch = int_of(j.at("batch"), "graph", "batch", 1, int64_t{1} << 24);
     g.seq = int_of(j.at("seq"), "graph", "seq", 1, int64_t{1} << 24);
     g.tp = static_cast<int>(int_field(j, "tp", 1, "graph", 1, 1024));
+    g.sequence_parallel = j.value("sequence_parallel", false);
     for (const json& v : j.at("values")) {
       Value x;
       x.name = v.at("name").get<std::string>();

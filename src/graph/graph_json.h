@@ -1,5 +1,5 @@
 // A graph from a front end as JSON (trnsim.torch builds it from a torch.export program):
-//   {"batch": B, "seq": S, "tp": 1,
+//   {"batch": B, "seq": S, "tp": 1, "sequence_parallel": false,
 //    "values": [{"name", "shape": [..], "dtype": "bf16", "kind":
 //    "input|weight|activation|output"}], "nodes": [{"name", "kind": "linear|norm|...", "inputs":
 //    [ids], "weights": [ids],

@@ -33,10 +33,12 @@ KernelCache::KernelCache(const arch::ChipSpec& chip, int tp, const fabric::Syste
 KernelTiming KernelCache::simulate(const Kernel& k, const ops::LinearTiling* tiling) {
   ++simulated_;
   KernelTiming t;
-  if (k.kind == KernelKind::kAllReduce) {
-    if (!fabric_) throw InternalError("an all-reduce without tensor-parallel ranks");
+  if (is_collective(k.kind)) {
+    if (!fabric_) throw InternalError("a collective without tensor-parallel ranks");
     fabric::CollectiveRequest req;
-    req.op = fabric::Op::kAllReduce;
+    req.op = k.kind == KernelKind::kAllReduce   ? fabric::Op::kAllReduce
+             : k.kind == KernelKind::kAllGather ? fabric::Op::kAllGather
+                                                : fabric::Op::kReduceScatter;
     req.bytes = k.collective_bytes;
     req.dtype = k.collective_dtype;
     req.placement = fabric_->placement();

@@ -14,6 +14,9 @@ namespace {
 const Value& val(const Graph& g, int id) { return g.values[static_cast<size_t>(id)]; }
 
 int64_t cols(const Graph& g, int id) { return val(g, id).shape.back(); }
+// Tokens of an activation: the graph's batch x seq, or a rank's shard of them (sequence
+// parallelism).
+int64_t rows(const Graph& g, int id) { return val(g, id).shape.front(); }
 
 }  // namespace
 
@@ -51,10 +54,19 @@ std::string_view Kernel::kind_name() const {
       return "router";
     case KernelKind::kAllReduce:
       return "all_reduce";
+    case KernelKind::kAllGather:
+      return "all_gather";
+    case KernelKind::kReduceScatter:
+      return "reduce_scatter";
     default:
       break;
   }
   return "?";
+}
+
+bool is_collective(KernelKind k) {
+  return k == KernelKind::kAllReduce || k == KernelKind::kAllGather ||
+         k == KernelKind::kReduceScatter;
 }
 
 std::string Kernel::key() const {
@@ -89,7 +101,9 @@ std::string Kernel::key() const {
       return fmt::format("router T{} E{} k{} {}{}", router.tokens, router.experts, router.top_k,
                          router.dtype.name(), router.normalize ? "" : " full-softmax");
     case KernelKind::kAllReduce:
-      return fmt::format("all_reduce {}B {}", collective_bytes, collective_dtype.name());
+    case KernelKind::kAllGather:
+    case KernelKind::kReduceScatter:
+      return fmt::format("{} {}B {}", kind_name(), collective_bytes, collective_dtype.name());
     default:
       break;
   }
@@ -138,6 +152,8 @@ std::string Kernel::describe() const {
       return fmt::format("top-{} of {} experts, {} tokens", router.top_k, router.experts,
                          router.tokens);
     case KernelKind::kAllReduce:
+    case KernelKind::kAllGather:
+    case KernelKind::kReduceScatter:
       return fmt::format("{} bytes", collective_bytes);
     default:
       break;
@@ -173,7 +189,7 @@ Kernel lower(const Graph& g, const Node& n) {
     case OpKind::kLinear: {
       k.kind = KernelKind::kLinear;
       auto& s = k.linear;
-      s.tokens = T;
+      s.tokens = rows(g, n.inputs[0]);
       s.in = cols(g, n.inputs[0]);
       s.dtype = dt;
       s.norm = n.norm;
@@ -217,7 +233,7 @@ Kernel lower(const Graph& g, const Node& n) {
     }
     case OpKind::kNorm:
       k.kind = KernelKind::kNorm;
-      k.norm = {.tokens = T,
+      k.norm = {.tokens = rows(g, n.outputs.back()),
                 .features = cols(g, n.outputs.back()),
                 .dtype = dt,
                 .norm = n.norm,
@@ -226,7 +242,7 @@ Kernel lower(const Graph& g, const Node& n) {
       return k;
     case OpKind::kEmbedding:
       k.kind = KernelKind::kEmbedding;
-      k.embedding = {.tokens = T,
+      k.embedding = {.tokens = rows(g, n.outputs[0]),
                      .vocab = val(g, n.weights[0]).shape[0],
                      .hidden = cols(g, n.outputs[0]),
                      .positions = n.weights.size() > 1 ? val(g, n.weights[1]).shape[0] : 0,
@@ -236,7 +252,7 @@ Kernel lower(const Graph& g, const Node& n) {
     case OpKind::kMul:
     case OpKind::kAct:
       k.kind = KernelKind::kElementwise;
-      k.elementwise = {.tokens = T,
+      k.elementwise = {.tokens = rows(g, n.outputs[0]),
                        .features = cols(g, n.outputs[0]),
                        .dtype = dt,
                        .op = n.kind == OpKind::kAdd   ? ops::Elementwise::kAdd
@@ -245,8 +261,14 @@ Kernel lower(const Graph& g, const Node& n) {
                        .act = n.act};
       return k;
     case OpKind::kAllReduce:
-      k.kind = KernelKind::kAllReduce;
-      k.collective_bytes = val(g, n.inputs[0]).bytes();
+    case OpKind::kAllGather:
+    case OpKind::kReduceScatter:
+      // The whole tensor's bytes (fabric/collective.h): the gathered or the reduced one.
+      k.kind = n.kind == OpKind::kAllReduce   ? KernelKind::kAllReduce
+               : n.kind == OpKind::kAllGather ? KernelKind::kAllGather
+                                              : KernelKind::kReduceScatter;
+      k.collective_bytes =
+          val(g, n.kind == OpKind::kAllGather ? n.outputs[0] : n.inputs[0]).bytes();
       k.collective_dtype = dt;
       return k;
     case OpKind::kHeadNorm:

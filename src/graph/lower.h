@@ -24,6 +24,8 @@ enum class KernelKind : uint8_t {
   kElementwise,
   kRouter,
   kAllReduce,
+  kAllGather,      // sequence parallelism (graph.h)
+  kReduceScatter,  // sequence parallelism
   // Training (ops/train_ops.h; lower_train.cc).
   kLinearGradInput,
   kLinearGradWeight,
@@ -35,6 +37,8 @@ enum class KernelKind : uint8_t {
   kAdamW,
 };
 bool is_training_kernel(KernelKind k);
+// All-reduce, all-gather, reduce-scatter: timed by the fabric layer, not a core program.
+bool is_collective(KernelKind k);
 
 struct Kernel {
   KernelKind kind = KernelKind::kLinear;
@@ -50,8 +54,9 @@ struct Kernel {
   ops::ActGradSpec act_grad;
   ops::EmbeddingGradSpec embedding_grad;
   ops::CrossEntropySpec cross_entropy;
-  ops::AdamWSpec adamw;          // kAttentionGrad uses `attention`
-  int64_t collective_bytes = 0;  // kAllReduce: the tensor each rank holds
+  ops::AdamWSpec adamw;  // kAttentionGrad uses `attention`
+  // Collectives: the whole tensor (an all-reduce's, the gathered one, the one reduced)
+  int64_t collective_bytes = 0;
   num::Format collective_dtype = num::bf16();
 
   // Everything that makes two kernels the same program, tiling excluded (it is searched).
@@ -87,7 +92,7 @@ std::vector<Step> moe_grad_steps(const Graph& g, const Node& n);
 // kernels dispatch and what its backward keeps (backward.cc).
 int64_t moe_rank_rows(const Graph& g, const Node& n);
 
-// The kernel's program for one rank (not for kAllReduce).
+// The kernel's program for one rank (not for collectives).
 isa::Program build_program(const arch::ChipSpec& chip, const Kernel& k);
 
 // The training kinds' parts of the above (lower_train.cc).

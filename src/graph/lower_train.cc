@@ -47,7 +47,7 @@ Kernel lower_training(const Graph& g, const Node& n) {
   switch (n.kind) {
     case OpKind::kLinearGradInput:
       k.kind = KernelKind::kLinearGradInput;
-      k.grad_input = {.tokens = T,
+      k.grad_input = {.tokens = val(g, first("dx")).shape.front(),
                       .in = val(g, first("dx")).shape.back(),
                       .splits = dy_splits(g, n),
                       .dtype = val(g, first("dx")).dtype,
@@ -55,7 +55,7 @@ Kernel lower_training(const Graph& g, const Node& n) {
       return k;
     case OpKind::kLinearGradWeight:
       k.kind = KernelKind::kLinearGradWeight;
-      k.grad_weight = {.tokens = T,
+      k.grad_weight = {.tokens = val(g, first("x")).shape.front(),
                        .in = val(g, first("x")).shape.back(),
                        .splits = dy_splits(g, n),
                        .dtype = val(g, first("x")).dtype,
@@ -78,7 +78,7 @@ Kernel lower_training(const Graph& g, const Node& n) {
     case OpKind::kNormGrad: {
       k.kind = KernelKind::kNormGrad;
       const Value& x = val(g, first("x"));
-      const int64_t rows = n.rows > 0 ? n.rows : T;
+      const int64_t rows = n.rows > 0 ? n.rows : x.shape.front();  // a token shard with SP
       k.norm_grad = {.tokens = rows,
                      .features = x.elements() / rows,
                      .dtype = x.dtype,
@@ -90,13 +90,14 @@ Kernel lower_training(const Graph& g, const Node& n) {
     case OpKind::kActGrad: {
       k.kind = KernelKind::kActGrad;
       const Value& dy = val(g, first("dy"));
-      k.act_grad = {.tokens = T, .features = dy.shape.back(), .dtype = dy.dtype, .act = n.act};
+      k.act_grad = {
+          .tokens = dy.shape.front(), .features = dy.shape.back(), .dtype = dy.dtype, .act = n.act};
       return k;
     }
     case OpKind::kEmbeddingGrad: {
       k.kind = KernelKind::kEmbeddingGrad;
       const Value& table = val(g, n.weights[0]);
-      k.embedding_grad = {.tokens = T,
+      k.embedding_grad = {.tokens = val(g, first("dy")).shape.front(),
                           .vocab = table.shape[0],
                           .hidden = table.shape[1],
                           .dtype = val(g, first("dy")).dtype};

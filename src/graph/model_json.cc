@@ -75,13 +75,15 @@ nlohmann::json ModelResult::trace_json() const {
                 {"tid", 1},
                 {"args", {{"name", "collectives"}}}});
   for (const Slice& s : timeline)
-    ev.push_back({{"name", s.name},
-                  {"cat", s.kind},
-                  {"ph", "X"},
-                  {"pid", 0},
-                  {"tid", s.kind == "all_reduce" ? 1 : 0},
-                  {"ts", s.start_us},
-                  {"dur", s.dur_us}});
+    ev.push_back(
+        {{"name", s.name},
+         {"cat", s.kind},
+         {"ph", "X"},
+         {"pid", 0},
+         {"tid",
+          s.kind == "all_reduce" || s.kind == "all_gather" || s.kind == "reduce_scatter" ? 1 : 0},
+         {"ts", s.start_us},
+         {"dur", s.dur_us}});
   return {{"traceEvents", ev}, {"displayTimeUnit", "ns"}};
 }
 

@@ -231,7 +231,7 @@ ModelResult run_graph(Graph g, const std::string& name, const ModelRunOptions& o
                          ? fmt::format("cols{} x{}", t.tiling.weight_stationary ? " w-stat" : "",
                                        t.tiling.out_block)
                          : fmt::format("{}x{}", t.tiling.token_block, t.tiling.out_block);
-        if (k.kind == KernelKind::kAllReduce) r.tiling = t.algorithm;
+        if (is_collective(k.kind)) r.tiling = t.algorithm;
         r.fused = fmt::format("{}", fmt::join(n.fused, ", "));
         r.time_us = static_cast<double>(t.time.v) / 1e6;
         r.flops = k.flops();
@@ -243,9 +243,11 @@ ModelResult run_graph(Graph g, const std::string& name, const ModelRunOptions& o
       r.count += st.repeat;
       res.flops += k.flops() * static_cast<double>(shards * st.repeat);
       res.hbm_bytes += t.hbm_bytes * shards * st.repeat;
-      // A ring all-reduce: each of the tp ranks sends 2 (tp - 1) / tp of the tensor.
-      if (k.kind == KernelKind::kAllReduce)
-        res.collective_bytes += 2 * int64_t{tp - 1} * k.collective_bytes * st.repeat;
+      // A ring all-reduce: each of the tp ranks sends 2 (tp - 1) / tp of the tensor; an
+      // all-gather or reduce-scatter half of that.
+      if (is_collective(k.kind))
+        res.collective_bytes += (k.kind == KernelKind::kAllReduce ? 2 : 1) * int64_t{tp - 1} *
+                                k.collective_bytes * st.repeat;
     }
   };
   for (int64_t p = 0; p < passes; ++p)
@@ -340,6 +342,7 @@ ModelResult run_model(const ModelConfig& m, const ModelRunOptions& o, const Tens
                  .ep = o.ep,
                  .expert_dp = o.expert_dp,
                  .quant = quant,
+                 .sequence_parallel = o.sequence_parallel,
                  .eager_attention = o.eager_attention};
   ModelResult r = run_graph(build_model_graph(m, b), m.name, o, weights, inputs);
   r.ep = o.ep;

@@ -53,6 +53,8 @@ struct ModelRunOptions {
   // Attention as three ops with the [S, S] scores in HBM (build.h eager_attention; Megatron-LM's
   // CoreAttention, Hugging Face's "eager") instead of flash attention; not with a KV cache.
   bool eager_attention = false;
+  // Sequence parallelism over the tp ranks (build.h BuildOptions::sequence_parallel).
+  bool sequence_parallel = false;
   bool values = false;  // run the kernels functionally too (small models)
   uint64_t seed = 0;    // random weights and inputs when values and none given
   // A training step (backward.h): forward, cross-entropy loss against `labels`, backward and

@@ -70,6 +70,8 @@ void stage_memory(const graph::ModelConfig& m, const TrainOptions& o, int64_t la
                                                 .vocab_parallel = true,
                                                 .ep = inner_ep(o, r),
                                                 .expert_dp = r.expert_dp,
+                                                .quant = {},
+                                                .sequence_parallel = o.sequence_parallel,
                                                 .eager_attention = o.eager_attention});
   graph::fuse(g, true, true);
   graph::add_training(g, {});
@@ -156,6 +158,7 @@ std::pair<fabric::SystemSpec, int64_t> check_plan(const graph::ModelConfig& m,
   r.micro_batch = o.micro_batch;
   r.recompute = o.recompute;
   r.eager_attention = o.eager_attention;
+  r.sequence_parallel = o.sequence_parallel && o.tp > 1;
   const int64_t ranks = sys.chips() * sys.chip.chip.cores / r.lnc;
   if (int64_t{o.tp} * o.pp * o.dp != ranks)
     throw InputError(
@@ -260,6 +263,7 @@ TrainResult train(const graph::ModelConfig& m, const TrainOptions& o) {
   ro.layers = layers;
   ro.train = true;
   ro.eager_attention = o.eager_attention;
+  ro.sequence_parallel = o.sequence_parallel;
   ro.runtime = o.runtime;
   ro.search_tilings = o.search_tilings;
   ro.kernel_caches = o.kernel_caches;
@@ -272,7 +276,9 @@ TrainResult train(const graph::ModelConfig& m, const TrainOptions& o) {
     for (int st = 0; st < o.pp; ++st) {
       if (!on_stage(sl.name, st, o.pp)) continue;
       auto& S = r.stages[static_cast<size_t>(st)];
-      if (sl.kind == "all_reduce" && sl.phase != "optimizer") tp_comm[static_cast<size_t>(st)] += s;
+      const bool collective =
+          sl.kind == "all_reduce" || sl.kind == "all_gather" || sl.kind == "reduce_scatter";
+      if (collective && sl.phase != "optimizer") tp_comm[static_cast<size_t>(st)] += s;
       (sl.phase == "forward"    ? S.forward_s
        : sl.phase == "backward" ? S.backward_s
                                 : S.optimizer_s) += s;
@@ -483,6 +489,7 @@ nlohmann::json TrainResult::to_json() const {
       {"virtual_stages", virtual_stages},
       {"recompute", name(recompute)},
       {"attention", eager_attention ? "eager" : "flash"},
+      {"sequence_parallel", sequence_parallel},
       {"step_time_s", step_time_s},
       {"sequences_per_s", sequences_per_s},
       {"tokens_per_s", tokens_per_s},
@@ -520,7 +527,9 @@ std::string TrainResult::text() const {
              : "",
       pp, virtual_stages > 1 ? fmt::format(" (interleaved, {} chunks)", virtual_stages) : "", dp,
       lnc > 1 ? fmt::format(" (LNC={})", lnc) : "", zero, name(recompute),
-      eager_attention ? ", eager attention" : "", seq, global_batch, micro_batches, micro_batch);
+      std::string(sequence_parallel ? ", sequence parallel" : "") +
+          (eager_attention ? ", eager attention" : ""),
+      seq, global_batch, micro_batches, micro_batch);
   out += fmt::format("step {:.3f} s: {:.2f} sequences/s, {:.0f} tokens/s, MFU {:.1f}%{}\n",
                      step_time_s, sequences_per_s, tokens_per_s, 100 * mfu,
                      recompute != Recompute::kNone ? fmt::format(" (HFU {:.1f}%)", 100 * hfu) : "");

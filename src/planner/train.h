@@ -23,6 +23,8 @@
 //   - memory: ZeRO-1 shards the optimizer state over the replicas, 2 the gradients too, 3 the
 //     weights too (plus two layers' whole weights: the one running and the next, prefetched);
 //   - the optimizer: each rank's AdamW over its weights, over 1 / dp of them with ZeRO >= 1.
+// With sequence parallelism the TP all-reduces are reduce-scatters and all-gathers and the norms
+// run on a rank's token shard (graph/build.h); eager attention keeps the [S, S] probabilities.
 // Rank order: TP fastest, then DP, then PP (Megatron's tp-dp-pp), so a TP group is a server's
 // consecutive cores and a DP group one rank of every TP group of its stage.
 #pragma once
@@ -68,6 +70,10 @@ struct TrainOptions {
   // CoreAttention without flash attention; graph/build.h eager_attention): the probabilities
   // are saved for the backward (dropped by selective recomputation).
   bool eager_attention = false;
+  // Sequence parallelism (Megatron's; NxD's sequence_parallel_enabled): the norms, residual
+  // adds and their saved activations on a rank's T / tp tokens, each TP all-reduce a
+  // reduce-scatter and an all-gather (graph/build.h).
+  bool sequence_parallel = false;
   // Interleaved 1F1B: each stage's layers in this many chunks (model chunks of Megatron's
   // interleaved schedule); 1: plain 1F1B.
   int virtual_stages = 1;
@@ -84,7 +90,7 @@ struct TrainResult {
   int64_t servers = 1, chips = 1, seq = 0, global_batch = 0, micro_batch = 1, micro_batches = 1;
   int virtual_stages = 1;
   Recompute recompute = Recompute::kNone;
-  bool eager_attention = false;
+  bool eager_attention = false, sequence_parallel = false;
   double step_time_s = 0, sequences_per_s = 0, tokens_per_s = 0;
   double mfu = 0, hfu = 0;  // model FLOPs (and with recomputation) / (step x the chips' peak)
   // Breakdown of the step (s): the pipeline's compute (TP all-reduces inside, also shown on

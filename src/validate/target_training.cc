@@ -9,12 +9,17 @@
 // tp_zero1_llama2_7B_hf_pretrain.sh --selective_checkpoint_enabled, run_llama2_13B_tp_pp.sh
 // --use_selective_checkpoint 1), none for Megatron-LM (aws-neuron-reference-for-megatron-lm
 // pretrain_gpt3_6.7B_32layers_bf16_bs1024_slurm.sh has no --checkpoint-activations).
-// Attention as each stack computes it: the NxD rows flash attention (NxD's Llama training
-// kernels); the Megatron-LM row eager attention (ops.h AttentionSpec::eager): that reference's
-// ParallelAttention (megatron/model/transformer.py) is baddbmm into [b * np, s, s] scores,
-// scale_mask_softmax (its fusion off: --no-masked-softmax-fusion) and bmm with v, with no flash
-// attention. Nothing is fitted on these figures. Not modelled: the NxD rows' sequence
-// parallelism, and overlap of the gradient reduction with the last micro-batch's backward.
+// Attention as each script computes it: the Llama-2 7B row flash attention
+// (tp_zero1_llama_hf_pretrain.py's --use_flash_attention defaults to 1, NxD's NKI kernel); the
+// 13B row eager attention (ops.h AttentionSpec::eager: run_llama_nxd.py's --use_flash_attention
+// defaults to 0, so modeling_llama_nxd.py's CoreAttention runs: matmul, masked_fill, an fp32
+// softmax cast to bf16, matmul); the Megatron-LM row eager too (megatron/model/transformer.py:
+// baddbmm into [b * np, s, s] scores, scale_mask_softmax with its fusion off, bmm). Sequence
+// parallelism as each sets it: on for the NxD rows (the 7B script passes
+// --sequence_parallel_enabled; run_llama_nxd.py's --use_sequence_parallel defaults to 1), off
+// for Megatron-LM (no --sequence-parallel). Nothing is
+// fitted on these figures. Not modelled: overlap of the gradient reduction with the last
+// micro-batch's backward.
 #include <fmt/format.h>
 
 #include "graph/model_config.h"
@@ -32,7 +37,7 @@ struct Row {
   int tp, pp, dp;
   int64_t seq;
   planner::Recompute recompute;
-  bool eager_attention;
+  bool eager_attention, sequence_parallel;
   double seq_per_s;
 };
 
@@ -40,11 +45,11 @@ constexpr int64_t kGlobalBatch = 1024;
 
 constexpr Row kRows[] = {
     {"gpt3-6.7b", "Megatron-LM (XLA, BF16 + SR)", 16, 8, 1, 64, 2048, planner::Recompute::kNone,
-     true, 140.0},
+     true, false, 140.0},
     {"llama-2-7b", "NxD (Neuron 2.21)", 16, 8, 1, 64, 4096, planner::Recompute::kSelective, false,
-     95.14},
-    {"llama-2-13b", "NxD (Neuron 2.21)", 32, 8, 8, 16, 4096, planner::Recompute::kSelective, false,
-     80.33},
+     true, 95.14},
+    {"llama-2-13b", "NxD (Neuron 2.21)", 32, 8, 8, 16, 4096, planner::Recompute::kSelective, true,
+     true, 80.33},
 };
 
 }  // namespace
@@ -64,16 +69,18 @@ std::vector<Record> training_records() {
     o.zero = 1;
     o.recompute = r.recompute;
     o.eager_attention = r.eager_attention;
+    o.sequence_parallel = r.sequence_parallel;
     const planner::TrainResult t = planner::train(graph::load_model_config(r.model), o);
     out.push_back({"training-s8", fmt::format("{} seq {} throughput", r.model, r.seq), "seq/s",
                    r.seq_per_s, t.sequences_per_s, 0.15,
                    fmt::format("VALIDATION.md s8 (Trn1, {})", r.framework),
                    fmt::format("{} x trn1.32xlarge, TP={} PP={} DP={}, ZeRO-1, recompute {}, "
-                               "{} attention: step {:.2f} s (compute {:.2f}, bubble {:.2f}, DP "
+                               "{} attention{}: step {:.2f} s (compute {:.2f}, bubble {:.2f}, DP "
                                "{:.2f})",
                                r.servers, r.tp, r.pp, r.dp, planner::name(r.recompute),
-                               r.eager_attention ? "eager" : "flash", t.step_time_s, t.compute_s,
-                               t.pp_bubble_s, t.dp_comm_s),
+                               r.eager_attention ? "eager" : "flash",
+                               r.sequence_parallel ? ", sequence parallel" : "", t.step_time_s,
+                               t.compute_s, t.pp_bubble_s, t.dp_comm_s),
                    ""});
   }
   return out;

@@ -251,3 +251,13 @@ def test_train_plan_from_python_and_cli():
     bad = subprocess.run([sys.executable, "-m", "trnsim", "train", "--model", "tiny-llama", "--system", "trn1.32xlarge",
                           "--attention", "sdpa"], capture_output=True, text=True)
     assert bad.returncode != 0 and "--attention" in bad.stderr
+    sp = subprocess.run(
+        [sys.executable, "-m", "trnsim", "train", "--model", "tiny-llama", "--system", "trn1.32xlarge", "--tp", "2",
+         "--dp", "16", "--seq", "128", "--global-batch", "32", "--sequence-parallel", "--json"],
+        capture_output=True, text=True, check=True,
+    )
+    js = json.loads(sp.stdout)
+    assert js["sequence_parallel"] and not j["sequence_parallel"]
+    assert js["stages"][0]["activation_bytes_per_micro_batch"] < j["stages"][0]["activation_bytes_per_micro_batch"]
+    py = tm.train("tiny-llama", system="trn1.32xlarge", tp=2, dp=16, seq=128, global_batch=32, sequence_parallel=True)
+    assert py["step_time_s"] == pytest.approx(js["step_time_s"])

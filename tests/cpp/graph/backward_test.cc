@@ -127,6 +127,51 @@ TEST(Backward, EagerAttentionSavesItsProbabilities) {
                InputError);
 }
 
+// Sequence parallelism: the residual stream, the norms and the residual adds hold a rank's
+// shard of the tokens; an all-gather before each column-parallel block and a reduce-scatter
+// after each row-parallel one replace the all-reduces, in the backward the other way round;
+// each norm's weight gradient (a sum over the rank's shard) is all-reduced; the graph
+// validates; the kernels run on the shard's rows.
+TEST(Backward, SequenceParallelShardsTheTokensBetweenBlocks) {
+  const BuildOptions o{.seq = 128, .tp = 4, .sequence_parallel = true};
+  Graph fwd = build_model_graph(load_model_config("tiny-llama"), o);
+  EXPECT_NO_THROW(fwd.validate());
+  EXPECT_EQ(count(fwd, OpKind::kAllReduce), 0);
+  EXPECT_EQ(count(fwd, OpKind::kAllGather), 2 * 2 + 1);  // attention, mlp a layer; lm head
+  EXPECT_EQ(count(fwd, OpKind::kReduceScatter), 2 * 2);  // o_proj, down_proj a layer
+  for (const Node& n : fwd.nodes)
+    if (n.kind == OpKind::kNorm) {
+      EXPECT_EQ(fwd.values[static_cast<size_t>(n.outputs[0])].shape[0], 128 / 4) << n.name;
+      EXPECT_EQ(lower(fwd, n).norm.tokens, 128 / 4);
+    }
+  TrainGraph tg;
+  const Graph g = train_graph(
+      "tiny-llama", {.seq = 128, .tp = 4, .vocab_parallel = true, .sequence_parallel = true}, &tg);
+  // Backward: each forward reduce-scatter's gradient is all-gathered, each all-gather's
+  // reduce-scattered; the embedding's vocabulary-split sum reduce-scatters too.
+  int ag = 0, rs = 0, norm_ar = 0, other_ar = 0;
+  for (const Node& n : g.nodes) {
+    const bool grad = n.name.ends_with(".grad");
+    if (n.kind == OpKind::kAllGather && grad) ++ag;
+    if (n.kind == OpKind::kReduceScatter && grad) ++rs;
+    if (n.kind == OpKind::kAllReduce)
+      ++(n.name.ends_with("weight.grad_all_reduce") ? norm_ar : other_ar);
+    if (n.kind == OpKind::kNormGrad) EXPECT_EQ(lower(g, n).norm_grad.tokens, 128 / 4) << n.name;
+  }
+  EXPECT_EQ(ag, 2 * 2 + 1);       // o_proj, down_proj, embedding
+  EXPECT_EQ(rs, 2 * 2 + 1);       // attention, mlp, lm head
+  EXPECT_EQ(norm_ar, 2 * 2 + 1);  // two norms a layer and the final one
+  EXPECT_EQ(other_ar, 0);         // no input gradient is all-reduced any more
+  // Refused: a KV cache, and tokens that do not split over the ranks.
+  EXPECT_THROW(build_model_graph(
+                   load_model_config("tiny-llama"),
+                   {.seq = 1, .tp = 4, .kv_cache = true, .past = 8, .sequence_parallel = true}),
+               InputError);
+  EXPECT_THROW(build_model_graph(load_model_config("tiny-llama"),
+                                 {.seq = 130, .tp = 4, .sequence_parallel = true}),
+               InputError);
+}
+
 // Qwen3's per-head q / k norms stay norm kernels over tokens x heads rows when training, with
 // their backward over the same rows.
 TEST(Backward, HeadNormsKeepTheirOwnKernels) {

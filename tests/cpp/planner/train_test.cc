@@ -243,6 +243,25 @@ TEST(Train, EagerAttentionSavesTheProbabilities) {
   EXPECT_EQ(sel.stages[0].activation_bytes, flash_sel.stages[0].activation_bytes);
 }
 
+// Sequence parallelism: the norms run on a rank's shard of the tokens (less compute), the
+// TP communication is reduce-scatters and all-gathers, and the activations the norms and
+// residual adds keep shrink by tp.
+TEST(Train, SequenceParallelismShardsNormsAndTheirActivations) {
+  TrainOptions o = plan(4, 1, 8);
+  const TrainResult tp = train(model(), o);
+  o.sequence_parallel = true;
+  const TrainResult sp = train(model(), o);
+  EXPECT_LT(sp.stages[0].activation_bytes, tp.stages[0].activation_bytes);
+  EXPECT_GT(sp.tp_comm_s, 0);
+  EXPECT_EQ(sp.to_json()["sequence_parallel"], true);
+  EXPECT_EQ(tp.to_json()["sequence_parallel"], false);
+  EXPECT_NE(sp.text().find("sequence parallel"), std::string::npos);
+  // With one rank there is nothing to split.
+  o.tp = 1;
+  o.dp = 32;
+  EXPECT_EQ(train(model(), o).to_json()["sequence_parallel"], false);
+}
+
 TEST(Train, PlansThatDoNotMatchAreRefused) {
   EXPECT_NE(error_of(plan(2, 2, 4)).find("= 16 ranks"), std::string::npos);
   EXPECT_NE(error_of(plan(1, 4, 8)).find("do not divide"), std::string::npos);  // 2 layers
