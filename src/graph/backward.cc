@@ -232,8 +232,17 @@ class Backward {
     if (n.residual_out) add_part(n.inputs.back(), dys[0]);
     std::vector<std::string> dy_ports;
     for (size_t j = 0; j < dys.size(); ++j) dy_ports.push_back(fmt::format("dy{}", j));
-    // dw (and db) per weight of the (horizontally fused) linear.
-    Node gw = make(n.name + ".grad_weight", OpKind::kLinearGradWeight, {x}, {"x"}, {});
+    // dw (and db) per weight of the (horizontally fused) linear. With sequence parallelism the
+    // forward keeps only the rank's shard of a gathered input, and the backward gathers it again
+    // for x^T dy (Megatron's and NxD's column-parallel linears do).
+    int xw = x;
+    if (const int p = g_.producer(x);
+        p >= 0 && g_.nodes[static_cast<size_t>(p)].kind == OpKind::kAllGather) {
+      const Node ag = node(static_cast<size_t>(p));
+      xw = new_value(val(x).name + ".regathered", val(x).shape, val(x).dtype);
+      emit(make(ag.name + ".regather", OpKind::kAllGather, {ag.inputs[0]}, {}, {xw}), n.repeat_of);
+    }
+    Node gw = make(n.name + ".grad_weight", OpKind::kLinearGradWeight, {xw}, {"x"}, {});
     for (size_t j = 0; j < dys.size(); ++j) {
       gw.inputs.push_back(dys[j]);
       gw.ports.push_back(dy_ports[j]);

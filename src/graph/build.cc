@@ -357,6 +357,9 @@ Graph build_model_graph(const ModelConfig& m, const BuildOptions& o) {
       throw InputError(m.name, "sequence_parallel",
                        "sequence parallelism splits a prefill's or a training step's tokens; a "
                        "decode step through a KV cache is not split");
+    if (m.eagle_draft)
+      throw InputError(m.name, "sequence_parallel",
+                       "an EAGLE draft head runs in decode steps, which are not split");
     if ((o.batch * o.seq) % o.tp != 0)
       throw InputError(m.name, "sequence_parallel",
                        fmt::format("{} tokens do not split evenly over {} tensor-parallel ranks",

@@ -149,10 +149,11 @@ TEST(Backward, SequenceParallelShardsTheTokensBetweenBlocks) {
       "tiny-llama", {.seq = 128, .tp = 4, .vocab_parallel = true, .sequence_parallel = true}, &tg);
   // Backward: each forward reduce-scatter's gradient is all-gathered, each all-gather's
   // reduce-scattered; the embedding's vocabulary-split sum reduce-scatters too.
-  int ag = 0, rs = 0, norm_ar = 0, other_ar = 0;
+  int ag = 0, rs = 0, norm_ar = 0, other_ar = 0, regather = 0;
   for (const Node& n : g.nodes) {
     const bool grad = n.name.ends_with(".grad");
     if (n.kind == OpKind::kAllGather && grad) ++ag;
+    if (n.kind == OpKind::kAllGather && n.name.ends_with(".regather")) ++regather;
     if (n.kind == OpKind::kReduceScatter && grad) ++rs;
     if (n.kind == OpKind::kAllReduce)
       ++(n.name.ends_with("weight.grad_all_reduce") ? norm_ar : other_ar);
@@ -162,6 +163,11 @@ TEST(Backward, SequenceParallelShardsTheTokensBetweenBlocks) {
   EXPECT_EQ(rs, 2 * 2 + 1);       // attention, mlp, lm head
   EXPECT_EQ(norm_ar, 2 * 2 + 1);  // two norms a layer and the final one
   EXPECT_EQ(other_ar, 0);         // no input gradient is all-reduced any more
+  // The forward keeps the shards: each gathered input is gathered again for its x^T dy.
+  EXPECT_EQ(regather, 2 * 2 + 1);
+  for (int v : saved_activations(g))
+    EXPECT_FALSE(g.values[static_cast<size_t>(v)].name.ends_with(".all_gather"))
+        << g.values[static_cast<size_t>(v)].name;
   // Refused: a KV cache, and tokens that do not split over the ranks.
   EXPECT_THROW(build_model_graph(
                    load_model_config("tiny-llama"),
