@@ -50,6 +50,7 @@ _ALIASES = {
     aten.permute.default, aten.contiguous.default, aten.clone.default, aten.unsqueeze.default,
     aten.squeeze.dim, aten.flatten.using_ints, aten.alias.default, aten._to_copy.default,
     aten.to.dtype, aten.to.dtype_layout, aten.detach.default, aten.dropout.default,
+    aten.type_as.default,
 }
 # Operators that make a constant tensor from Python values alone (folded when tracing).
 _FACTORIES = {
@@ -260,7 +261,8 @@ class _Converter:
                 self.env[n] = ("folded", t(src[1], *n.args[1:], **n.kwargs))
             elif isinstance(src, _Scores) and t not in (aten.dropout.default,) and \
                     t not in (aten._to_copy.default, aten.to.dtype, aten.to.dtype_layout,
-                              aten.clone.default, aten.contiguous.default, aten.detach.default):
+                              aten.type_as.default, aten.clone.default, aten.contiguous.default,
+                              aten.detach.default):
                 raise UnsupportedOperator(f"{t} at {_source(n) or n.name}: attention scores are "
                                           "masked, scaled and softmaxed as they are, not reshaped")
             else:

@@ -232,3 +232,25 @@ def test_attention_written_out_with_what_trnsim_does_not_take_is_refused():
     with pytest.raises(tt.UnsupportedOperator, match="causal mask") as e:
         tt.trace(ExplicitAttention("nanogpt", mask=banded).eval(), (x,))
     assert "test_torch_frontend.py:" in str(e.value)
+
+
+def test_attention_written_out_without_a_mask_attends_to_every_key():
+    class Bidirectional(nn.Module):  # an encoder's attention, softmax in float32 cast back
+        def __init__(self):
+            super().__init__()
+            self.q, self.k, self.v = (nn.Linear(128, 128) for _ in range(3))
+
+        def forward(self, x):
+            b, t, c = x.shape
+            q, k, v = (p(x).view(b, t, 2, 64).transpose(1, 2) for p in (self.q, self.k, self.v))
+            att = F.softmax((q @ k.transpose(-1, -2) / 8.0).float(), dim=-1).type_as(q)
+            return (att @ v).transpose(1, 2).reshape(b, t, c)
+
+    torch.manual_seed(4)
+    m = Bidirectional().eval()
+    x = torch.randn(1, 40, 128)
+    traced = tt.trace(m, (x,))
+    want = m(x)
+    assert (traced(x).float() - want).abs().max() <= 3e-2 * want.abs().max()
+    att = [o for o in traced.last_run.ops if o["kernel"] == "attention"]
+    assert att[0]["detail"] == "1x40 tokens, 2q/2kv heads x 64 eager"  # not causal
