@@ -270,8 +270,8 @@ class _Converter:
             return
         if self._fold(n):
             return
-        if t is not aten.matmul.default and (isinstance(self.env.get(n.args[0]), _Scores) or (
-                t is aten.where.self and isinstance(self.env.get(n.args[1]), _Scores))):
+        if t is not aten.matmul.default and any(
+                isinstance(self.env.get(a), _Scores) for a in n.args if isinstance(a, torch.fx.Node)):
             return self.scores_op(n)
         path = self._norm_module(n)
         if path is not None and t is not aten.rms_norm.default:
@@ -404,8 +404,17 @@ class _Converter:
 
     def scores_op(self, n):
         t = n.target
-        s = self.env.get(n.args[1] if t is aten.where.self else n.args[0])
+        s = next(self.env[a] for a in n.args if isinstance(self.env.get(a), _Scores))
         where = _source(n) or n.name
+        # The scale: a Python number or a one-element constant, on either side of a mul.
+        other = [a for a in n.args if not (isinstance(a, torch.fx.Node) and self.env.get(a) is s)]
+        factor = None
+        if t in (aten.mul.Tensor, aten.div.Tensor) and len(other) == 1:
+            c = self._const(other[0]) if isinstance(other[0], torch.fx.Node) else other[0]
+            if isinstance(c, (int, float)) or (isinstance(c, torch.Tensor) and c.numel() == 1):
+                factor = float(c)
+            if t is aten.div.Tensor and self.env.get(n.args[0]) is not s:
+                factor = None  # c / scores is not a scale
         nq = s.q.shape[-2]
         tri = torch.tril(torch.ones(nq, s.k.shape[-1], dtype=torch.bool))
         if s.probs:
@@ -421,8 +430,8 @@ class _Converter:
                                           "pattern for every sequence and head")
             return m.bool() if keep_where_true else ~m.bool()
 
-        if t in (aten.mul.Tensor, aten.div.Tensor) and isinstance(n.args[1], (int, float)):
-            s.scale = s.scale * n.args[1] if t is aten.mul.Tensor else s.scale / n.args[1]
+        if factor is not None:
+            s.scale = s.scale * factor if t is aten.mul.Tensor else s.scale / factor
         elif t is aten.masked_fill.Scalar and n.args[2] <= -1e4 and self._const(n.args[1]) is not None:
             keep = mask_of(self._const(n.args[1]), keep_where_true=False)
             if not (torch.equal(keep, tri) or bool(keep.all())):

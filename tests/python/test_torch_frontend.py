@@ -235,15 +235,16 @@ def test_attention_written_out_with_what_trnsim_does_not_take_is_refused():
 
 
 def test_attention_written_out_without_a_mask_attends_to_every_key():
-    class Bidirectional(nn.Module):  # an encoder's attention, softmax in float32 cast back
+    class Bidirectional(nn.Module):  # an encoder's attention: a scale buffer, fp32 softmax
         def __init__(self):
             super().__init__()
             self.q, self.k, self.v = (nn.Linear(128, 128) for _ in range(3))
+            self.register_buffer("scale", torch.tensor(64**-0.5))
 
         def forward(self, x):
             b, t, c = x.shape
             q, k, v = (p(x).view(b, t, 2, 64).transpose(1, 2) for p in (self.q, self.k, self.v))
-            att = F.softmax((q @ k.transpose(-1, -2) / 8.0).float(), dim=-1).type_as(q)
+            att = F.softmax((self.scale * (q @ k.transpose(-1, -2))).float(), dim=-1).type_as(q)
             return (att @ v).transpose(1, 2).reshape(b, t, c)
 
     torch.manual_seed(4)
