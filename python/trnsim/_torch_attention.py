@@ -44,7 +44,6 @@ class _Scores:
     scale: float = 1.0
     causal: bool = False
     probs: bool = False  # softmax taken
-    source: str = ""
 
 
 class _EagerAttention:
@@ -83,7 +82,7 @@ class _EagerAttention:
                 f"matmul at {where}: of two activations, trnsim takes q @ k.transpose(-2, -1) of an "
                 "attention ([batch, heads, seq, head_dim] each) and its probabilities @ v; nearest "
                 f"supported: {_ALTERNATIVES['matmul']}")
-        self.env[n] = _Scores(q, kt, source=where)
+        self.env[n] = _Scores(q, kt)
 
     def scores_op(self, n):
         t = n.target

@@ -66,7 +66,7 @@ void check_eager_attention(std::string_view op, const arch::ChipSpec& chip,
 EagerDims eager_dims(const arch::ChipSpec& chip, const AttentionSpec& s) {
   EagerDims e;
   e.rows = s.batch * s.q_heads * s.seq;
-  e.cols = e.seq = s.seq;
+  e.seq = s.seq;
   e.parts = chip.core.sbuf.partitions;
   e.d = s.head_dim;
   e.group = s.q_heads / s.kv_heads;
@@ -110,9 +110,9 @@ isa::Program attention_eager(const arch::ChipSpec& chip, const AttentionSpec& s)
     qn = load_norm_params(kb, Norm::kRms, "q_", d);
     kn = load_norm_params(kb, Norm::kRms, "k_", d);
   }
-  const kernel::Tensor scores = kb.scratch("scores", dt, {er.rows, er.cols});
-  const kernel::Tensor probs = s.save_lse ? kb.output("probs", dt, {er.rows, er.cols})
-                                          : kb.scratch("probs", dt, {er.rows, er.cols});
+  const kernel::Tensor scores = kb.scratch("scores", dt, {er.rows, er.seq});
+  const kernel::Tensor probs = s.save_lse ? kb.output("probs", dt, {er.rows, er.seq})
+                                          : kb.scratch("probs", dt, {er.rows, er.seq});
   // Row r of scores and probs: query r % S of q head (r / S) % Hq of sequence r / (S Hq).
   auto row0 = [&](int64_t b, int64_t hq, int64_t q0) { return (b * s.q_heads + hq) * S + q0; };
 

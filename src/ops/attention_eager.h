@@ -20,10 +20,10 @@ inline constexpr int64_t kEagerDmaCols = 2048;
 // fp32 exponentials); longer rows are read in chunks, once per pass.
 inline constexpr int64_t kRowChunk = 4096;
 
-// The kernels' sizes. Scores, probabilities and their gradients are [rows, cols]: row
-// (b Hq + h) S + i the query i of q head h of sequence b, cols the keys.
+// The kernels' sizes. Scores, probabilities and their gradients are [rows, seq]: row
+// (b Hq + h) S + i the query i of q head h of sequence b, a column per key.
 struct EagerDims {
-  int64_t rows = 0, cols = 0;
+  int64_t rows = 0;
   int64_t parts = 0, seq = 0, d = 0, group = 0;  // partitions, tokens, head_dim, q heads per kv
   int64_t st = 0;                                // 128-token tiles
   int64_t bk = 0;                                // keys per score matmul block

@@ -57,7 +57,7 @@ isa::Program attention_eager_backward(const arch::ChipSpec& chip, const Attentio
   const kernel::Tensor k = kb.input("k", dt, {s.batch * S, s.kv_heads * d});
   const kernel::Tensor v = kb.input("v", dt, {s.batch * S, s.kv_heads * d});
   const kernel::Tensor dout = kb.input("dout", dt, {s.batch * S, s.q_heads * d});
-  const kernel::Tensor probs = kb.input("probs", dt, {er.rows, er.cols});
+  const kernel::Tensor probs = kb.input("probs", dt, {er.rows, er.seq});
   kernel::Tensor cos, sin;
   if (s.rope) {
     cos = kb.input("cos", f32, {S, d});
@@ -66,8 +66,8 @@ isa::Program attention_eager_backward(const arch::ChipSpec& chip, const Attentio
   const kernel::Tensor dq = kb.output("dq", dt, {s.batch * S, s.q_heads * d});
   const kernel::Tensor dk = kb.output("dk", dt, {s.batch * S, s.kv_heads * d});
   const kernel::Tensor dv = kb.output("dv", dt, {s.batch * S, s.kv_heads * d});
-  const kernel::Tensor dprobs = kb.scratch("dprobs", dt, {er.rows, er.cols});
-  const kernel::Tensor dscores = kb.scratch("dscores", dt, {er.rows, er.cols});
+  const kernel::Tensor dprobs = kb.scratch("dprobs", dt, {er.rows, er.seq});
+  const kernel::Tensor dscores = kb.scratch("dscores", dt, {er.rows, er.seq});
   auto row0 = [&](int64_t b, int64_t hq, int64_t q0) { return (b * s.q_heads + hq) * S + q0; };
   // Rows [b S + t0 128, ...) of columns [col0, col0 + d) of a [B S, W] tensor as [128, n, d]:
   // position 128 (t0 + i) + r at partition r, index i (the resident tiles' layout).
