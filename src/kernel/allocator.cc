@@ -38,28 +38,81 @@ void ByteAllocator::take(size_t i, int64_t start, int64_t bytes, const std::stri
   free_.insert(free_.begin() + static_cast<std::ptrdiff_t>(i), rest.begin(), rest.end());
   live_.push_back({start, bytes, owner});
   rotor_ = start + bytes;
+  // What is taken is no longer free: keep the parts of freed ranges outside it.
+  const int64_t end = start + bytes;
+  std::vector<Freed> kept;
+  kept.reserve(freed_.size() + 1);
+  for (const Freed& f : freed_) {
+    if (f.end <= start || f.start >= end) {
+      kept.push_back(f);
+      continue;
+    }
+    if (f.start < start) kept.push_back({f.start, start, f.when});
+    if (f.end > end) kept.push_back({end, f.end, f.when});
+  }
+  freed_ = std::move(kept);
+}
+
+std::optional<int64_t> ByteAllocator::fit_high(const Range& r, int64_t bytes) const {
+  const int64_t start = (r.start + r.size - bytes) / alignment_ * alignment_;
+  if (start >= r.start) return start;
+  return std::nullopt;
+}
+
+uint64_t ByteAllocator::freed_when(int64_t start, int64_t bytes) const {
+  uint64_t when = 0;
+  for (const Freed& f : freed_)
+    if (f.start < start + bytes && f.end > start) when = std::max(when, f.when);
+  return when;
+}
+
+std::optional<std::pair<size_t, int64_t>> ByteAllocator::next_fit(int64_t bytes) const {
+  // From the end of the last allocation on, wrapping around: the range holding the rotor is
+  // tried from the rotor first, and last of all whole.
+  const size_t n = free_.size();
+  auto first = static_cast<size_t>(
+      std::lower_bound(free_.begin(), free_.end(), rotor_,
+                       [](const Range& r, int64_t at) { return r.start + r.size <= at; }) -
+      free_.begin());
+  if (first == n) first = 0;  // nothing free past the rotor: the ring starts over at 0
+  for (size_t j = 0; j <= n && n > 0; ++j) {
+    const size_t i = (first + j) % n;
+    Range r = free_[i];
+    if (j == 0 && r.start < rotor_ && rotor_ < r.start + r.size)
+      r = {rotor_, r.start + r.size - rotor_};
+    if (const std::optional<int64_t> s = fit(r, bytes)) return std::pair{i, *s};
+  }
+  return std::nullopt;
 }
 
 std::optional<int64_t> ByteAllocator::allocate(int64_t bytes, const std::string& owner, Fit how) {
   TRNSIM_ASSERT(bytes > 0);
   const size_t n = free_.size();
-  if (how == Fit::kNext) {
-    // From the end of the last allocation on, wrapping around: the range holding the rotor is
-    // tried from the rotor first, and last of all whole.
-    const auto first = static_cast<size_t>(
-        std::lower_bound(free_.begin(), free_.end(), rotor_,
-                         [](const Range& r, int64_t at) { return r.start + r.size <= at; }) -
-        free_.begin());
-    for (size_t j = 0; j <= n && n > 0; ++j) {
-      const size_t i = (first + j) % n;
-      Range r = free_[i];
-      if (j == 0 && r.start < rotor_) r = {rotor_, r.start + r.size - rotor_};
-      if (const std::optional<int64_t> s = fit(r, bytes)) {
-        take(i, *s, bytes, owner);
-        return s;
-      }
+  if (how == Fit::kNext || how == Fit::kOldest) {
+    auto pick = next_fit(bytes);
+    if (!pick) return std::nullopt;
+    const int64_t ring_start = pick->second;
+    if (how == Fit::kOldest) {
+      // Another placement whose bytes were all given back before some of the ring's choice
+      // was: the one freed longest ago (ties: the lowest; placements at either end of each
+      // free range, so that a range's freshly given back part can be stepped over).
+      uint64_t best = freed_when(pick->second, bytes);
+      for (size_t i = 0; i < n && best > 0; ++i)
+        for (const std::optional<int64_t> s :
+             {fit(free_[i], bytes), bank_ > 0 ? std::nullopt : fit_high(free_[i], bytes)}) {
+          if (!s) continue;
+          const uint64_t when = freed_when(*s, bytes);
+          if (when < best) {
+            best = when;
+            pick = std::pair{i, *s};
+          }
+        }
     }
-    return std::nullopt;
+    const int64_t rotor = rotor_;
+    const bool ring = how == Fit::kNext || pick->second == ring_start;
+    take(pick->first, pick->second, bytes, owner);
+    if (!ring) rotor_ = rotor;  // a step aside: the ring goes on from where it was
+    return pick->second;
   }
   size_t chosen = n;
   std::optional<int64_t> start;
@@ -83,6 +136,7 @@ void ByteAllocator::release(int64_t start) {
   TRNSIM_ASSERT(it != live_.end());
   Range r{it->start, it->size};
   live_.erase(it);
+  freed_.push_back({r.start, r.start + r.size, ++releases_});
   auto pos = std::lower_bound(free_.begin(), free_.end(), r.start,
                               [](const Range& a, int64_t s) { return a.start < s; });
   pos = free_.insert(pos, r);

@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace trnsim::kernel {
@@ -25,11 +26,16 @@ class ByteAllocator {
   // `bank` > 0: ranges up to `bank` bytes stay inside one bank, longer ones start on one.
   ByteAllocator(std::string memory, int64_t capacity, int64_t alignment, int64_t bank = 0);
 
-  // How a free range is chosen: the lowest that fits; the one that leaves least; or the first
+  // How a free range is chosen: the lowest that fits; the one that leaves least; the first
   // that fits from the end of the last allocation on, wrapping around (a ring: freed bytes are
   // reused as late as possible, so that a tile of one loop iteration does not wait for the
-  // previous iteration's readers while memory is plentiful; placement.h).
-  enum class Fit : uint8_t { kFirst, kBest, kNext };
+  // previous iteration's readers while memory is plentiful; placement.h); or, kOldest, the
+  // ring's choice unless other free bytes that fit were given back longer ago than some of
+  // it: then those (the least recently freed placement, at either end of a free range; the
+  // ring then goes on from where it was). Where memory is tight the ring wraps onto bytes just
+  // given back, whose last reader (a store's DMA) may still be running; bytes freed earlier
+  // are less likely to make the new tile wait.
+  enum class Fit : uint8_t { kFirst, kBest, kNext, kOldest };
   // The start of a free range of `bytes`, or nothing when no free range fits.
   std::optional<int64_t> allocate(int64_t bytes, const std::string& owner, Fit how = Fit::kFirst);
   void release(int64_t start);
@@ -48,7 +54,19 @@ class ByteAllocator {
     int64_t start = 0, size = 0;
     std::string owner;
   };
+  // Bytes given back, with when (release count): what Fit::kOldest compares. Only free bytes
+  // are kept: an allocation trims what it takes.
+  struct Freed {
+    int64_t start = 0, end = 0;
+    uint64_t when = 0;
+  };
   std::optional<int64_t> fit(const Range& r, int64_t bytes) const;
+  // The same, placed as high in the range as alignment allows (no banks).
+  std::optional<int64_t> fit_high(const Range& r, int64_t bytes) const;
+  // The ring's choice: (free-range index, start).
+  std::optional<std::pair<size_t, int64_t>> next_fit(int64_t bytes) const;
+  // The latest release among the bytes [start, start + bytes); 0: never used.
+  uint64_t freed_when(int64_t start, int64_t bytes) const;
   void take(size_t i, int64_t start, int64_t bytes, const std::string& owner);
 
   std::string memory_;
@@ -56,6 +74,8 @@ class ByteAllocator {
   std::vector<Range> free_;  // sorted by start, coalesced
   std::vector<Live> live_;
   int64_t rotor_ = 0;  // Fit::kNext starts here
+  std::vector<Freed> freed_;
+  uint64_t releases_ = 0;
 };
 
 // Gives an allocation back when the last view of its tile is destroyed. The allocator is

@@ -179,7 +179,10 @@ class Walk {
                        fmt::format("tile '{}' needs {} bytes per partition; the {} has {}",
                                    tile.name, tile.bytes, mem_.name, mem_.capacity));
     for (;;) {
-      if (const auto start = alloc_.allocate(tile.bytes, tile.name, ByteAllocator::Fit::kNext)) {
+      // PSUM keeps the plain ring: DMA does not reach PSUM, so no store is still reading
+      // the bytes a PSUM tile gives back.
+      const auto fit = mem_.can_spill ? ByteAllocator::Fit::kOldest : ByteAllocator::Fit::kNext;
+      if (const auto start = alloc_.allocate(tile.bytes, tile.name, fit)) {
         s.resident = true;
         s.base = *start;
         resident_.push_back(t);

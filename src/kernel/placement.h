@@ -5,9 +5,10 @@
 //
 // The rule (one memory at a time: SBUF or PSUM). Instructions are walked in program order (the
 // order the kernel emitted them). At each instruction, the tiles it uses that are not resident
-// are given a range by next fit over the free ranges (allocator.h: alignment and PSUM banks;
+// are given a range over the free ranges by oldest fit (allocator.h: alignment and PSUM banks;
 // a ring, so that bytes a tile freed are taken again as late as possible and loop iterations
-// overlap while memory is plentiful, as with the compiler's multi-buffering);
+// overlap while memory is plentiful, as with the compiler's multi-buffering; where memory is
+// tight, the bytes given back longest ago, not those of a store still in flight);
 // after it, the tiles it used for the last time give their range back, and so do the tiles
 // whose next use overwrites all of them without reading (a kill: the value is dead until then,
 // and a new live range starts there, as a compiler's values in SSA form). When no free range

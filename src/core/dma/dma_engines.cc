@@ -14,6 +14,8 @@ namespace {
 constexpr uint128 kPsPerSecond = 1'000'000'000'000ull;
 constexpr double kBytesPerGB = 1e9;
 constexpr double kPsPerNs = 1e3;
+// share_of's unit: 2^96 / (bytes per second) keeps ~1e-16 of precision for any cap.
+constexpr uint128 kShareScale = uint128{1} << 96;
 
 uint64_t bytes_per_second(double gbps) {
   return static_cast<uint64_t>(std::max<long long>(std::llround(gbps * kBytesPerGB), 1));
@@ -32,6 +34,9 @@ DmaEngines::DmaEngines(TimingContext& ctx, HbmPool& pool, bool fold)
       block_rate_(ctx.spec.dma.core_block_bandwidth_gbps
                       ? bytes_per_second(*ctx.spec.dma.core_block_bandwidth_gbps)
                       : core_rate_),
+      write_rate_(ctx.spec.dma.core_write_bandwidth_gbps
+                      ? bytes_per_second(*ctx.spec.dma.core_write_bandwidth_gbps)
+                      : UINT64_MAX),
       overhead_(std::llround(ctx.spec.dma.fixed_overhead_ns * kPsPerNs)),
       fold_(fold && ctx.prog.dma_engines_symmetric() ? engines_ : 1),
       queues_by_engine_(static_cast<size_t>(engines_ * queues_)),
@@ -162,11 +167,11 @@ void DmaEngines::start_next(int engine, Picoseconds now) {
     rr = q + 1 == queues_ ? 0 : q + 1;
     const DmaPlan& plan = *transfers_[p.transfer].plan;
     const DmaPiece piece = plan.piece(static_cast<int32_t>(p.piece));
-    a = Active{true, p.transfer, p.piece, piece.hbm_sides, piece.gathered, now};
+    a = Active{true, p.transfer, p.piece, piece.hbm_sides, share_of(piece), now};
     // Taken later than it was ready: the engine was busy with another transfer's piece.
     if (ctx_.path && now > p.ready) a.behind = ctx_.path->dma_engine_last(engine);
     busy_ += static_cast<uint64_t>(fold_);
-    if (piece.gathered) gathered_ += static_cast<uint64_t>(fold_);
+    core_shares_ += a.core_share * static_cast<uint64_t>(fold_);
     hbm_weight_ += static_cast<uint64_t>(piece.hbm_sides) * static_cast<uint64_t>(fold_);
     // Work at full rate = bytes x 100 / percent (a 50% transfer moves its bytes in twice the time).
     const uint128 bytes_work = static_cast<uint128>(piece.bytes) * kPsPerSecond;
@@ -180,19 +185,17 @@ void DmaEngines::start_next(int engine, Picoseconds now) {
   if (earliest.v != INT64_MAX) wake_engine(engine, earliest);
 }
 
+uint128 DmaEngines::share_of(const DmaPiece& piece) const {
+  uint64_t cap = piece.gathered ? core_rate_ : block_rate_;
+  if (piece.writes_hbm) cap = std::min(cap, write_rate_);
+  return cap == UINT64_MAX ? 0 : kShareScale / cap;
+}
+
 uint64_t DmaEngines::capped_rate() const {
-  if (busy_ == 0) return UINT64_MAX;
-  if (core_rate_ == UINT64_MAX && block_rate_ == UINT64_MAX) return UINT64_MAX;
-  const uint64_t blocks = busy_ - gathered_;
-  if (blocks == 0) return core_rate_ / gathered_;
-  if (gathered_ == 0) return block_rate_ / blocks;
-  if (core_rate_ == UINT64_MAX) return block_rate_ / blocks;  // gathered rows uncapped
-  if (block_rate_ == UINT64_MAX) return core_rate_ / gathered_;
-  // Every engine at rate r: n_g x r / C_g + n_b x r / C_b = 1 (the core's time, shared).
-  const uint128 num = static_cast<uint128>(core_rate_) * block_rate_;
-  const uint128 den =
-      static_cast<uint128>(gathered_) * block_rate_ + static_cast<uint128>(blocks) * core_rate_;
-  return static_cast<uint64_t>(num / den);
+  // Every engine at rate r: r x sum over pieces of 1 / C_kind = 1 (the core's time, shared).
+  if (busy_ == 0 || core_shares_ == 0) return UINT64_MAX;
+  const uint128 r = kShareScale / core_shares_;
+  return r > UINT64_MAX ? UINT64_MAX : static_cast<uint64_t>(r);
 }
 
 void DmaEngines::settle(Picoseconds now) {
@@ -220,7 +223,7 @@ void DmaEngines::finish_piece(int engine, Picoseconds now) {
   Active& a = active_[static_cast<size_t>(engine)];
   a.busy = false;
   busy_ -= static_cast<uint64_t>(fold_);
-  if (a.gathered) gathered_ -= static_cast<uint64_t>(fold_);
+  core_shares_ -= a.core_share * static_cast<uint64_t>(fold_);
   hbm_weight_ -= static_cast<uint64_t>(a.hbm_sides) * static_cast<uint64_t>(fold_);
   Transfer& t = transfers_[a.transfer];
   const DmaPiece piece = t.plan->piece(static_cast<int32_t>(a.piece));

@@ -12,9 +12,10 @@
 //    min(engine rate, stack bandwidth / weight) where the weight counts the HBM endpoints of
 //    every running piece on the stack. A per-core cap is shared equally by the busy engines:
 //    dma.core_bandwidth_gbps while they gather rows from HBM, dma.core_block_bandwidth_gbps
-//    while their HBM side is one contiguous block; with both kinds running, each byte takes
-//    its kind's share of the core's time (r = 1 / (n_gathered / C_gathered + n_block /
-//    C_block)): HBM efficiency by access pattern (docs/timing.md "DMA"). A fluid model: rates are
+//    while their HBM side is one contiguous block, and dma.core_write_bandwidth_gbps (the
+//    lower, if lower) while they write HBM; with several kinds running, each byte takes its
+//    kind's share of the core's time (r = 1 / sum over running pieces of 1 / C_kind): HBM
+//    efficiency by access pattern and direction (docs/timing.md "DMA"). A fluid model: rates are
 //    re-divided whenever a piece starts or ends, with exact integer arithmetic. All pieces of one
 //    kind (on-chip only, touching HBM) stream at the same rate, so each kind is one virtual-time
 //    class (dma_rate_class.h): a start or an end costs O(log pieces), not a reschedule of every
@@ -88,7 +89,7 @@ class DmaEngines : public sim::Component {
     uint32_t transfer = 0;
     uint32_t piece = 0;
     int32_t hbm_sides = 0;
-    bool gathered = false;
+    uint128 core_share = 0;  // its weight in the core's caps (share_of)
     Picoseconds started;
     uint32_t behind = UINT32_MAX;  // the transfer it waited for this engine behind (timing_path.h)
   };
@@ -104,6 +105,9 @@ class DmaEngines : public sim::Component {
   void settle(Picoseconds now);
   // The rate of one busy engine under the core's caps (UINT64_MAX: none).
   uint64_t capped_rate() const;
+  // kShareScale / (the cap of the piece's kind): the core's time one byte of it takes, in
+  // units that keep the sum over pieces exact (0: no cap applies).
+  uint128 share_of(const DmaPiece& piece) const;
   uint32_t new_transfer();
 
   TimingContext& ctx_;
@@ -112,6 +116,7 @@ class DmaEngines : public sim::Component {
   const uint64_t engine_rate_;
   const uint64_t core_rate_;   // bytes per second, all engines together (UINT64_MAX: no cap)
   const uint64_t block_rate_;  // the same for contiguous-block transfers
+  const uint64_t write_rate_;  // the same for transfers that write HBM
   const Picoseconds overhead_;
   const int fold_;  // engines one simulated engine stands for (1: each engine simulated)
 
@@ -130,7 +135,7 @@ class DmaEngines : public sim::Component {
   uint64_t wake_gen_ = 0;
   std::array<DmaRateClass, 2> classes_;  // by RateKind
   uint64_t busy_ = 0, hbm_weight_ = 0;   // running pieces, their HBM endpoints
-  uint64_t gathered_ = 0;                // running pieces that gather HBM rows
+  uint128 core_shares_ = 0;              // the running pieces' share_of, summed
   uint64_t pool_weight_ = 0;             // hbm_weight_ as the pool last heard it
   Picoseconds done_at_{INT64_MAX};       // the scheduled completion event (INT64_MAX: none)
   uint64_t done_gen_ = 0;                // completion events of older schedules are stale

@@ -112,6 +112,7 @@ DmaPlan plan_dma(const DmaShape& s, const arch::CoreSpec& spec) {
   if (dst_hbm && s.accumulate) plan.hbm_read_bytes += s.dst_bytes;
   plan.hbm_sides = int{dst_hbm} + int{src_hbm};
   plan.gathered = s.hbm_gathered;
+  plan.writes_hbm = dst_hbm;
 
   // Throughput of special transfers (HARDWARE.md s4).
   if (s.transpose) {
@@ -151,6 +152,7 @@ DmaPiece DmaPlan::piece(int32_t k) const {
                                : total_bytes * r1 / rows - total_bytes * r0 / rows;
   p.hbm_sides = hbm_sides;
   p.gathered = gathered;
+  p.writes_hbm = writes_hbm;
   return p;
 }
 

@@ -14,11 +14,12 @@
 namespace trnsim::core {
 
 struct DmaPiece {
-  int32_t engine = 0;     // DMA engine of the core
-  int32_t rows = 0;       // partitions (or HBM rows) the piece moves
-  int64_t bytes = 0;      // bytes the engine streams: the larger of its read and write sizes
-  int32_t hbm_sides = 0;  // endpoints in HBM (0, 1 or 2): its weight in the HBM share
-  bool gathered = false;  // its HBM side is many separate rows, not one block (DmaShape)
+  int32_t engine = 0;       // DMA engine of the core
+  int32_t rows = 0;         // partitions (or HBM rows) the piece moves
+  int64_t bytes = 0;        // bytes the engine streams: the larger of its read and write sizes
+  int32_t hbm_sides = 0;    // endpoints in HBM (0, 1 or 2): its weight in the HBM share
+  bool gathered = false;    // its HBM side is many separate rows, not one block (DmaShape)
+  bool writes_hbm = false;  // its destination is HBM (the core's write cap applies)
 };
 
 struct DmaPlan {
@@ -34,7 +35,8 @@ struct DmaPlan {
   int32_t first_engine = 0;
   int32_t engines = 1;
   int32_t hbm_sides = 0;
-  bool gathered = false;  // DmaShape::hbm_gathered: the core's gathered-rows cap applies
+  bool gathered = false;    // DmaShape::hbm_gathered: the core's gathered-rows cap applies
+  bool writes_hbm = false;  // the destination is HBM: the core's write cap applies
   int64_t rows = 0;
   int64_t rows_per_piece = 1;
   int64_t total_bytes = 0;

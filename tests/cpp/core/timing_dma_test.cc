@@ -196,6 +196,43 @@ TEST(TimingDma, MixedKindsShareTheCoreTimeByteByByte) {
   EXPECT_NEAR(static_cast<double>(r.dma.finish.v - overhead_ps(c)) * 1e-3, piece / rate, 5.0);
 }
 
+// A store of a contiguous block (SBUF -> HBM) is held to dma.core_write_bandwidth_gbps, the
+// load of the same block to the read cap; a load and a store streaming at once on engines 0-7
+// and 8-15 share the core's time byte by byte; without a write cap a store runs as a load.
+TEST(TimingDma, WritesToHbmHaveTheirOwnCap) {
+  const auto& c = chip("trn1");
+  ASSERT_TRUE(c.core.dma.core_write_bandwidth_gbps && c.core.dma.core_block_bandwidth_gbps);
+  const double write = *c.core.dma.core_write_bandwidth_gbps;
+  const double engines = 16 * c.core.dma.engine_bandwidth_practical_gbps;
+  const double read = std::min(*c.core.dma.core_block_bandwidth_gbps, engines);
+  ASSERT_LT(write, read);
+  const int64_t cols = 8192;  // bf16: 16 KiB per partition
+  const double bytes = 128.0 * cols * 2;
+  isa::Program load, store;
+  load.append(dma_copy(sbuf(128, cols, num::bf16()), hbm(128, cols, num::bf16())));
+  store.append(dma_copy(hbm(128, cols, num::bf16()), sbuf(128, cols, num::bf16())));
+  const auto stream_ns = [&](const arch::ChipSpec& spec, const isa::Program& p) {
+    const TimingResult r = run_timing(spec, p);
+    EXPECT_TRUE(r.ok()) << r.faults.to_string();
+    return static_cast<double>(r.dma.finish.v - overhead_ps(spec)) * 1e-3;
+  };
+  EXPECT_NEAR(stream_ns(c, load), bytes / read, 1.0);
+  EXPECT_NEAR(stream_ns(c, store), bytes / write, 1.0);
+  // Half the partitions each way at once: 8 engines at rate x reading, 8 writing,
+  // 8x / read + 8x / write = 1.
+  isa::AccessPattern upper = sbuf(64, cols, num::bf16());
+  upper.start_partition = 64;
+  isa::Program both;
+  both.append(dma_copy(sbuf(64, cols, num::bf16()), hbm(64, cols, num::bf16())));
+  both.append(dma_copy(hbm(64, cols, num::bf16(), 1 << 22), upper));
+  const double rate =
+      std::min(c.core.dma.engine_bandwidth_practical_gbps, 1.0 / (8.0 / read + 8.0 / write));
+  EXPECT_NEAR(stream_ns(c, both), 8.0 * cols * 2 / rate, 5.0);
+  arch::ChipSpec no_cap = c;
+  no_cap.core.dma.core_write_bandwidth_gbps.reset();
+  EXPECT_NEAR(stream_ns(no_cap, store), bytes / read, 1.0);
+}
+
 TEST(TimingDma, PiecesOfOneQueueRunInOrderAndSignalsWaitForTheWholeTransfer) {
   const auto& trn1 = chip("trn1");
   const int64_t bytes = 4 * 4096 * 2;

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+
 namespace trnsim::kernel {
 namespace {
 
@@ -50,6 +52,40 @@ TEST(ByteAllocator, NextFitIsARingAndBestFitLeavesLeast) {
   b.release(0);    // a hole of 128
   b.release(640);  // and 128 + the tail: 384
   EXPECT_EQ(b.allocate(128, "d", Fit::kBest), 0);
+}
+
+// Where memory is tight the ring wraps onto bytes just given back (a store's DMA may still be
+// reading them); kOldest takes bytes given back longer ago when some fit, at either end of a
+// free range, and is the ring wherever the ring's choice is as old as anything that fits.
+TEST(ByteAllocator, OldestFitTakesTheBytesFreedLongestAgo) {
+  using Fit = ByteAllocator::Fit;
+  const auto full = [] {
+    auto a = std::make_unique<ByteAllocator>("sbuf", 1024, 64);
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(a->allocate(256, "t", Fit::kNext), 256 * i);
+    return a;
+  };
+  // [768, 1024) freed first, [256, 512) last: the ring (from 0, wrapped) takes the latter.
+  auto ring = full(), oldest = full();
+  for (ByteAllocator* a : {ring.get(), oldest.get()}) {
+    a->release(768);
+    a->release(256);
+  }
+  EXPECT_EQ(ring->allocate(256, "x", Fit::kNext), 256);
+  EXPECT_EQ(oldest->allocate(256, "x", Fit::kOldest), 768);
+  // One free range [512, 1024): its low half given back after its high half.
+  auto halves = full();
+  halves->release(768);
+  halves->release(512);
+  EXPECT_EQ(halves->allocate(256, "x", Fit::kOldest), 768);
+  EXPECT_EQ(halves->allocate(256, "y", Fit::kOldest), 512);  // all that is left
+  // Never-used bytes count as oldest of all; with nothing given back it is the ring.
+  ByteAllocator fresh("sbuf", 1024, 64);
+  EXPECT_EQ(fresh.allocate(256, "a", Fit::kOldest), 0);
+  fresh.release(0);
+  EXPECT_EQ(fresh.allocate(256, "b", Fit::kOldest), 256);
+  EXPECT_EQ(fresh.allocate(512, "c", Fit::kOldest), 512);
+  EXPECT_EQ(fresh.allocate(256, "d", Fit::kOldest), 0);
+  EXPECT_EQ(fresh.allocate(64, "e", Fit::kOldest), std::nullopt);
 }
 
 }  // namespace
