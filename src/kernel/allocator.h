@@ -1,6 +1,6 @@
 // On-chip memory allocation for tiles. A tile takes the same byte range in every partition it
 // may use (tiles start at partition 0, as NKI's do), so one allocator per memory hands out
-// byte ranges of a partition: first, best or next fit over a sorted free list. The builder
+// byte ranges of a partition: first, best, next or oldest fit over a sorted free list. The builder
 // places tiles by live range at build time (placement.h) with one of these per memory.
 //
 // SBUF: ranges are aligned to kSbufAlignment bytes (trnsim's choice; the hardware's alignment
