@@ -90,6 +90,8 @@ struct DmaSpec {
   std::optional<double> core_block_bandwidth_gbps;
   // The same cap for transfers that write HBM, whatever their pattern (absent: no separate cap).
   std::optional<double> core_write_bandwidth_gbps;
+  // Time an engine spends on each descriptor (one contiguous range) besides streaming its bytes.
+  std::optional<double> descriptor_overhead_ns;  // absent: none
   int hwdge_per_core = 0;
   std::optional<double> dge_instruction_ns;
   int qos_classes = 0;  // 0 = round-robin across queues

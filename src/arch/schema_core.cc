@@ -126,6 +126,9 @@ void add_dma(S dma) {
   dma.add(TRNSIM_KEY(core_write_bandwidth_gbps), "GB/s",
           "the same cap while they write HBM, whatever the pattern (absent: the read caps "
           "only)");
+  dma.add(TRNSIM_KEY(descriptor_overhead_ns), "ns",
+          "time an engine spends on each descriptor (one contiguous range) besides its bytes "
+          "(absent: none)");
   dma.add(TRNSIM_KEY(hwdge_per_core), "", "hardware descriptor-generation (HWDGE) blocks per core")
       .range(0, 64);
   dma.add(TRNSIM_KEY(dge_instruction_ns), "ns", "time of one hardware-DGE DMA instruction");

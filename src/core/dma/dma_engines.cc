@@ -38,6 +38,9 @@ DmaEngines::DmaEngines(TimingContext& ctx, HbmPool& pool, bool fold)
                       ? bytes_per_second(*ctx.spec.dma.core_write_bandwidth_gbps)
                       : UINT64_MAX),
       overhead_(std::llround(ctx.spec.dma.fixed_overhead_ns * kPsPerNs)),
+      descriptor_work_(static_cast<uint128>(std::llround(
+                           ctx.spec.dma.descriptor_overhead_ns.value_or(0) * kPsPerNs)) *
+                       engine_rate_),
       fold_(fold && ctx.prog.dma_engines_symmetric() ? engines_ : 1),
       queues_by_engine_(static_cast<size_t>(engines_ * queues_)),
       active_(static_cast<size_t>(engines_)),
@@ -176,9 +179,11 @@ void DmaEngines::start_next(int engine, Picoseconds now) {
     // Work at full rate = bytes x 100 / percent (a 50% transfer moves its bytes in twice the time).
     const uint128 bytes_work = static_cast<uint128>(piece.bytes) * kPsPerSecond;
     const int32_t percent = std::max(plan.throughput_percent, 1);
-    const uint128 work = percent == 100 ? bytes_work
-                                        : (bytes_work * 100u + static_cast<uint128>(percent) - 1) /
-                                              static_cast<uint128>(percent);
+    // Each descriptor adds the engine's fixed time for it, as work at its own rate.
+    const uint128 work = (percent == 100 ? bytes_work
+                                         : (bytes_work * 100u + static_cast<uint128>(percent) - 1) /
+                                               static_cast<uint128>(percent)) +
+                         static_cast<uint128>(piece.descriptors) * descriptor_work_;
     classes_[piece.hbm_sides ? kTouchesHbm : kOnChip].add(work, static_cast<uint32_t>(engine));
     return;
   }

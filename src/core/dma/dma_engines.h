@@ -118,6 +118,7 @@ class DmaEngines : public sim::Component {
   const uint64_t block_rate_;  // the same for contiguous-block transfers
   const uint64_t write_rate_;  // the same for transfers that write HBM
   const Picoseconds overhead_;
+  const uint128 descriptor_work_;  // one descriptor's fixed time, as work (ps x engine rate)
   const int fold_;  // engines one simulated engine stands for (1: each engine simulated)
 
   std::vector<Transfer> transfers_;

@@ -43,6 +43,31 @@ bool dense(const isa::AccessPattern& ap) {
   return true;
 }
 
+// The contiguous ranges of a pattern: its innermost unit-stride run, grown over the dims
+// outside it while each steps exactly over the run so far (HBM rows back to back count; an
+// SBUF range ends with its partition), cut at 64 KiB (a descriptor's 16-bit length, DRV).
+int64_t ranges(const isa::AccessPattern& ap) {
+  constexpr int64_t kMaxDescriptorBytes = 64 * 1024;
+  const int64_t elements = ap.elements(), bytes = ap.dtype.storage_bytes;
+  if (elements <= 0 || bytes <= 0) return 0;
+  int64_t run = 1;
+  int i = ap.ndim - 1;
+  while (i >= 0 && ap.dims[i].size == 1) --i;
+  if (i >= 0 && ap.dims[i].stride == 1) {
+    run = ap.dims[i].size;
+    for (--i; i >= 0; --i) {
+      if (ap.dims[i].size == 1) continue;
+      if (ap.dims[i].stride != run) break;
+      run *= ap.dims[i].size;
+    }
+    if (i < 0 && ap.space == isa::Space::kHbm && ap.num_partitions > 1 &&
+        ap.partition_stride == run)
+      run *= ap.num_partitions;
+  }
+  const int64_t run_bytes = std::min(run * bytes, kMaxDescriptorBytes / bytes * bytes);
+  return (elements * bytes + run_bytes - 1) / run_bytes;
+}
+
 // Operand slots of dma_copy / dma_transpose / dma_gather / dma_scatter in the op table: dst,
 // src (the indirect ones' offsets follow).
 constexpr int kDstSlot = 0;
@@ -75,6 +100,9 @@ DmaShape dma_shape(const isa::Instruction& ins) {
   s.src_bytes = operand_bytes(src);
   s.hbm_gathered = (dst.space == isa::Space::kHbm && !dense(dst)) ||
                    (src.space == isa::Space::kHbm && !dense(src));
+  // A range must be contiguous on both sides, so at least the larger count. A DMA transpose's
+  // published throughput (AG3) is its whole mechanism's, descriptors included.
+  if (!s.transpose) s.descriptors = std::max(ranges(dst), ranges(src));
   if (is_indirect_dma(ins.op)) {
     // The HBM operand is the table indexed, not what moves: the transfer moves one row per
     // SBUF partition, so it is planned as a dma_copy of the SBUF side's shape whose HBM side
@@ -86,6 +114,8 @@ DmaShape dma_shape(const isa::Instruction& ins) {
     (gather ? s.src_partitions : s.dst_partitions) = sbuf.num_partitions;
     (gather ? s.src_bytes : s.dst_bytes) = moved;
     s.hbm_gathered = true;
+    // One row a partition at least, whatever the table's shape.
+    s.descriptors = std::max<int64_t>(ranges(sbuf), sbuf.num_partitions);
   }
   return s;
 }
@@ -138,6 +168,7 @@ DmaPlan plan_dma(const DmaShape& s, const arch::CoreSpec& spec) {
       static_cast<int32_t>((plan.rows + plan.rows_per_piece - 1) / plan.rows_per_piece);
   plan.engines = engines;
   if (plan.total_bytes % plan.rows == 0) plan.bytes_per_row = plan.total_bytes / plan.rows;
+  plan.descriptors = s.descriptors;
   plan.first_engine = static_cast<int32_t>((first_group + rotate) % engines);
   return plan;
 }
@@ -152,6 +183,8 @@ DmaPiece DmaPlan::piece(int32_t k) const {
                                : total_bytes * r1 / rows - total_bytes * r0 / rows;
   p.hbm_sides = hbm_sides;
   p.gathered = gathered;
+  // Split exactly by rows, like the bytes.
+  p.descriptors = descriptors * r1 / rows - descriptors * r0 / rows;
   p.writes_hbm = writes_hbm;
   return p;
 }

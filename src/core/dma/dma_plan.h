@@ -17,6 +17,7 @@ struct DmaPiece {
   int32_t engine = 0;       // DMA engine of the core
   int32_t rows = 0;         // partitions (or HBM rows) the piece moves
   int64_t bytes = 0;        // bytes the engine streams: the larger of its read and write sizes
+  int64_t descriptors = 0;  // contiguous ranges it moves: each costs the engine a fixed time
   int32_t hbm_sides = 0;    // endpoints in HBM (0, 1 or 2): its weight in the HBM share
   bool gathered = false;    // its HBM side is many separate rows, not one block (DmaShape)
   bool writes_hbm = false;  // its destination is HBM (the core's write cap applies)
@@ -41,12 +42,14 @@ struct DmaPlan {
   int64_t rows_per_piece = 1;
   int64_t total_bytes = 0;
   int64_t bytes_per_row = -1;  // total_bytes / rows when that is exact (else -1)
+  int64_t descriptors = 0;     // DmaShape::descriptors, split over the pieces by rows
 
   DmaPiece piece(int32_t k) const;
   // Every piece has the same rows and bytes and there is one per engine: the engines are
   // interchangeable for this transfer.
   bool spreads_evenly() const {
-    return num_pieces == engines && rows == rows_per_piece * num_pieces && bytes_per_row >= 0;
+    return num_pieces == engines && rows == rows_per_piece * num_pieces && bytes_per_row >= 0 &&
+           descriptors % num_pieces == 0;
   }
 };
 
@@ -64,6 +67,9 @@ struct DmaShape {
   // An HBM operand is not one contiguous block: rows with gaps between them, a broadcast or a
   // permuted walk (each row a separate burst of HBM accesses; docs/timing.md "DMA").
   bool hbm_gathered = false;
+  // Descriptors the transfer needs: each moves one range that is contiguous on both sides
+  // (SBUF ranges end at a partition's end; at most 64 KiB, the descriptor's 16-bit length).
+  int64_t descriptors = 0;
 
   bool operator==(const DmaShape&) const = default;
 };

@@ -71,7 +71,9 @@ TEST(TimingDmaIndirect, StreamsAtTheGatheredRowsRateAfterTheFixedOverhead) {
     const double share = c.chip.hbm.bandwidth_gbps / c.chip.hbm.stacks.value_or(c.chip.cores);
     const double rate =
         std::min({engines, share, c.core.dma.core_bandwidth_gbps.value_or(engines)});
-    const double overhead_ns = c.core.dma.fixed_overhead_ns;
+    // One descriptor per row gathered: 8 on each engine.
+    const double overhead_ns =
+        c.core.dma.fixed_overhead_ns + 8 * c.core.dma.descriptor_overhead_ns.value_or(0);
     EXPECT_NEAR(static_cast<double>(r.dma.finish.v) * 1e-3, overhead_ns + bytes / rate, 1.0) << gen;
   }
 }

@@ -41,7 +41,9 @@ TEST(TimingDma, SingleEngineTransferIsOverheadPlusBytesOverBandwidth) {
   const int64_t bytes = 4 * 4096 * 2;
   EXPECT_EQ(r.dma.bytes, bytes);
   EXPECT_EQ(r.dma.hbm_read_bytes, bytes);
-  const int64_t data = stream_ps(bytes, trn2.core.dma.engine_bandwidth_practical_gbps);
+  // Bytes at the engine's rate, and one descriptor per partition (the HBM side is one range).
+  const int64_t data = stream_ps(bytes, trn2.core.dma.engine_bandwidth_practical_gbps) +
+                       4 * std::llround(trn2.core.dma.descriptor_overhead_ns.value_or(0) * 1e3);
   // The piece's span on its DMA engine is the data phase; the transfer completes (and signals)
   // fixed overhead + data after the trigger issued at t = 0.
   const profile::Span* piece = nullptr;
@@ -233,6 +235,53 @@ TEST(TimingDma, WritesToHbmHaveTheirOwnCap) {
   EXPECT_NEAR(stream_ns(no_cap, store), bytes / read, 1.0);
 }
 
+// Each contiguous range a transfer moves (a descriptor) costs its engine
+// dma.descriptor_overhead_ns besides its bytes (DMA-BW: per-packet overhead): the same 256 KiB
+// as one 2 KiB row per partition or as four 512 B rows from four places in HBM differ by the
+// extra descriptors on each engine; an SBUF side needs a range per partition whatever HBM holds.
+TEST(TimingDma, EachDescriptorCostsItsEngineAFixedTime) {
+  arch::ChipSpec c = chip("trn2");
+  c.core.dma.descriptor_overhead_ns = 10.0;
+  const double engine = c.core.dma.engine_bandwidth_practical_gbps;
+  const int64_t cols = 512;  // fp32: 2 KiB per partition
+  isa::AccessPattern rows = hbm(128, cols, num::fp32());
+  rows.partition_stride = 4 * cols;    // each partition's 2 KiB: one row of a [128, 2048] matrix
+  isa::AccessPattern quarters = rows;  // ... or four 512 B pieces, 2048 elements apart
+  quarters.ndim = 2;
+  quarters.dims[0] = {2048, 4};
+  quarters.dims[1] = {1, cols / 4};
+  quarters.partition_stride = cols / 4;
+  const auto descriptors = [&](const isa::AccessPattern& h) {
+    return dma_shape(dma_copy(sbuf(128, cols, num::fp32()), h)).descriptors;
+  };
+  EXPECT_EQ(descriptors(rows), 128);
+  EXPECT_EQ(descriptors(quarters), 512);
+  EXPECT_EQ(descriptors(hbm(128, cols, num::fp32())), 128);  // one HBM block, 128 partitions
+  // Unit-stride ranges are cut at 64 KiB, the descriptor's 16-bit length (DRV).
+  EXPECT_EQ(dma_shape(dma_copy(hbm(1, 1 << 20, num::fp32(), 1 << 24), hbm(1, 1 << 20, num::fp32())))
+                .descriptors,
+            64);
+  // A transposed read: one element a range.
+  isa::AccessPattern across = hbm(128, 64, num::fp32());
+  across.partition_stride = 1;
+  across.dims[0] = {128, 64};
+  EXPECT_EQ(dma_shape(dma_copy(sbuf(128, 64, num::fp32()), across)).descriptors, 128 * 64);
+  const auto stream_ns = [&](const arch::ChipSpec& spec, const isa::AccessPattern& h) {
+    isa::Program p;
+    p.append(dma_copy(sbuf(128, cols, num::fp32()), h));
+    const TimingResult r = run_timing(spec, p);
+    EXPECT_TRUE(r.ok()) << r.faults.to_string();
+    return static_cast<double>(r.dma.finish.v - overhead_ps(spec)) * 1e-3;
+  };
+  // 8 partitions per engine: 8 KiB and 8 or 32 descriptors.
+  const double data = 8.0 * cols * 4 / engine;
+  EXPECT_NEAR(stream_ns(c, rows), data + 8 * 10.0, 0.01);
+  EXPECT_NEAR(stream_ns(c, quarters), data + 32 * 10.0, 0.01);
+  arch::ChipSpec none = c;
+  none.core.dma.descriptor_overhead_ns.reset();
+  EXPECT_NEAR(stream_ns(none, quarters), data, 0.01);
+}
+
 TEST(TimingDma, PiecesOfOneQueueRunInOrderAndSignalsWaitForTheWholeTransfer) {
   const auto& trn1 = chip("trn1");
   const int64_t bytes = 4 * 4096 * 2;
@@ -260,7 +309,10 @@ TEST(TimingDma, TransposeAndLegacyAccumulateRunSlower) {
   isa::Program p;
   p.append(t);
   const TimingResult r = run_timing(trn2, p);
-  EXPECT_NEAR(static_cast<double>(r.dma.finish.v - overhead_ps(trn2)), 2.0 * data, 2.0);
+  // The bytes at half rate; the four descriptors (one a partition) at their fixed time.
+  const double descriptors = 4 * trn2.core.dma.descriptor_overhead_ns.value_or(0) * 1e3;
+  EXPECT_NEAR(static_cast<double>(r.dma.finish.v - overhead_ps(trn2)), 2.0 * data + descriptors,
+              2.0);
 }
 
 }  // namespace

@@ -30,6 +30,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,28 @@ using ops::Norm;
 using Inputs = std::map<std::string, std::vector<float>>;
 
 class OpsTest : public ::testing::TestWithParam<std::string> {};
+
+// ---------------------------------------------------------------- timing bounds
+
+// The core's DMA rate, GB/s = bytes per ns, for HBM blocks (`gathered`: rows gathered with
+// gaps, as indirect DMAs count): 16 engines at their practical rate, the HBM stack's bandwidth
+// (one core running has its stack to itself), the core's cap for the kind (docs/timing.md
+// "DMA"). Descriptor time only slows transfers further, so bounds from it stay lower bounds.
+inline double dma_gbps(const arch::ChipSpec& c, bool gathered = false) {
+  const double engines = c.core.dma.engines * c.core.dma.engine_bandwidth_practical_gbps;
+  const double stack = c.chip.hbm.bandwidth_gbps / c.chip.hbm.stacks.value_or(c.chip.cores);
+  const std::optional<double> cap = gathered
+                                        ? c.core.dma.core_bandwidth_gbps
+                                        : c.core.dma.core_block_bandwidth_gbps.value_or(
+                                              c.core.dma.core_bandwidth_gbps.value_or(engines));
+  return std::min({engines, stack, cap.value_or(engines)});
+}
+
+// The same for transfers that write HBM: the core's write cap where the spec sets one.
+inline double dma_write_gbps(const arch::ChipSpec& c, bool gathered = false) {
+  return std::min(dma_gbps(c, gathered),
+                  c.core.dma.core_write_bandwidth_gbps.value_or(dma_gbps(c, gathered)));
+}
 
 // ---------------------------------------------------------------- helpers
 

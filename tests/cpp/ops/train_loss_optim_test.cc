@@ -355,23 +355,6 @@ TEST_P(LossOptimTest, AdamWRefusesBadSpecs) {
 
 // ---------------------------------------------------------------- timing
 
-// The core's DMA rate, GB/s = bytes per ns: 16 engines at their practical rate, the HBM stack's
-// bandwidth (one core running has its stack to itself), the core's cap for gathered rows or
-// contiguous blocks (docs/timing.md "DMA").
-double dma_gbps(const arch::ChipSpec& c, bool gathered) {
-  const double engines = c.core.dma.engines * c.core.dma.engine_bandwidth_practical_gbps;
-  const double stack = c.chip.hbm.bandwidth_gbps / c.chip.hbm.stacks.value_or(c.chip.cores);
-  const std::optional<double> cap = gathered
-                                        ? c.core.dma.core_bandwidth_gbps
-                                        : c.core.dma.core_block_bandwidth_gbps.value_or(
-                                              c.core.dma.core_bandwidth_gbps.value_or(engines));
-  return std::min({engines, stack, cap.value_or(engines)});
-}
-// The same for transfers that write HBM: the core's write cap where the spec sets one.
-double dma_write_gbps(const arch::ChipSpec& c, bool gathered) {
-  return std::min(dma_gbps(c, gathered),
-                  c.core.dma.core_write_bandwidth_gbps.value_or(dma_gbps(c, gathered)));
-}
 // The core's share of the chip's HBM bandwidth (every core streaming), GB/s.
 double hbm_share_gbps(const arch::ChipSpec& c) { return c.chip.hbm.bandwidth_gbps / c.chip.cores; }
 // fp32 elements per ns of one engine pass over 128 partitions.

@@ -45,25 +45,6 @@ class TrainRowOpsTest : public OpsTest {};
 
 // ---------------------------------------------------------------- timing helpers
 
-// The core's DMA rate for contiguous HBM blocks (`gathered`: for rows gathered with gaps, as
-// indirect DMAs count), GB/s = bytes per ns: 16 engines, the HBM stack's share, the core's cap
-// (docs/timing.md "DMA").
-double dma_gbps(const arch::ChipSpec& c, bool gathered = false) {
-  const double engines = 16 * c.core.dma.engine_bandwidth_practical_gbps;
-  const double share = c.chip.hbm.bandwidth_gbps / c.chip.hbm.stacks.value_or(c.chip.cores);
-  const std::optional<double> cap = gathered ? c.core.dma.core_bandwidth_gbps
-                                    : c.core.dma.core_block_bandwidth_gbps.has_value()
-                                        ? c.core.dma.core_block_bandwidth_gbps
-                                        : c.core.dma.core_bandwidth_gbps;
-  return std::min({engines, share, cap.value_or(engines)});
-}
-
-// The same for transfers that write HBM: the core's write cap where the spec sets one.
-double dma_write_gbps(const arch::ChipSpec& c, bool gathered = false) {
-  return std::min(dma_gbps(c, gathered),
-                  c.core.dma.core_write_bandwidth_gbps.value_or(dma_gbps(c, gathered)));
-}
-
 // ns for `passes` passes over `elements` of one-input ops on an engine (one element per
 // partition per cycle: ScalarE's activation, HARDWARE.md s8.1).
 double one_input_ns(const arch::ChipSpec& c, const arch::EngineSpec& e, double passes,
@@ -367,7 +348,8 @@ NormBounds norm_bounds(const arch::ChipSpec& spec, const ops::NormGradSpec& s) {
   const double per_partition = elements / spec.core.sbuf.partitions;
   const auto& c = spec.core;
   NormBounds b;
-  b.hbm = (3 + res) * s.dtype.storage_bytes * elements / dma_gbps(spec);
+  b.hbm =
+      s.dtype.storage_bytes * elements * ((2 + res) / dma_gbps(spec) + 1 / dma_write_gbps(spec));
   b.before = std::max({b.hbm, one_input_ns(spec, c.scalar, 4, elements),
                        two_input_ns(spec, 5 + (layer ? 1 : 0) + res, elements)});
   const double tiles = std::ceil(static_cast<double>(s.tokens) / c.sbuf.partitions);
@@ -465,7 +447,7 @@ TEST_P(TrainRowOpsTest, ActBackwardTiming) {
   s.features = 2048;
   s.act = Act::kGluSilu;
   const double elements = static_cast<double>(s.tokens * s.features);
-  const double hbm = 5 * 2 * elements / dma_gbps(spec);
+  const double hbm = 2 * elements * (3 / dma_gbps(spec) + 2 / dma_write_gbps(spec));
   const double two = two_input_ns(spec, 3, elements);
   const double bound = std::max(hbm, two);
   const double ns = run_ns(spec, ops::act_backward(spec, s));
