@@ -231,6 +231,7 @@ def serve(
     prefill_chunk: int = 0,
     quant_weights: str = "bf16",
     quantize: str = "all",
+    kv_cache_dtype: str = "bf16",
 ) -> dict[str, Any]:
     """Requests served, as `trnsim serve --json`: ttft_ms, tpot_ms, e2e_ms,
     output_tokens_per_s and the compiled graphs' shapes; `["text"]` holds what the command
@@ -246,7 +247,10 @@ def serve(
     the first tokens of every prompt already in the KV cache (the prefill runs the rest).
     eagle: speculation with the target's EAGLE head as the draft (with speculation_length).
     prefill_chunk: chunked prefill, steps of that many token slots (decode tokens first, then a
-    chunk of one prompt). quant_weights, quantize: weight-only quantization, as run_model's."""
+    chunk of one prompt). quant_weights, quantize: weight-only quantization, as run_model's.
+    kv_cache_dtype: the KV cache's format, vLLM Neuron's kv_cache_dtype: "bf16" (the model's)
+    or "fp8" (the chip's E4M3; fp8_e4m3, fp8_e4m3fn, fp8_e5m2 by name): half the cache's bytes
+    in memory and in each decode step's reads."""
     if kv_buckets not in ("pow2", "max", "exact"):
         raise ValueError(f"kv_buckets {kv_buckets!r}: 'pow2', 'max' or 'exact'")
     extra = {} if runtime is None else {"runtime": runtime}
@@ -263,7 +267,8 @@ def serve(
         output_spread=int(output_spread), seed=int(seed), draft_model=draft_model or "",
         speculation_length=int(speculation_length), acceptance=float(acceptance), ep=int(ep),
         cached_prefix=int(cached_prefix), eagle=bool(eagle), prefill_chunk=int(prefill_chunk),
-        quant_weights=_quantization(quant_weights, quantize), quantize=quantize, **extra)
+        quant_weights=_quantization(quant_weights, quantize), quantize=quantize,
+        kv_cache_dtype=str(kv_cache_dtype), **extra)
     out = json.loads(j)
     out["text"] = text
     return out

@@ -204,10 +204,11 @@ void bind_model(nb::module_& m) {
          int64_t requests, double rate, int64_t input_spread, int64_t output_spread, uint64_t seed,
          const std::string& draft_model, int64_t speculation_length, double acceptance, int ep,
          int64_t cached_prefix, bool eagle, int64_t prefill_chunk, const std::string& quant_weights,
-         const std::string& quantize) {
+         const std::string& quantize, const std::string& kv_cache_dtype) {
         planner::ServeOptions o;
         o.weights = quant_weights;
         o.quantize_mlp_only = quantize == "mlp";
+        o.kv_cache_dtype = kv_cache_dtype;
         o.prefill_chunk = prefill_chunk;
         o.eagle = eagle;
         o.ep = ep;
@@ -260,6 +261,7 @@ void bind_model(nb::module_& m) {
       nb::arg("draft_model") = "", nb::arg("speculation_length") = 0, nb::arg("acceptance") = 0.7,
       nb::arg("ep") = 1, nb::arg("cached_prefix") = 0, nb::arg("eagle") = false,
       nb::arg("prefill_chunk") = 0, nb::arg("quant_weights") = "bf16", nb::arg("quantize") = "all",
+      nb::arg("kv_cache_dtype") = "bf16",
       "Requests served (planner/serve.h; under a load, planner/serve_load.h): (JSON as trnsim "
       "serve --json, text).");
   m.def(

@@ -28,6 +28,7 @@ struct ServeCmdOptions {
   int64_t batch = 1, input = 128, output = 128, bucket = 0, cached_prefix = 0, prefill_chunk = 0;
   int64_t compiled_batch = 0, ctx_batch = 0, max_seq = 0;
   std::string kv_buckets = "pow2", draft_model, weights = "bf16", quantize = "all";
+  std::string kv_cache_dtype = "bf16";
   int64_t speculation = 0;
   double acceptance = 0.7;
   bool json = false, no_search = false, eagle = false;
@@ -46,6 +47,7 @@ void run_serve(const ServeCmdOptions& o, Io& io) {
   so.ep = o.ep;
   so.weights = o.weights;
   so.quantize_mlp_only = o.quantize == "mlp";
+  so.kv_cache_dtype = o.kv_cache_dtype;
   so.batch = o.batch;
   so.input_tokens = o.input;
   so.output_tokens = o.output;
@@ -99,6 +101,10 @@ void setup_serve_command(CLI::App& app, Io& io) {
       ->capture_default_str()
       ->check(CLI::Range(1, 65536));
   add_weight_options(sub, o->weights, o->quantize);
+  sub->add_option("--kv-cache-dtype", o->kv_cache_dtype,
+                  "the KV cache's format (vLLM Neuron's kv_cache_dtype): bf16 (auto), fp8 (the "
+                  "chip's E4M3), fp8_e4m3, fp8_e4m3fn, fp8_e5m2")
+      ->capture_default_str();
   sub->add_option("--batch,-b", o->batch, "sequences decoded together")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 16));

@@ -258,7 +258,8 @@ class Builder {
         a.kv_seq = o_.past + o_.seq;
         for (const char* c : {"k_cache", "v_cache"})
           a.state.push_back(g_.add_value(
-              {p + attn + "." + c, {o_.batch * a.kv_seq, hkv * d}, m_.dtype, ValueKind::kCache}));
+              {p + attn + "." + c, {o_.batch * a.kv_seq, hkv * d},
+               o_.kv_cache_dtype.value_or(m_.dtype), ValueKind::kCache}));
       }
       const int ao = act(a.name, hq * d);
       a.outputs = {ao};
@@ -338,6 +339,14 @@ std::optional<num::Format> quantized_weight_format(const arch::ChipSpec& chip,
       fmt::format("'{}': bf16 (none), int8, fp8, fp8_e4m3, fp8_e4m3fn or fp8_e5m2", name));
 }
 
+std::optional<num::Format> kv_cache_format(const arch::ChipSpec& chip, std::string_view name) {
+  if (name == "bf16" || name == "auto" || name == "none") return std::nullopt;
+  if (name == "fp8" || name == "fp8_e4m3" || name == "fp8_e4m3fn" || name == "fp8_e5m2")
+    return quantized_weight_format(chip, name, "kv_cache_dtype");
+  throw InputError("kv_cache", "kv_cache_dtype",
+                   fmt::format("'{}': bf16 (auto), fp8, fp8_e4m3, fp8_e4m3fn or fp8_e5m2", name));
+}
+
 bool splits_into(const ModelConfig& m, int64_t shards, int64_t ep) {
   if (ep != 1 && (!m.moe() || ep < 1 || shards % ep != 0 || m.experts % ep != 0)) return false;
   const int64_t inter = m.moe() ? m.expert_intermediate * ep : m.intermediate;
@@ -352,6 +361,8 @@ Graph build_model_graph(const ModelConfig& m, const BuildOptions& o) {
     throw InputError(m.name, "tp", fmt::format("{} is not a positive rank count", o.tp));
   if (o.past < 0 || (o.past > 0 && !o.kv_cache))
     throw InputError(m.name, "past", "earlier positions need a KV cache (kv_cache) and past >= 0");
+  if (o.kv_cache_dtype && !o.kv_cache)
+    throw InputError(m.name, "kv_cache_dtype", "a cache format needs a KV cache (serving)");
   if (o.sequence_parallel && o.tp > 1) {
     if (o.kv_cache)
       throw InputError(m.name, "sequence_parallel",

@@ -41,6 +41,9 @@ struct BuildOptions {
   // already (a decode step: seq 1, past = the context so far).
   bool kv_cache = false;
   int64_t past = 0;
+  // The cache's format when it is quantized (vLLM Neuron's kv_cache_dtype "fp8"; ops.h
+  // AttentionSpec::cache_dtype); unset: the model's dtype.
+  std::optional<num::Format> kv_cache_dtype;
   // The token embedding split by vocabulary rows over the ranks (Megatron's and NxD
   // training's VocabParallelEmbedding): each rank looks up the ids in its rows, an all-reduce
   // sums the ranks' rows. Training uses it (each rank then holds and updates 1 / tp of the
@@ -79,6 +82,11 @@ Graph build_model_graph(const ModelConfig& m, const BuildOptions& o);
 // they divide the heads and the (expert) intermediate size, and divide the kv heads or are a
 // multiple of them (each shard then keeps one replicated kv head). With expert parallelism
 // `ep`: ep divides the shards and the experts, shards / ep the expert intermediate size.
+// A KV cache's format from vLLM Neuron's kv_cache_dtype: "bf16" / "auto" / "none": unset (the
+// model's dtype); "fp8": the FP8 E4M3 the chip's TensorE takes (as quantized_weight_format);
+// fp8_e4m3, fp8_e4m3fn, fp8_e5m2 as named. Throws InputError naming kv_cache_dtype otherwise.
+std::optional<num::Format> kv_cache_format(const arch::ChipSpec& chip, std::string_view name);
+
 bool splits_into(const ModelConfig& m, int64_t shards, int64_t ep = 1);
 
 }  // namespace trnsim::graph

@@ -83,9 +83,12 @@ std::string Kernel::key() const {
     case KernelKind::kAttention: {
       const auto& s = attention;
       return fmt::format(
-          "attention B{} S{} Hq{} Hkv{} d{} {} causal={} rope={} qk_norm={} cache={} lse={}{}",
+          "attention B{} S{} Hq{} Hkv{} d{} {} causal={} rope={} qk_norm={} cache={} lse={}{}{}",
           s.batch, s.seq, s.q_heads, s.kv_heads, s.head_dim, s.dtype.name(), s.causal, s.rope,
-          s.qk_norm, s.kv_cache ? s.kv_seq : 0, s.save_lse, s.eager ? " eager" : "");
+          s.qk_norm, s.kv_cache ? s.kv_seq : 0, s.save_lse, s.eager ? " eager" : "",
+          s.cache_dtype ? fmt::format(" cache_dtype={} k{} v{}", s.cache_dtype->name(), s.k_scale,
+                                      s.v_scale)
+                        : "");
     }
     case KernelKind::kNorm:
       return fmt::format("norm T{} F{} {} {} eps={} rin={}", norm.tokens, norm.features,
@@ -131,7 +134,9 @@ std::string Kernel::describe() const {
                                   s.kv_heads, s.head_dim);
       if (s.causal) d += " causal";
       if (s.qk_norm) d += " qk-norm";
-      if (s.kv_cache) d += fmt::format(" cache {}", s.kv_seq);
+      if (s.kv_cache)
+        d += fmt::format(" cache {}{}", s.kv_seq,
+                         s.cache_dtype ? " " + s.cache_dtype->name() : std::string());
       if (s.rope) d += " rope";
       if (s.eager) d += " eager";
       return d;
@@ -227,6 +232,8 @@ Kernel lower(const Graph& g, const Node& n) {
       s.eps = n.eps;
       s.kv_cache = n.kv_cache;
       s.kv_seq = n.kv_cache ? n.kv_seq : 0;
+      if (n.kv_cache && val(g, n.state.at(0)).dtype != dt)  // a quantized cache (build.h)
+        s.cache_dtype = val(g, n.state[0]).dtype;
       s.save_lse = n.outputs.size() == 2;  // a training forward (backward.h)
       s.eager = n.eager;
       return k;

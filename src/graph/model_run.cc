@@ -332,12 +332,19 @@ ModelResult run_model(const ModelConfig& m, const ModelRunOptions& o, const Tens
                                                  : fabric::load_system(o.system).chip;
     quant = {.dtype = quantized_weight_format(chip, o.weights), .mlp_only = o.quantize_mlp_only};
   }
+  std::optional<num::Format> kv_dtype;
+  if (o.kv_cache_dtype != "bf16") {
+    const arch::ChipSpec chip = o.system.empty() ? arch::load_chip(o.chip, o.overrides)
+                                                 : fabric::load_system(o.system).chip;
+    kv_dtype = kv_cache_format(chip, o.kv_cache_dtype);
+  }
   BuildOptions b{.batch = o.batch,
                  .seq = o.seq,
                  .tp = tp * lnc,
                  .layers = o.layers,
                  .kv_cache = o.kv_cache,
                  .past = o.past,
+                 .kv_cache_dtype = kv_dtype,
                  .vocab_parallel = o.train,
                  .ep = o.ep,
                  .expert_dp = o.expert_dp,

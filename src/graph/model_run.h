@@ -35,6 +35,9 @@ struct ModelRunOptions {
   // Serving (build.h): attention through a KV cache with `past` positions in it.
   bool kv_cache = false;
   int64_t past = 0;
+  // The cache's format (vLLM Neuron's kv_cache_dtype; build.h kv_cache_format): "bf16" (the
+  // model's dtype) or an FP8 name, with a KV cache only.
+  std::string kv_cache_dtype = "bf16";
   std::vector<arch::Override> overrides;  // --set on the chip's keys
   int tp = 0;  // 0: every physical core of the chip (fewer when the model does not split so)
   int ep = 1;  // MoE: expert-parallel ranks inside the tp group (build.h BuildOptions::ep)

@@ -20,6 +20,13 @@
 // exp of a masked score is exactly 0. With save_lse (training), each query row's log-sum-exp
 // m + ln(l) is also stored, from the running max and sum the softmax ends with, for the
 // backward (attention_backward.cc) to recompute the probabilities from.
+// With a quantized cache (cache_dtype, vLLM Neuron's FP8 KV cache) the cached keys and values
+// are loaded as they are, one byte an element, and multiplied in 8 bits beside the bf16 queries
+// and probabilities; the keys are cached transposed (NxD Inference's k_cache_transposed: DMA
+// transposes take only 2- and 4-byte elements, and a TensorE transpose of every cached tile
+// each step would cost more than the bytes saved). The new tokens' k and v are quantized
+// (x * scale, clamped, rounded) before they are stored and attended to; the reciprocal
+// scales fold into the softmax scale and the final 1 / l.
 // RoPE (rotate-half, Hugging Face Llama): x' = x * cos + rotate_half(x) * sin, rotate_half(x)
 // = [-x2, x1] for the halves x1, x2 of a head; cos, sin [S, d] give each position's angles.
 #include <fmt/format.h>
@@ -89,7 +96,24 @@ isa::Program attention(const arch::ChipSpec& chip, const AttentionSpec& s) {
   const int64_t bk = std::min<int64_t>(512, st * parts);  // keys per block: one PSUM bank
   const num::Format dt = s.dtype;
   const num::Format tdt = chip.core.features.bit_exact_transpose ? dt : num::fp32();
-  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
+  // A quantized cache (AttentionSpec::cache_dtype): its keys and values stay 8-bit in SBUF
+  // (TensorE takes them beside bf16), so a decode step reads one byte a cached element.
+  const num::Format cdt = s.cache_dtype.value_or(dt);
+  const bool quant = cdt != dt;
+  if (s.cache_dtype && !s.kv_cache)
+    throw InputError("attention", "cache_dtype", "a cache format needs a KV cache (kv_cache)");
+  if (quant && (cdt.kind != num::Kind::kFloat || cdt.storage_bytes != 1))
+    throw InputError("attention", "cache_dtype",
+                     fmt::format("{}: a quantized KV cache holds an 8-bit float format "
+                                 "(fp8_e4m3, fp8_e4m3fn, fp8_e5m2)",
+                                 cdt.name()));
+  for (const auto& [key, v] : {std::pair{"k_scale", s.k_scale}, std::pair{"v_scale", s.v_scale}})
+    if (quant && !(std::isfinite(v) && v > 0))
+      throw InputError("attention", key, fmt::format("{} is not a positive finite scale", v));
+  // Keys in the scaled domain: 1 / k_scale joins 1 / sqrt(d).
+  const float scale =
+      static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)) / (quant ? s.k_scale : 1.0));
+  const float cmax = quant ? static_cast<float>(cdt.max_finite()) : 0.0f;
 
   kernel::KernelBuilder kb(chip);
   const kernel::Tensor q = kb.input("q", dt, {s.batch * S, s.q_heads * d});
@@ -100,8 +124,12 @@ isa::Program attention(const arch::ChipSpec& chip, const AttentionSpec& s) {
   kernel::Tensor k_cache, v_cache, lse;
   if (s.save_lse) lse = kb.output("lse", num::fp32(), {s.batch * S, s.q_heads});
   if (s.kv_cache) {
-    k_cache = kb.inout("k_cache", dt, {s.batch * L, s.kv_heads * d});
-    v_cache = kb.inout("v_cache", dt, {s.batch * L, s.kv_heads * d});
+    // A quantized cache keeps its keys transposed (NxD Inference's k_cache_transposed): row
+    // (b, g, i) holds dimension i of kv head g's keys at every position, so a step reads k^T
+    // straight into SBUF (8-bit elements have no DMA transpose) and writes a token's column.
+    k_cache = quant ? kb.inout("k_cache", cdt, {s.batch * s.kv_heads * d, L})
+                    : kb.inout("k_cache", cdt, {s.batch * L, s.kv_heads * d});
+    v_cache = kb.inout("v_cache", cdt, {s.batch * L, s.kv_heads * d});
   }
   if (s.rope) {  // the angles of every position up to L
     cos = kb.input("cos", num::fp32(), {L, d});
@@ -113,8 +141,9 @@ isa::Program attention(const arch::ChipSpec& chip, const AttentionSpec& s) {
     kn = load_norm_params(kb, Norm::kRms, "k_", d);
   }
 
-  const auto kT_bufs = kb.sbuf_buffers("kT", dt, {d, st * parts}, 2);
-  const auto v_bufs = kb.sbuf_buffers("v", dt, {parts, st, d}, 2);
+  // (8-bit with a quantized cache: TensorE takes them beside bf16 queries.)
+  const auto kT_bufs = kb.sbuf_buffers("kT", cdt, {d, st * parts}, 2);
+  const auto v_bufs = kb.sbuf_buffers("v", cdt, {parts, st, d}, 2);
   const auto ld_bufs = kb.sbuf_buffers("load", dt, {parts, d}, 2);
   const auto rf_bufs = kb.sbuf_buffers("rot", num::fp32(), {parts, d}, 2);
   const auto nf_bufs = kb.sbuf_buffers("normed", num::fp32(), {parts, d}, 2);
@@ -126,10 +155,24 @@ isa::Program attention(const arch::ChipSpec& chip, const AttentionSpec& s) {
   // on the way in (2- and 4-byte elements, HBM to SBUF at 90 % of a copy's rate, HARDWARE.md
   // s4) instead of a TensorE transpose and a PSUM copy per 128 positions. The staging buffers
   // of the TensorE way only where it is taken.
-  const bool dma_t = chip.core.dma.transpose && (dt.storage_bytes == 2 || dt.storage_bytes == 4);
-  const auto kc_bufs = s.kv_cache && !dma_t
-                           ? kb.sbuf_buffers("k_cached", dt, {parts, kCacheChunk, d}, 3)
+  // (An 8-bit cache is not: DMA transposes take 2- and 4-byte elements.)
+  const bool dma_t = chip.core.dma.transpose && (cdt.storage_bytes == 2 || cdt.storage_bytes == 4);
+  const auto kc_bufs = s.kv_cache && !dma_t && !quant
+                           ? kb.sbuf_buffers("k_cached", cdt, {parts, kCacheChunk, d}, 3)
                            : std::vector<Tile>{};
+  // Quantizing the new tokens' keys and values: the 8-bit rows, the rows as loaded (values),
+  // and x * scale clamped above in fp32 (rounded once, by the clamp below into the format).
+  const auto kq_bufs = quant ? kb.sbuf_buffers("k_quant", cdt, {parts, d}, 2) : std::vector<Tile>{};
+  const auto vl_bufs = quant ? kb.sbuf_buffers("v_load", dt, {parts, d}, 2) : std::vector<Tile>{};
+  const auto vq_bufs = quant ? kb.sbuf_buffers("v_quant", cdt, {parts, d}, 2) : std::vector<Tile>{};
+  const auto qt_bufs =
+      quant ? kb.sbuf_buffers("quant_tmp", num::fp32(), {parts, d}, 2) : std::vector<Tile>{};
+  int64_t quant_no = 0;
+  auto quantize = [&](const Tile& dst, const Tile& src, double qscale) {
+    const Tile t = qt_bufs[static_cast<size_t>(quant_no++ % 2)]({0, src.partitions()});
+    kb.tensor_scalar(t, src, {AluOp::kMult, static_cast<float>(qscale)}, {AluOp::kMin, cmax});
+    kb.tensor_scalar(dst, t, {AluOp::kMax, -cmax});
+  };
   int64_t kchunk_no = 0;
   // One decode token per sequence (and a cache): a kv head's q heads are stacked as the rows
   // of one query tile, as decode kernels do (GQA), instead of one 1-row tile per head. Every
@@ -140,6 +183,11 @@ isa::Program attention(const arch::ChipSpec& chip, const AttentionSpec& s) {
     for (int i = 0; i < 2; ++i)
       scratch.push_back(norm_scratch(kb, fmt::format("qknorm{}", i), d, Norm::kRms));
   const auto tp_bufs = kb.psum_buffers("T_psum", tdt, {parts, parts}, 2 * kLanes);
+  // 8-bit keys transpose through the identity matmul into fp32: a bit-exact transpose would
+  // leave FP8 codes in 16-bit slots (AG3), not bf16 values.
+  const auto tq_bufs = quant && tdt != num::fp32()
+                           ? kb.psum_buffers("T8_psum", num::fp32(), {parts, parts}, 2)
+                           : std::vector<Tile>{};
   const auto q_bufs = kb.sbuf_buffers("qT", dt, {d, parts}, 2 * kLanes);
   // Scores stay in PSUM until their exp has read them; one bank more than the lanes lets the
   // next block's scores start while this block's are read (more do not fit PSUM beside the
@@ -154,6 +202,11 @@ isa::Program attention(const arch::ChipSpec& chip, const AttentionSpec& s) {
   const auto col_bufs = kb.sbuf_buffers("row_stats", num::fp32(), {parts, 9}, 2 * kLanes);
 
   int64_t prep_no = 0, tp_no = 0;
+  // The PSUM tile a transpose of `src` writes.
+  auto transpose_psum = [&](const Tile& src) -> Tile {
+    const size_t i = static_cast<size_t>(tp_no++ % 2);
+    return src.dtype() == cdt && !tq_bufs.empty() ? tq_bufs[i] : tp_bufs[i];
+  };
   // Loads `src` ([p, d] rows of one head: positions pos0.., or all at pos0 when `one_pos`),
   // prepares them and writes their transpose to dstT [d, p].
   // `store`, when valid, receives the prepared rows (the new keys into the cache); `ready`
@@ -204,7 +257,7 @@ isa::Program attention(const arch::ChipSpec& chip, const AttentionSpec& s) {
     kb.dma_copy(ld, src);
     Tile cur = ld;
     if (ready) {
-      const Tile& tp = tp_bufs[static_cast<size_t>(tp_no++ % 2)];
+      const Tile tp = transpose_psum(cur);
       kb.transpose(tp({0, d}, {0, p}), cur);
       evacuate(dstT, tp({0, d}, {0, p}));
       return;
@@ -242,10 +295,16 @@ isa::Program attention(const arch::ChipSpec& chip, const AttentionSpec& s) {
       kb.tensor_copy(xb, cur, ew);
       cur = xb;
     }
-    if (store.valid()) kb.dma_copy(store, cur);
-    const Tile& tp = tp_bufs[static_cast<size_t>(tp_no++ % 2)];
+    if (store.valid() && quant) {  // attended as the cache will hold it
+      const Tile kq = kq_bufs[b]({0, p});
+      quantize(kq, cur, s.k_scale);
+      cur = kq;
+    }
+    if (store.valid() && !quant) kb.dma_copy(store, cur);
+    const Tile tp = transpose_psum(cur);
     kb.transpose(tp({0, d}, {0, p}), cur);
     evacuate(dstT, tp({0, d}, {0, p}));
+    if (store.valid() && quant) kb.dma_copy(store, dstT);  // the keys' columns, transposed
   };
 
   int64_t head_no = 0, qtile_no = 0, step = 0, sub = 0;
@@ -261,10 +320,14 @@ isa::Program attention(const arch::ChipSpec& chip, const AttentionSpec& s) {
       // then the cache's bytes, not one DMA trigger (~600 ns from NC-v3 on) per 128 positions of k
       // and of v.
       const int64_t cached_tiles = off / parts, row = s.kv_heads * d;
+      const int64_t kbase = (bi * s.kv_heads + g) * d;  // its rows of a transposed cache
       if (cached_tiles > 0) {
         for (int64_t c0 = 0; c0 < cached_tiles; c0 += kCacheChunk) {
           const int64_t n = std::min(kCacheChunk, cached_tiles - c0);
-          if (dma_t) {
+          if (quant) {  // already transposed: d rows of the chunk's positions
+            kb.dma_copy(kT(all, {c0 * parts, (c0 + n) * parts}),
+                        k_cache({kbase, kbase + d}, {c0 * parts, (c0 + n) * parts}));
+          } else if (dma_t) {
             kb.dma_transpose(kT(all, {c0 * parts, (c0 + n) * parts}),
                              k_cache({cbase + c0 * parts, cbase + (c0 + n) * parts}, cols));
           } else {
@@ -273,7 +336,7 @@ isa::Program attention(const arch::ChipSpec& chip, const AttentionSpec& s) {
             kb.dma_copy(kc, k_cache.pattern(((cbase + c0 * parts) * s.kv_heads + g) * d,
                                             {{parts, row}, {n, parts * row}, {d, 1}}));
             for (int64_t t = 0; t < n; ++t) {
-              const Tile& tp = tp_bufs[static_cast<size_t>(tp_no++ % 2)];
+              const Tile tp = transpose_psum(kc);
               const int64_t r0 = (c0 + t) * parts;
               kb.transpose(tp({0, d}, {0, parts}), kc(all, t, all));
               kb.tensor_copy(kT(all, {r0, r0 + parts}), tp({0, d}, {0, parts}));
@@ -295,14 +358,29 @@ isa::Program attention(const arch::ChipSpec& chip, const AttentionSpec& s) {
         const Tile kdst = kT(all, {r0, r1});
         const Tile vdst = vs({a, a + p}, t, all);
         if (r0 < off) {
-          prepare_T(kdst, k_cache({cbase + r0, cbase + r1}, cols), r0, p, kn, {}, true);
+          if (quant)
+            kb.dma_copy(kdst, k_cache({kbase, kbase + d}, {r0, r1}));
+          else
+            prepare_T(kdst, k_cache({cbase + r0, cbase + r1}, cols), r0, p, kn, {}, true);
           kb.dma_copy(vdst, v_cache({cbase + r0, cbase + r1}, cols));
         } else {
-          const kernel::View kstore =
-              s.kv_cache ? k_cache({cbase + r0, cbase + r1}, cols) : kernel::View{};
+          const kernel::View kstore = !s.kv_cache ? kernel::View{}
+                                      : quant     ? k_cache({kbase, kbase + d}, {r0, r1})
+                                                  : k_cache({cbase + r0, cbase + r1}, cols);
           prepare_T(kdst, k({base + r0 - off, base + r1 - off}, cols), r0, p, kn, kstore);
-          kb.dma_copy(vdst, v({base + r0 - off, base + r1 - off}, cols));
-          if (s.kv_cache) kb.dma_copy(v_cache({cbase + r0, cbase + r1}, cols), vdst);
+          if (quant) {
+            // Quantized from partition 0 (the engines' start-partition rule), then moved to
+            // the rows of v where the PV matmuls read them, and stored.
+            const size_t qb = static_cast<size_t>(quant_no % 2);
+            const Tile vl = vl_bufs[qb]({0, p}), vq = vq_bufs[qb]({0, p});
+            kb.dma_copy(vl, v({base + r0 - off, base + r1 - off}, cols));
+            quantize(vq, vl, s.v_scale);
+            kb.dma_copy(vdst, vq);
+            kb.dma_copy(v_cache({cbase + r0, cbase + r1}, cols), vq);
+          } else {
+            kb.dma_copy(vdst, v({base + r0 - off, base + r1 - off}, cols));
+            if (s.kv_cache) kb.dma_copy(v_cache({cbase + r0, cbase + r1}, cols), vdst);
+          }
         }
         r0 = r1;
       }
@@ -470,7 +548,11 @@ isa::Program attention(const arch::ChipSpec& chip, const AttentionSpec& s) {
           for (Lane& ln : lanes) {
             kb.reciprocal(ln.col(7), ln.col(6));
             const Tile ob = ob_bufs[ln.buf]({0, ln.p});
-            kb.tensor_scalar(ob, ln.o_acc, {AluOp::kMult, ln.col(7)});
+            // Values in the scaled domain: 1 / v_scale joins 1 / l.
+            kb.tensor_scalar(ob, ln.o_acc, {AluOp::kMult, ln.col(7)},
+                             quant
+                                 ? kernel::AluArg{AluOp::kMult, static_cast<float>(1.0 / s.v_scale)}
+                                 : kernel::AluArg{});
             kb.dma_copy(ln.out_rows, ob);
             if (s.save_lse) {  // m + ln(l), in columns 3 and 4, dead once the keys are done
               kb.activation(ln.col(3), ln.col(6), ActFunc::kLog);

@@ -131,6 +131,16 @@ struct AttentionSpec {
   double eps = 1e-6;
   bool kv_cache = false;
   int64_t kv_seq = 0;  // positions attended to with a cache (>= seq); 0: seq
+  // A quantized KV cache (vLLM Neuron's kv_cache_dtype "fp8"): k_cache and v_cache hold an
+  // 8-bit float format, x * scale clamped to the format's largest finite value and rounded
+  // (the scales are the reciprocals of a checkpoint's k_scale / v_scale, as vLLM Neuron loads
+  // them). The new tokens' k and v are quantized the same way before they are attended to, so
+  // every key and value is in the scaled domain: 1 / k_scale folds into the softmax scale and
+  // 1 / v_scale into the output. k_cache is then kept transposed, [B*Hkv*d, kv_seq] (row
+  // (b, g, i): dimension i of kv head g at every position; NxD Inference's
+  // k_cache_transposed), v_cache as above. Unset: the cache holds `dtype`.
+  std::optional<num::Format> cache_dtype;
+  double k_scale = 1.0, v_scale = 1.0;
   // Training: also write what the backward (train_ops.h) reads: flash, lse [B*S, Hq] fp32,
   // each query row's log-sum-exp of its scaled, masked scores (m + ln l), which it recomputes
   // P from; eager, probs [B*Hq*S, S] (dtype), the probabilities themselves.

@@ -22,6 +22,7 @@ graph::ModelRunOptions step_options(const ServeOptions& o) {
   r.quantize_mlp_only = o.quantize_mlp_only;
   r.search_tilings = o.search_tilings;
   r.kv_cache = true;
+  r.kv_cache_dtype = o.kv_cache_dtype;
   r.runtime = o.runtime;
   return r;
 }
@@ -150,6 +151,7 @@ ServeResult serve(const graph::ModelConfig& m, const ServeOptions& opts) {
   res.tp = steps.tp();
   res.ep = o.ep;
   res.weights = o.weights + (o.quantize_mlp_only && o.weights != "bf16" ? " (MLP)" : "");
+  res.kv_cache_dtype = o.kv_cache_dtype;
   res.lnc = steps.lnc();
   res.where = steps.where();
 
@@ -257,6 +259,7 @@ nlohmann::json ServeResult::to_json() const {
       {"tp", tp},
       {"ep", ep},
       {"weights", weights},
+      {"kv_cache_dtype", kv_cache_dtype},
       {"lnc", lnc},
       {"batch", batch},
       {"input_tokens", input_tokens},
@@ -297,6 +300,10 @@ std::string ServeResult::text() const {
   if (weights != "bf16")
     out += fmt::format("quantized weights: {}, per-channel scales (the decoder layers' linears)\n",
                        weights);
+  if (kv_cache_dtype != "bf16")
+    out += fmt::format("KV cache: {} (keys and values scaled, clamped and rounded as written; "
+                       "memory per core {:.2f} GiB of cache)\n",
+                       kv_cache_dtype, static_cast<double>(decode.cache_bytes) / 1073741824.0);
   if (cached_prefix > 0)
     out += fmt::format(
         "prefix caching: the first {} tokens of each prompt are in the KV cache; "

@@ -36,6 +36,8 @@ struct ServeOptions {
   // ("bf16", "int8", "fp8", ...) and quantize_mlp_only; the draft model's weights too.
   std::string weights = "bf16";
   bool quantize_mlp_only = false;
+  // The KV cache's format (vLLM Neuron's kv_cache_dtype): graph::ModelRunOptions::kv_cache_dtype.
+  std::string kv_cache_dtype = "bf16";
   int64_t batch = 1, input_tokens = 128, output_tokens = 128;
   // Prefix caching (NxD Inference's and vLLM's): the first cached_prefix tokens of every
   // prompt (a shared system prompt) already have their keys and values in the cache, so the
@@ -70,6 +72,7 @@ struct ServeResult {
   std::string model, where;  // where: the system or chip
   int tp = 1, lnc = 1, ep = 1;
   std::string weights = "bf16";  // ServeOptions::weights, " (MLP)" when only the MLPs
+  std::string kv_cache_dtype = "bf16";  // ServeOptions::kv_cache_dtype
   int64_t batch = 1, input_tokens = 0, output_tokens = 0, bucket = 0, cached_prefix = 0;
   int64_t prefill_chunk = 0;
   int64_t compiled_batch = 1, ctx_batch = 1, max_seq = 0;

@@ -221,6 +221,20 @@ def test_serve_with_a_cached_prefix():
         tm.serve("tiny-llama", cached_prefix=1024, **kw)
 
 
+def test_serve_with_an_fp8_kv_cache():
+    # vLLM Neuron's kv_cache_dtype="fp8": the cache's bytes per rank halve, and so do a decode
+    # step's cache reads; a format the cache cannot hold is refused by name.
+    kw = dict(chip="trn2", tp=2, input_tokens=1024, output_tokens=4)
+    bf = tm.serve("tiny-llama", **kw)
+    f8 = tm.serve("tiny-llama", kv_cache_dtype="fp8", **kw)
+    assert bf["kv_cache_dtype"] == "bf16" and f8["kv_cache_dtype"] == "fp8"
+    assert 2 * f8["decode"]["kv_cache_bytes_per_rank"] == bf["decode"]["kv_cache_bytes_per_rank"]
+    assert f8["decode"]["hbm_bytes"] < bf["decode"]["hbm_bytes"]
+    assert "KV cache: fp8" in f8["text"]
+    with pytest.raises(Exception, match="kv_cache_dtype"):
+        tm.serve("tiny-llama", kv_cache_dtype="int4", **kw)
+
+
 def test_serve_with_eagle():
     # EAGLE: the target's head drafts (one decoder layer and the LM head).
     kw = dict(chip="trn2", tp=2, input_tokens=100, output_tokens=30, speculation_length=3,
