@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "base/error.h"
+#include "base/int128.h"
 #include "core/cost/cost_constants.h"
 #include "isa/dma_span.h"
 
@@ -183,8 +184,10 @@ DmaPiece DmaPlan::piece(int32_t k) const {
                                : total_bytes * r1 / rows - total_bytes * r0 / rows;
   p.hbm_sides = hbm_sides;
   p.gathered = gathered;
-  // Split exactly by rows, like the bytes.
-  p.descriptors = descriptors * r1 / rows - descriptors * r0 / rows;
+  // Split exactly by rows, like the bytes (in 128 bits: an element-strided walk over many HBM
+  // rows can have more descriptors than int64 holds times its rows).
+  p.descriptors = static_cast<int64_t>(static_cast<int128>(descriptors) * r1 / rows -
+                                       static_cast<int128>(descriptors) * r0 / rows);
   p.writes_hbm = writes_hbm;
   return p;
 }
