@@ -59,7 +59,8 @@ constexpr int64_t kCacheChunk = 4;
 // odd blocks).
 struct Lane {
   int64_t q0 = 0, p = 0;
-  size_t buf = 0;  // its q, accumulator and statistics buffers
+  int64_t koff = 0;  // split decode: the first key of its share (else 0)
+  size_t buf = 0;    // its q, accumulator and statistics buffers
   kernel::Tile qT, o_acc, cols;
   kernel::View q_rows, out_rows;  // its rows of q and out in HBM
   kernel::Tile col(int64_t c) const { return cols(kernel::all, {c, c + 1}); }
@@ -178,6 +179,16 @@ isa::Program attention(const arch::ChipSpec& chip, const AttentionSpec& s) {
   // of one query tile, as decode kernels do (GQA), instead of one 1-row tile per head. Every
   // row is at position off, which sees every key, so no mask is needed.
   const bool stacked = s.kv_cache && S == 1 && group > 1 && group <= parts;
+  // Flash decoding: a stacked decode token's keys split into equal shares of whole key blocks,
+  // one lane each, so that their online-softmax chains interleave as query tiles' do (one
+  // chain walking every block leaves each engine waiting on the others); the shares' maxima,
+  // sums and outputs are merged at the end (m = max m_i, l = sum e^(m_i - m) l_i, the same
+  // for o).
+  const int64_t key_blocks = L % bk == 0 ? L / bk : 0;
+  const int64_t nsplit = !stacked                                           ? 1
+                         : key_blocks >= kLanes && key_blocks % kLanes == 0 ? kLanes
+                         : key_blocks >= 2 && key_blocks % 2 == 0           ? 2
+                                                                            : 1;
   std::vector<NormScratch> scratch;
   if (s.qk_norm)
     for (int i = 0; i < 2; ++i)
@@ -416,6 +427,17 @@ isa::Program attention(const arch::ChipSpec& chip, const AttentionSpec& s) {
           kb.memset(ln.o_acc, 0.0, isa::Engine::kGpSimd);
           lanes.push_back(ln);
         }
+        for (int64_t i = 1; i < nsplit; ++i, ++qtile_no) {  // the other shares: the same queries
+          Lane ln = lanes.front();
+          ln.koff = i * (L / nsplit);
+          ln.buf = static_cast<size_t>(qtile_no % (2 * kLanes));
+          ln.o_acc = o_bufs[ln.buf]({0, ln.p});
+          ln.cols = col_bufs[ln.buf]({0, ln.p});
+          kb.memset(ln.col(0), kNegBig, isa::Engine::kGpSimd);
+          kb.memset(ln.col(6), 0.0, isa::Engine::kGpSimd);
+          kb.memset(ln.o_acc, 0.0, isa::Engine::kGpSimd);
+          lanes.push_back(ln);
+        }
         return lanes;
       };
       std::vector<Lane> lanes = open_group(groups.front().first, groups.front().second);
@@ -453,7 +475,7 @@ isa::Program attention(const arch::ChipSpec& chip, const AttentionSpec& s) {
               return s_psum[sb % s_psum.size()]({0, ln.p}, {0, kbn});
             };
             for (const auto& [ln, sb] : b.live) {
-              kb.matmul(psum(*ln, sb), ln->qT, kT(all, {k0, k0 + kbn}));
+              kb.matmul(psum(*ln, sb), ln->qT, kT(all, {ln->koff + k0, ln->koff + k0 + kbn}));
               if (masked(*ln)) kb.activation(sc(*ln, sb), psum(*ln, sb), ActFunc::kCopy, scale);
             }
             // Keep key k0 + i for the query at position off + q0 + row when
@@ -499,7 +521,7 @@ isa::Program attention(const arch::ChipSpec& chip, const AttentionSpec& s) {
               for (size_t i = 0; i < b.live.size(); ++i) {
                 const Lane& ln = *b.live[i].first;
                 kb.matmul(o_psum[b.live[i].second]({0, ln.p}), pT_bufs[tbs[i]]({0, kr}, {0, ln.p}),
-                          vs({0, kr}, (b.k0 / parts) + j), {.start = j == 0});
+                          vs({0, kr}, (ln.koff + b.k0) / parts + j), {.start = j == 0});
               }
             };
             for (int64_t j = 0; j * parts < b.kbn; ++j) {
@@ -532,7 +554,8 @@ isa::Program attention(const arch::ChipSpec& chip, const AttentionSpec& s) {
                                       AluOp::kAdd, o_psum[sb]({0, ln->p}));
           };
           std::vector<int64_t> starts;  // the key blocks this group attends to
-          for (int64_t k0 = 0; k0 < L && !(s.causal && k0 > last_q); k0 += bk) starts.push_back(k0);
+          for (int64_t k0 = 0; k0 < L / nsplit && !(s.causal && k0 > last_q); k0 += bk)
+            starts.push_back(k0);
           // (never empty: key 0 precedes every query)
           Block ahead = stage_a(starts.front(), 0);
           // The next group's query tiles are prepared once this group's first scores are on
@@ -544,6 +567,24 @@ isa::Program attention(const arch::ChipSpec& chip, const AttentionSpec& s) {
             const Block cur = std::move(ahead);
             if (n + 1 < starts.size()) ahead = stage_a(starts[n + 1], static_cast<int64_t>(n + 1));
             stage_b(cur);
+          }
+          if (nsplit > 1) {  // the shares merged into the first lane's
+            Lane& a = lanes.front();
+            kb.tensor_tensor(a.col(3), a.col(0), lanes[1].col(0), AluOp::kMax);
+            for (size_t i = 2; i < lanes.size(); ++i)
+              kb.tensor_tensor(a.col(3), a.col(3), lanes[i].col(0), AluOp::kMax);
+            kb.tensor_scalar(a.col(1), a.col(3), {AluOp::kMult, -1.0f});
+            for (Lane& ln : lanes)  // each share's weight e^(m_i - m), in its column 5
+              kb.activation(ln.col(5), ln.col(0), ActFunc::kExp, 1.0f, a.col(1));
+            kb.tensor_tensor(a.col(6), a.col(6), a.col(5), AluOp::kMult);
+            kb.tensor_scalar(a.o_acc, a.o_acc, {AluOp::kMult, a.col(5)});
+            for (size_t i = 1; i < lanes.size(); ++i) {
+              kb.scalar_tensor_tensor(a.col(6), lanes[i].col(6), {AluOp::kMult, lanes[i].col(5)},
+                                      AluOp::kAdd, a.col(6));
+              kb.scalar_tensor_tensor(a.o_acc, lanes[i].o_acc, {AluOp::kMult, lanes[i].col(5)},
+                                      AluOp::kAdd, a.o_acc);
+            }
+            lanes.resize(1);
           }
           for (Lane& ln : lanes) {
             kb.reciprocal(ln.col(7), ln.col(6));
