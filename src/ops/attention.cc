@@ -405,6 +405,14 @@ isa::Program attention(const arch::ChipSpec& chip, const AttentionSpec& s) {
         for (int64_t hq = g * group; hq < (g + 1) * group; ++hq)
           for (int64_t g0 = 0; g0 < S; g0 += parts * kLanes) groups.emplace_back(hq, g0);
       // A group's query tiles loaded, prepared and transposed, its statistics reset.
+      // A lane's accumulator and statistics in its buffers, reset.
+      auto reset = [&](Lane& ln) {
+        ln.o_acc = o_bufs[ln.buf]({0, ln.p});
+        ln.cols = col_bufs[ln.buf]({0, ln.p});
+        kb.memset(ln.col(0), kNegBig, isa::Engine::kGpSimd);
+        kb.memset(ln.col(6), 0.0, isa::Engine::kGpSimd);
+        kb.memset(ln.o_acc, 0.0, isa::Engine::kGpSimd);
+      };
       auto open_group = [&](int64_t hq, int64_t g0) {
         std::vector<Lane> lanes;
         for (int64_t q0 = g0; q0 < std::min(S, g0 + parts * kLanes); q0 += parts, ++qtile_no) {
@@ -420,22 +428,14 @@ isa::Program attention(const arch::ChipSpec& chip, const AttentionSpec& s) {
                                 : out({base + q0, base + q0 + ln.p}, {hq * d, hq * d + d});
           prepare_T(ln.qT, ln.q_rows, off + q0, ln.p, qn, {}, false, isa::Engine::kGpSimd,
                     isa::Engine::kScalar, stacked);
-          ln.o_acc = o_bufs[ln.buf]({0, ln.p});
-          ln.cols = col_bufs[ln.buf]({0, ln.p});
-          kb.memset(ln.col(0), kNegBig, isa::Engine::kGpSimd);
-          kb.memset(ln.col(6), 0.0, isa::Engine::kGpSimd);
-          kb.memset(ln.o_acc, 0.0, isa::Engine::kGpSimd);
+          reset(ln);
           lanes.push_back(ln);
         }
         for (int64_t i = 1; i < nsplit; ++i, ++qtile_no) {  // the other shares: the same queries
           Lane ln = lanes.front();
           ln.koff = i * (L / nsplit);
           ln.buf = static_cast<size_t>(qtile_no % (2 * kLanes));
-          ln.o_acc = o_bufs[ln.buf]({0, ln.p});
-          ln.cols = col_bufs[ln.buf]({0, ln.p});
-          kb.memset(ln.col(0), kNegBig, isa::Engine::kGpSimd);
-          kb.memset(ln.col(6), 0.0, isa::Engine::kGpSimd);
-          kb.memset(ln.o_acc, 0.0, isa::Engine::kGpSimd);
+          reset(ln);
           lanes.push_back(ln);
         }
         return lanes;
