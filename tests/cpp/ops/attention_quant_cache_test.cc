@@ -175,9 +175,11 @@ TEST(AttentionQuantCache, RefusesWhatItCannotHold) {
   EXPECT_THROW(ops::attention(spec, s), InputError);
 }
 
+// (1024: a decode step's keys split into two shares, attention_decode_split_test.cc.)
 INSTANTIATE_TEST_SUITE_P(Generations, AttentionQuantCacheTest,
                          ::testing::Combine(::testing::ValuesIn(kGenerations),
-                                            ::testing::Values(int64_t{200}, int64_t{700})));
+                                            ::testing::Values(int64_t{200}, int64_t{700},
+                                                              int64_t{1024})));
 
 }  // namespace
 }  // namespace trnsim::kernel_test
