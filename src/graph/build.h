@@ -33,6 +33,11 @@ std::optional<num::Format> quantized_weight_format(const arch::ChipSpec& chip,
                                                    std::string_view name,
                                                    std::string_view key = "weights");
 
+// A KV cache's format from vLLM Neuron's kv_cache_dtype: "bf16" / "auto" / "none": unset (the
+// model's dtype); "fp8": the FP8 E4M3 the chip's TensorE takes (as quantized_weight_format);
+// fp8_e4m3, fp8_e4m3fn, fp8_e5m2 as named. Throws InputError naming kv_cache_dtype otherwise.
+std::optional<num::Format> kv_cache_format(const arch::ChipSpec& chip, std::string_view name);
+
 struct BuildOptions {
   int64_t batch = 1, seq = 128;  // a prefill (or encoder) forward over batch x seq tokens
   int tp = 1;                    // tensor-parallel ranks
@@ -82,11 +87,6 @@ Graph build_model_graph(const ModelConfig& m, const BuildOptions& o);
 // they divide the heads and the (expert) intermediate size, and divide the kv heads or are a
 // multiple of them (each shard then keeps one replicated kv head). With expert parallelism
 // `ep`: ep divides the shards and the experts, shards / ep the expert intermediate size.
-// A KV cache's format from vLLM Neuron's kv_cache_dtype: "bf16" / "auto" / "none": unset (the
-// model's dtype); "fp8": the FP8 E4M3 the chip's TensorE takes (as quantized_weight_format);
-// fp8_e4m3, fp8_e4m3fn, fp8_e5m2 as named. Throws InputError naming kv_cache_dtype otherwise.
-std::optional<num::Format> kv_cache_format(const arch::ChipSpec& chip, std::string_view name);
-
 bool splits_into(const ModelConfig& m, int64_t shards, int64_t ep = 1);
 
 }  // namespace trnsim::graph

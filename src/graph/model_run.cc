@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <regex>
 
 #include "base/error.h"
@@ -322,22 +323,25 @@ ModelResult run_model(const ModelConfig& m, const ModelRunOptions& o, const Tens
     throw InputError(m.name, "expert_dp",
                      "values run one rank; experts spread over data-parallel replicas are timing "
                      "only");
+  // The chip whose formats the quantized weights and cache take (loaded only if asked).
+  std::optional<arch::ChipSpec> chip;
+  auto chip_spec = [&]() -> const arch::ChipSpec& {
+    if (!chip)
+      chip = o.system.empty() ? arch::load_chip(o.chip, o.overrides)
+                              : fabric::load_system(o.system).chip;
+    return *chip;
+  };
   WeightQuant quant;
   if (o.weights != "bf16" && o.weights != "none") {
     if (o.train)
       throw InputError(m.name, "weights",
                        "a training step keeps its weights in the model's dtype; weight "
                        "quantization is for inference");
-    const arch::ChipSpec chip = o.system.empty() ? arch::load_chip(o.chip, o.overrides)
-                                                 : fabric::load_system(o.system).chip;
-    quant = {.dtype = quantized_weight_format(chip, o.weights), .mlp_only = o.quantize_mlp_only};
+    quant = {.dtype = quantized_weight_format(chip_spec(), o.weights),
+             .mlp_only = o.quantize_mlp_only};
   }
-  std::optional<num::Format> kv_dtype;
-  if (o.kv_cache_dtype != "bf16") {
-    const arch::ChipSpec chip = o.system.empty() ? arch::load_chip(o.chip, o.overrides)
-                                                 : fabric::load_system(o.system).chip;
-    kv_dtype = kv_cache_format(chip, o.kv_cache_dtype);
-  }
+  const std::optional<num::Format> kv_dtype =
+      o.kv_cache_dtype == "bf16" ? std::nullopt : kv_cache_format(chip_spec(), o.kv_cache_dtype);
   BuildOptions b{.batch = o.batch,
                  .seq = o.seq,
                  .tp = tp * lnc,

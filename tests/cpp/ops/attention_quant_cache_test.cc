@@ -126,15 +126,7 @@ TEST_P(AttentionQuantCacheTest, AttendsAndStoresInTheScaledDomain) {
 // token's row the step does not read.
 TEST_P(AttentionQuantCacheTest, DecodeReadsTheCacheAtOneByteAnElement) {
   const arch::ChipSpec& spec = chip(std::get<0>(GetParam()));
-  ops::AttentionSpec s;
-  s.batch = 2;
-  s.seq = 1;
-  s.q_heads = 8;
-  s.kv_heads = 2;
-  s.head_dim = 128;
-  s.rope = true;
-  s.kv_cache = true;
-  s.kv_seq = std::get<1>(GetParam()) * 8;
+  const ops::AttentionSpec s = decode_attention(2, std::get<1>(GetParam()) * 8, true);
   ops::AttentionSpec q8 = s;
   q8.cache_dtype = cache_format(spec);
   const core::TimingResult bf = core::run_timing(spec, ops::attention(spec, s));

@@ -264,15 +264,8 @@ TEST_P(AttentionTest, AttentionSavesLse) {
 // the per-position DMAs made attention 87 % of a Llama-3.1-8B decode step (issue 20).
 TEST_P(AttentionTest, DecodeStepLoadsTheCacheInFewDmas) {
   const arch::ChipSpec& spec = chip(GetParam());
-  ops::AttentionSpec s;
-  s.batch = 3;
-  s.seq = 1;
-  s.q_heads = 8;
-  s.kv_heads = 2;
-  s.head_dim = 128;
-  s.rope = true;
-  s.kv_cache = true;
-  s.kv_seq = 1501;  // 11 whole tiles of cached positions and a partial one
+  // 11 whole tiles of cached positions and a partial one
+  const ops::AttentionSpec s = decode_attention(3, 1501, true);
   const isa::Program p = ops::attention(spec, s);
   int64_t dmas = 0;
   for (const isa::Engine e : isa::kAllEngines)

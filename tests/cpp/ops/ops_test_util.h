@@ -70,6 +70,21 @@ inline double dma_write_gbps(const arch::ChipSpec& c, bool gathered = false) {
 
 // ---------------------------------------------------------------- helpers
 
+// A decode step's attention: one token per sequence, 8 q heads over 2 kv heads of 128 (four q
+// heads stacked per kv head) attending to `kv_seq` positions through a KV cache.
+inline ops::AttentionSpec decode_attention(int64_t batch, int64_t kv_seq, bool rope) {
+  ops::AttentionSpec s;
+  s.batch = batch;
+  s.seq = 1;
+  s.q_heads = 8;
+  s.kv_heads = 2;
+  s.head_dim = 128;
+  s.rope = rope;
+  s.kv_cache = true;
+  s.kv_seq = kv_seq;
+  return s;
+}
+
 // Multiples of 1/64 in [-1, 1] times `scale` (a power of two keeps them exact in bf16), plus
 // `offset`.
 inline std::vector<float> values(int64_t n, uint64_t seed, float scale, float offset = 0.0f) {
