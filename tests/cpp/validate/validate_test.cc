@@ -54,6 +54,27 @@ TEST(Validate, FittedAndCheckedCasesAreCountedApart) {
       << text;
 }
 
+TEST(Validate, TrnOneDecodeHandshakesFitOneTpotAndHoldTheOthers) {
+  // One runtime key (neuron-2.18's sync.peer_us) is fitted on one Trn1 TPOT; the other three
+  // Trn1 TPOTs check it, so a change to the decode step's kernels or all-reduces that moves
+  // them out of the band fails here.
+  const std::vector<Record> r = run_targets({"serving-s9"});
+  size_t trn1_tpots = 0, fitted = 0;
+  for (const Record& x : r) {
+    if (x.note.find("trn1.32xlarge") == std::string::npos) continue;
+    if (x.case_name.find("TPOT") == std::string::npos) continue;
+    ++trn1_tpots;
+    EXPECT_TRUE(x.within()) << x.case_name << ": " << x.simulated << " ms";
+    EXPECT_NE(x.note.find("runtime neuron-2.18"), std::string::npos) << x.note;
+    if (!x.fitted.empty()) {
+      ++fitted;
+      EXPECT_EQ(x.case_name, "llama-2-70b b1 128/128 TPOT");
+    }
+  }
+  EXPECT_EQ(trn1_tpots, 4u);
+  EXPECT_EQ(fitted, 1u);
+}
+
 TEST(Validate, AddedTargetsRunAfterTheBuiltInOnesAndReplaceByName) {
   const size_t builtin = targets().size();
   add_target({"extra", "a test target", [] {
