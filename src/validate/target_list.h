@@ -14,6 +14,8 @@ std::vector<Record> vendor_constant_records();  // VALIDATION.md s5, trn1 and tr
 std::vector<Record> collective_s7_records();    // VALIDATION.md s7, trn1 and trn2 (fabric)
 std::vector<Record> collective_page_records();  // nccom-test page sweeps not in VALIDATION.md
 std::vector<Record> serving_records();          // VALIDATION.md s9, trn1 and trn2 (planner)
+std::vector<Record> serving_table_records();    // Neuron's trn1 decoder latency table, the rest
 std::vector<Record> training_records();         // VALIDATION.md s8, trn1 (planner, training)
+std::vector<Record> training_table_records();   // Neuron's trn1 decoder training table
 
 }  // namespace trnsim::validate

@@ -11,7 +11,17 @@
 // figures check the model layer. The Trn2 row's measurement
 // also holds vLLM's scheduling, sampling and host transfers per token, which trnsim does not
 // model.
+//
+// serving-trn1-table: the other rows of the table VALIDATION.md s9 takes its Trn1 figures from
+// (aws-neuron-sdk about-neuron/benchmarks/trn1/latency_data_decoder.csv, Neuron 2.18, TNx,
+// trn1.32xlarge, TP=32, batch 1, P50), under the same settings and runtime: Llama-3 8B (int8
+// weights, as the table stores them), Llama-3 70B, Llama-2 70B at four more sequence lengths
+// and Mistral-7B-Instruct-v0.2. All checked. Not run: the Llama-2 13B and CodeLlama-13B rows
+// (40 heads over TP=32 ranks, which TNx pads and trnsim refuses).
 #include <fmt/format.h>
+
+#include <span>
+#include <string_view>
 
 #include "graph/model_config.h"
 #include "planner/serve.h"
@@ -32,6 +42,7 @@ struct Row {
   const char* source;
   const char* runtime;     // spec/runtime: the collective runtime of the row's Neuron release
   const char* tpot_fitted;  // the runtime key the row's TPOT sets; "" = checked
+  const char* weights = "bf16";  // weight storage (ServeOptions::weights)
 };
 
 constexpr const char* kTnx = "VALIDATION.md s9 (Trn1, TNx, Neuron 2.18, P50)";
@@ -49,11 +60,37 @@ constexpr Row kRows[] = {
      "VALIDATION.md s9 (Trn2, vLLM optimum-neuron, Neuron 2.26; ITL as TPOT)", "neuron-2.28", ""},
 };
 
-}  // namespace
+constexpr const char* kTable =
+    "Neuron trn1 latency_data_decoder.csv (TNx, Neuron 2.18, P50; not in VALIDATION.md)";
 
-std::vector<Record> serving_records() {
+constexpr Row kTableRows[] = {
+    {"llama-3-8b", "trn1.32xlarge", "trn1", 32, 1, 1, 128, 8064, 8192, 1, 1, 17.09, 7.03, kTable,
+     "neuron-2.18", "", "int8"},
+    {"llama-3-8b", "trn1.32xlarge", "trn1", 32, 1, 1, 4096, 4096, 8192, 1, 1, 153.02, 7.04, kTable,
+     "neuron-2.18", "", "int8"},
+    {"llama-3-8b", "trn1.32xlarge", "trn1", 32, 1, 1, 128, 3968, 4096, 1, 1, 14.75, 5.86, kTable,
+     "neuron-2.18", "", "int8"},
+    {"llama-3-70b", "trn1.32xlarge", "trn1", 32, 1, 1, 2048, 2048, 4096, 1, 1, 547.0, 26.2, kTable,
+     "neuron-2.18", ""},
+    {"llama-3-70b", "trn1.32xlarge", "trn1", 32, 1, 1, 128, 1024, 1152, 1, 1, 53.2, 24.48, kTable,
+     "neuron-2.18", ""},
+    {"llama-3-70b", "trn1.32xlarge", "trn1", 32, 1, 1, 128, 128, 256, 1, 1, 52.53, 26.48, kTable,
+     "neuron-2.18", ""},
+    {"llama-2-70b", "trn1.32xlarge", "trn1", 32, 1, 1, 256, 256, 512, 1, 1, 81.88, 25.27, kTable,
+     "neuron-2.18", ""},
+    {"llama-2-70b", "trn1.32xlarge", "trn1", 32, 1, 1, 128, 1024, 1152, 1, 1, 57.75, 25.45, kTable,
+     "neuron-2.18", ""},
+    {"llama-2-70b", "trn1.32xlarge", "trn1", 32, 1, 1, 1024, 2048, 3072, 1, 1, 236.78, 26.62,
+     kTable, "neuron-2.18", ""},
+    {"llama-2-70b", "trn1.32xlarge", "trn1", 32, 1, 1, 2048, 2048, 4096, 1, 1, 690.96, 26.85,
+     kTable, "neuron-2.18", ""},
+    {"mistral-7b-instruct-v0.2", "trn1.32xlarge", "trn1", 32, 1, 1, 8192, 8192, 16384, 1, 1,
+     1322.87, 9.89, kTable, "neuron-2.18", ""},
+};
+
+std::vector<Record> row_records(const std::string& target, std::span<const Row> rows) {
   std::vector<Record> out;
-  for (const Row& r : kRows) {
+  for (const Row& r : rows) {
     planner::ServeOptions o;
     o.system = r.system;
     o.chip = r.chip;
@@ -66,20 +103,29 @@ std::vector<Record> serving_records() {
     o.compiled_batch = r.compiled_batch;
     o.ctx_batch = r.ctx_batch;
     o.runtime = r.runtime;
+    o.weights = r.weights;
     const planner::ServeResult s = planner::serve(graph::load_model_config(r.model), o);
     const std::string where = *r.system ? r.system : fmt::format("one {} chip", r.chip);
-    const std::string name = fmt::format("{} b{} {}/{}", r.model, r.batch, r.input, r.output);
+    const std::string name =
+        fmt::format("{} b{} {}/{}{}", r.model, r.batch, r.input, r.output,
+                    std::string_view(r.weights) != "bf16" ? fmt::format(" {}", r.weights) : "");
     const std::string note = fmt::format(
         "{}, TP={}{}, compiled batch {} (prefill {}), seq {}, prefill bucket {}, "
-        "KV buckets pow2, runtime {}",
+        "KV buckets pow2, weights {}, runtime {}",
         where, r.tp, r.lnc > 1 ? fmt::format(" LNC={}", r.lnc) : "", r.compiled_batch, r.ctx_batch,
-        r.compiled_seq, s.bucket, r.runtime);
+        r.compiled_seq, s.bucket, r.weights, r.runtime);
     out.push_back(
-        {"serving-s9", name + " TTFT", "ms", r.ttft_ms, s.ttft_ms, 0.15, r.source, note, ""});
+        {target, name + " TTFT", "ms", r.ttft_ms, s.ttft_ms, 0.15, r.source, note, ""});
     out.push_back(
-        {"serving-s9", name + " TPOT", "ms", r.tpot_ms, s.tpot_ms, 0.15, r.source, note, r.tpot_fitted});
+        {target, name + " TPOT", "ms", r.tpot_ms, s.tpot_ms, 0.15, r.source, note, r.tpot_fitted});
   }
   return out;
 }
+
+}  // namespace
+
+std::vector<Record> serving_records() { return row_records("serving-s9", kRows); }
+
+std::vector<Record> serving_table_records() { return row_records("serving-trn1-table", kTableRows); }
 
 }  // namespace trnsim::validate

@@ -35,10 +35,18 @@ std::vector<Target> builtin() {
        "serving latency, TTFT and TPOT: Llama-2 7B / 70B on a trn1.32xlarge (TP=32), Llama-3.1-8B "
        "on one Trn2 (TP=4, LNC=2) (s9)",
        serving_records},
+      {"serving-trn1-table",
+       "the rest of s9's Trn1 source table (not in VALIDATION.md): Llama-3 8B / 70B, Llama-2 70B "
+       "at more lengths, Mistral-7B on a trn1.32xlarge (TP=32, TNx, Neuron 2.18)",
+       serving_table_records},
       {"training-s8",
        "training throughput: GPT-3 6.7B and Llama-2 7B / 13B on 16 / 32 trn1.32xlarge under "
        "their TP / PP / DP plans (s8)",
        training_records},
+      {"training-trn1-table",
+       "Neuron's Trn1 decoder training table (not in VALIDATION.md): Llama-3.1 8B (TP=32 DP=32) "
+       "and 70B (TP=32 PP=8 DP=4) at seq 8192 on 32 trn1.32xlarge (NxD, Neuron 2.24)",
+       training_table_records},
   };
 }
 
