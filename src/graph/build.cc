@@ -20,6 +20,12 @@ Node make_node(std::string name, OpKind kind, std::vector<int> inputs,
   return n;
 }
 
+// The heads padded to a multiple of tp (BuildOptions::pad_heads): asked, needed, and a
+// multi-head model's.
+bool padded_heads(const ModelConfig& m, const BuildOptions& o) {
+  return o.pad_heads && m.heads % o.tp != 0 && m.kv_heads == m.heads;
+}
+
 class Builder {
  public:
   Builder(const ModelConfig& m, const BuildOptions& o) : m_(m), o_(o) {
@@ -199,7 +205,9 @@ class Builder {
     const int64_t H = m_.hidden, d = m_.head_dim;
     // More ranks than kv heads: each rank keeps one kv head, replicated tp / kv_heads times
     // (NxD's kv-head replication), so its q heads still find theirs.
-    const int64_t hq = m_.heads / tp, hkv = std::max<int64_t>(1, m_.kv_heads / tp);
+    // Padded (BuildOptions::pad_heads): ceil(heads / tp) q and kv heads a rank.
+    const int64_t hq = (m_.heads + tp - 1) / tp;
+    const int64_t hkv = padded_heads(m_, o_) ? hq : std::max<int64_t>(1, m_.kv_heads / tp);
     const int64_t inter = m_.intermediate / tp;
     const std::string attn = m_.model_type == "bert" ? "attention" : "self_attn";
     // Embeddings.
@@ -388,8 +396,16 @@ Graph build_model_graph(const ModelConfig& m, const BuildOptions& o) {
     throw InputError(m.name, o.batch < 1 ? "batch" : "seq", "must be at least 1");
   if (o.layers == 0 || o.layers < -1 || o.layers > m.layers)
     throw InputError(m.name, "layers", fmt::format("{} is outside 1..{}", o.layers, m.layers));
-  divisible(m, "attention heads", m.heads, o.tp);
-  if (m.kv_heads % o.tp != 0 && o.tp % m.kv_heads != 0)
+  const bool padded = padded_heads(m, o);
+  if (!padded && m.heads % o.tp != 0)
+    throw InputError(
+        m.name, "tp",
+        fmt::format("{} tensor-parallel ranks do not divide the {} attention heads{}", o.tp,
+                    m.heads,
+                    o.pad_heads ? " (heads are padded to a multiple of tp only when every head "
+                                  "has its own kv head)"
+                                : ""));
+  if (!padded && m.kv_heads % o.tp != 0 && o.tp % m.kv_heads != 0)
     throw InputError(m.name, "tp",
                      fmt::format("{} tensor-parallel ranks neither divide the {} kv heads nor are "
                                  "a multiple of them (to replicate each)",
@@ -411,8 +427,8 @@ Graph build_model_graph(const ModelConfig& m, const BuildOptions& o) {
   }
   divisible(m, "intermediate columns", m.moe() ? m.expert_intermediate * o.ep : m.intermediate,
             o.tp);
-  TRNSIM_ASSERT(
-      splits_into(m, o.tp, o.ep));  // the checks above are that rule, each with its message
+  TRNSIM_ASSERT(padded ||
+                splits_into(m, o.tp, o.ep));  // the checks above are that rule, each with its message
   if (m.learned_positions && o.seq > m.max_positions)
     throw InputError(
         m.name, "seq",

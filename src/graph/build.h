@@ -76,6 +76,12 @@ struct BuildOptions {
   // Face's attn_implementation="eager"; ops.h AttentionSpec::eager) instead of flash
   // attention. Prefill and training only: a KV cache is refused with it.
   bool eager_attention = false;
+  // A multi-head model (kv heads = heads) whose heads tp does not divide gets its heads padded
+  // to the next multiple of tp, ceil(heads / tp) a rank, the extra ones zero (Transformers
+  // NeuronX and NxD Inference pad so: Llama-2 13B's 40 heads over 32 ranks run as 64). The
+  // padded heads cost what real ones do. Inference only: a training step needs tp to divide
+  // the heads, as Megatron and NxD training do.
+  bool pad_heads = false;
 };
 
 // Throws InputError for a tp that does not divide the heads or intermediate size (kv heads:

@@ -354,7 +354,8 @@ ModelResult run_model(const ModelConfig& m, const ModelRunOptions& o, const Tens
                  .expert_dp = o.expert_dp,
                  .quant = quant,
                  .sequence_parallel = o.sequence_parallel,
-                 .eager_attention = o.eager_attention};
+                 .eager_attention = o.eager_attention,
+                 .pad_heads = !o.train};
   ModelResult r = run_graph(build_model_graph(m, b), m.name, o, weights, inputs);
   r.ep = o.ep;
   r.source = m.source;

@@ -36,8 +36,8 @@ std::vector<Target> builtin() {
        "on one Trn2 (TP=4, LNC=2) (s9)",
        serving_records},
       {"serving-trn1-table",
-       "the rest of s9's Trn1 source table (not in VALIDATION.md): Llama-3 8B / 70B, Llama-2 70B "
-       "at more lengths, Mistral-7B on a trn1.32xlarge (TP=32, TNx, Neuron 2.18)",
+       "the rest of s9's Trn1 source table (not in VALIDATION.md): Llama-3 8B / 70B, Llama-2 "
+       "13B / 70B, Mistral-7B, CodeLlama-13B on a trn1.32xlarge (TP=32, TNx, Neuron 2.18)",
        serving_table_records},
       {"training-s8",
        "training throughput: GPT-3 6.7B and Llama-2 7B / 13B on 16 / 32 trn1.32xlarge under "

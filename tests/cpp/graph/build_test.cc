@@ -46,6 +46,38 @@ TEST(BuildGraph, TpThatDoesNotDivideTheHeadsIsRefused) {
   EXPECT_NO_THROW(build_model_graph(odd, {.tp = 3}));  // 8 q heads and 2 kv heads per rank
 }
 
+// A multi-head model whose heads tp does not divide is padded to the next multiple of tp when
+// asked (inference, as Neuron's get_number_of_extra_heads pads): Llama-2 13B's 40 heads over
+// 32 ranks run as 64, two q and two kv heads a rank; o_proj reads their 256 columns. A GQA
+// model is not padded, and neither is anything unasked.
+TEST(BuildGraph, MultiHeadModelPaddedToAMultipleOfTp) {
+  const ModelConfig m = load_model_config("llama-2-13b");
+  const Graph g = build_model_graph(m, {.tp = 32, .layers = 1, .pad_heads = true});
+  int attention = 0;
+  for (const Node& n : g.nodes)
+    if (n.kind == OpKind::kAttention) {
+      ++attention;
+      EXPECT_EQ(n.heads, 2);
+      EXPECT_EQ(n.kv_heads, 2);
+    }
+  EXPECT_EQ(attention, 1);
+  EXPECT_EQ(find_value(g, "layers.0.self_attn.q_proj.weight")->shape,
+            (std::vector<int64_t>{5120, 256}));
+  EXPECT_EQ(find_value(g, "layers.0.self_attn.o_proj.weight")->shape,
+            (std::vector<int64_t>{256, 5120}));
+  // Divisible: nothing padded (40 heads over 8 ranks: 5 a rank).
+  for (const Node& n : build_model_graph(m, {.tp = 8, .layers = 1, .pad_heads = true}).nodes)
+    if (n.kind == OpKind::kAttention) EXPECT_EQ(n.heads, 5);
+  // Unasked (a training step) the 40 heads refuse 32 ranks.
+  EXPECT_EQ(input_error([&] { build_model_graph(m, {.tp = 32, .layers = 1}); }).key(), "tp");
+  // GQA (32 heads, 8 kv heads) over 12 ranks: refused even when asked, saying why.
+  const InputError gqa = input_error([&] {
+    build_model_graph(load_model_config("llama-3.1-8b"), {.tp = 12, .layers = 1, .pad_heads = true});
+  });
+  EXPECT_EQ(gqa.key(), "tp");
+  EXPECT_TRUE(has(gqa.what(), "kv head")) << gqa.what();
+}
+
 // More ranks than kv heads: each rank keeps one kv head (replicated), its q heads still
 // reading theirs. Llama 3.1 8B over 16 ranks: 2 q heads and 1 kv head (of 8) per rank.
 TEST(BuildGraph, KvHeadsReplicatedWhenRanksOutnumberThem) {
