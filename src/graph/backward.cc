@@ -242,6 +242,22 @@ class Backward {
       xw = new_value(val(x).name + ".regathered", val(x).shape, val(x).dtype);
       emit(make(ag.name + ".regather", OpKind::kAllGather, {ag.inputs[0]}, {}, {xw}), n.repeat_of);
     }
+    // grad-input before grad-weight (Megatron's and NxD's order): the collective on dx then
+    // runs beside the grad-weight matmul, which does not read it (stream_schedule.h).
+    if (val(x).kind != ValueKind::kInput) {
+      Node gi = make(n.name + ".grad_input", OpKind::kLinearGradInput, dys, dy_ports, {});
+      for (int w : n.weights) {
+        gi.inputs.push_back(w);
+        gi.ports.push_back("w");
+      }
+      const int dx = grad_like(x, ".grad_" + n.name.substr(n.name.rfind('.') + 1));
+      gi.outputs = {dx};
+      gi.ports.push_back("dx");
+      gi.splits = n.splits;
+      gi.fused = {n.name};
+      emit(gi, n.repeat_of);
+      add_part(x, dx, n.column_parallel);
+    }
     Node gw = make(n.name + ".grad_weight", OpKind::kLinearGradWeight, {xw}, {"x"}, {});
     for (size_t j = 0; j < dys.size(); ++j) {
       gw.inputs.push_back(dys[j]);
@@ -263,19 +279,6 @@ class Backward {
     emit(gw, n.repeat_of);
     for (size_t j = 0; j < dws.size(); ++j) add_part(n.weights[j], dws[j]);
     for (size_t j = 0; j < dbs.size(); ++j) add_part(n.biases[j], dbs[j]);
-    if (val(x).kind == ValueKind::kInput) return;
-    Node gi = make(n.name + ".grad_input", OpKind::kLinearGradInput, dys, dy_ports, {});
-    for (int w : n.weights) {
-      gi.inputs.push_back(w);
-      gi.ports.push_back("w");
-    }
-    const int dx = grad_like(x, ".grad_" + n.name.substr(n.name.rfind('.') + 1));
-    gi.outputs = {dx};
-    gi.ports.push_back("dx");
-    gi.splits = n.splits;
-    gi.fused = {n.name};
-    emit(gi, n.repeat_of);
-    add_part(x, dx, n.column_parallel);
   }
 
   void attention(const Node& n) {

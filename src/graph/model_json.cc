@@ -29,6 +29,7 @@ nlohmann::json ModelResult::to_json() const {
                       {"layers", layers},
                       {"params", params},
                       {"latency_us", latency_us},
+                      {"overlapped_us", overlapped_us},
                       {"launch_us", launch_us},
                       {"prefetch_us", prefetch_us},
                       {"flops", flops},

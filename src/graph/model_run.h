@@ -138,8 +138,12 @@ struct ModelResult {
     // "forward" (the loss included), "backward" (gradient sums and all-reduces included) or
     // "optimizer"; a forward run's are all "forward".
     std::string phase = "forward";
+    // The part of dur_us no other kernel ran beside: a collective's time not under compute
+    // (stream_schedule.h), a compute kernel's whole time. The run's latency is their sum.
+    double exposed_us = 0;
   };
   std::vector<Slice> timeline;
+  double overlapped_us = 0;  // collective time under independent compute (latency excludes it)
   std::string table() const;  // the per-op table and the totals, as `trnsim model` prints
   nlohmann::json to_json() const;
   // Chrome / Perfetto trace JSON: one track per kernel kind (compute kernels, collectives).

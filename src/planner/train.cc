@@ -272,7 +272,9 @@ TrainResult train(const graph::ModelConfig& m, const TrainOptions& o) {
   std::vector<double> tp_comm(static_cast<size_t>(o.pp), 0.0);
   double layer_fwd = 0, attn_fwd = 0;
   for (const auto& sl : step.timeline) {
-    const double s = sl.dur_us * 1e-6;
+    // What the kernel adds to the step: a collective under independent compute adds only
+    // what sticks out (graph/stream_schedule.h).
+    const double s = sl.exposed_us * 1e-6;
     for (int st = 0; st < o.pp; ++st) {
       if (!on_stage(sl.name, st, o.pp)) continue;
       auto& S = r.stages[static_cast<size_t>(st)];
