@@ -48,7 +48,7 @@ struct BuildOptions {
   int64_t past = 0;
   // The cache's format when it is quantized (vLLM Neuron's kv_cache_dtype "fp8"; ops.h
   // AttentionSpec::cache_dtype); unset: the model's dtype.
-  std::optional<num::Format> kv_cache_dtype;
+  std::optional<num::Format> kv_cache_dtype = std::nullopt;
   // The token embedding split by vocabulary rows over the ranks (Megatron's and NxD
   // training's VocabParallelEmbedding): each rank looks up the ids in its rows, an all-reduce
   // sums the ranks' rows. Training uses it (each rank then holds and updates 1 / tp of the
