@@ -301,7 +301,15 @@ class Builder {
     }
     layer_ = -1;
     int out = x;
-    if (m_.model_type == "bert") out = gather("encoder", x, H);  // the output whole
+    if (m_.model_type == "bert" && !o_.mlm_head) out = gather("encoder", x, H);  // whole
+    if (m_.model_type == "bert" && o_.mlm_head) {
+      const std::string c = "cls.predictions";
+      int t = linear(c + ".transform.dense", gather(c, x, H), H, H, true);
+      t = unary_act(c + ".transform.act_fn", t, m_.mlp_act, H);
+      t = norm(c + ".transform.LayerNorm", t, H);
+      // The vocabulary split over the ranks and padded to a multiple of them, as the lm head.
+      out = linear(c + ".decoder", t, H, (m_.vocab + tp - 1) / tp, true, true);
+    }
     if (m_.model_type != "bert") {
       const int xf = gather("lm_head", norm("norm", x, H), H);
       // The vocabulary padded to a multiple of the ranks, as Megatron pads it.

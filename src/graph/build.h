@@ -82,6 +82,12 @@ struct BuildOptions {
   // padded heads cost what real ones do. Inference only: a training step needs tp to divide
   // the heads, as Megatron and NxD training do.
   bool pad_heads = false;
+  // An encoder (BERT) ends in its masked-LM pretraining head, Hugging Face's
+  // BertForPreTraining cls.predictions: a dense H x H with bias, the activation, a LayerNorm
+  // and the decoder to the vocabulary (with bias) over every token, whose logits a training
+  // step's cross-entropy reads. (The decoder's weight is its own here; HF ties it to the word
+  // embeddings. The next-sentence head, [batch, 2] from the first token, is left out.)
+  bool mlm_head = false;
 };
 
 // Throws InputError for a tp that does not divide the heads or intermediate size (kv heads:

@@ -311,10 +311,6 @@ ModelResult run_model(const ModelConfig& m, const ModelRunOptions& o, const Tens
         }
       }
   }
-  if (o.train && m.model_type == "bert")
-    throw InputError(m.name, "train",
-                     "an encoder's pretraining heads (masked LM, next sentence) are not modelled: "
-                     "training needs logits over the vocabulary");
   if (o.values && m.eagle_draft)
     throw InputError(m.name, "values",
                      "an EAGLE draft head reads its target's hidden states, which a values run "
@@ -367,7 +363,8 @@ ModelResult run_model(const ModelConfig& m, const ModelRunOptions& o, const Tens
                  .quant = quant,
                  .sequence_parallel = o.sequence_parallel,
                  .eager_attention = o.eager_attention,
-                 .pad_heads = !o.train};
+                 .pad_heads = !o.train,
+                 .mlm_head = o.train && m.model_type == "bert"};
   ModelResult r = run_graph(build_model_graph(m, b), m.name, o, weights, inputs);
   r.ep = o.ep;
   r.source = m.source;

@@ -72,7 +72,8 @@ void stage_memory(const graph::ModelConfig& m, const TrainOptions& o, int64_t la
                                                 .expert_dp = r.expert_dp,
                                                 .quant = {},
                                                 .sequence_parallel = o.sequence_parallel,
-                                                .eager_attention = o.eager_attention});
+                                                .eager_attention = o.eager_attention,
+                                                .mlm_head = m.model_type == "bert"});
   graph::fuse(g, true, true);
   graph::add_training(g, {});
   auto add = [&](const std::string& name, auto field, int64_t bytes) {

@@ -29,7 +29,11 @@
 // tp_zero1_llama3_8B_hf_pretrain.sh --sequence_parallel_enabled --selective_checkpoint_enabled
 // --use_flash_attention 1; run_llama3_70B_tp_pp.sh --use_selective_checkpoint 1
 // --use_flash_attention 1, sequence parallel by run_llama_nxd.py's default; both --kv_replicator
-// 4, one kv head a rank). All checked.
+// 4, one kv head a rank). And the encoder table's AdamW row
+// (about-neuron/benchmarks/trn1/training_data_encoder.csv, Neuron 2.27): BERT-Large phase-1
+// pretraining (seq 128, BF16 autocast with stochastic rounding) data parallel over one
+// trn1.32xlarge, its masked-LM head over every token (graph::BuildOptions::mlm_head); plain
+// data parallelism (ZeRO-0) assumed, the tutorial's torch AdamW. All checked.
 #include <fmt/format.h>
 
 #include <span>
@@ -42,6 +46,8 @@ namespace trnsim::validate {
 
 namespace {
 
+constexpr int64_t kGlobalBatch = 1024;
+
 struct Row {
   const char* model;
   const char* framework;
@@ -52,9 +58,9 @@ struct Row {
   bool eager_attention, sequence_parallel;
   double seq_per_s;
   const char* source = "VALIDATION.md s8 (Trn1, {})";
+  int64_t micro_batch = 1, global_batch = kGlobalBatch;
+  int zero = 1;
 };
-
-constexpr int64_t kGlobalBatch = 1024;
 
 constexpr Row kRows[] = {
     {"gpt3-6.7b", "Megatron-LM (XLA, BF16 + SR)", 16, 8, 1, 64, 2048, planner::Recompute::kNone,
@@ -73,6 +79,11 @@ constexpr Row kTableRows[] = {
      false, true, 47.95, kTable},
     {"llama-3.1-70b", "NxD (Neuron 2.24)", 32, 32, 8, 4, 8192, planner::Recompute::kSelective,
      false, true, 7.94, kTable},
+    // The encoder table's AdamW row: BERT-Large phase-1 pretraining, data parallel over one
+    // server's 32 cores, micro-batch 16, global batch 16,384 (32 micro-batches a step).
+    {"bert-large", "torch-neuronx HF BERT pretraining (Neuron 2.27)", 1, 1, 1, 32, 128,
+     planner::Recompute::kNone, false, false, 3836.47,
+     "Neuron trn1 training_data_encoder.csv ({}, not in VALIDATION.md)", 16, 16384, 0},
 };
 
 std::vector<Record> row_records(const std::string& target, std::span<const Row> rows) {
@@ -85,9 +96,9 @@ std::vector<Record> row_records(const std::string& target, std::span<const Row> 
     o.pp = r.pp;
     o.dp = r.dp;
     o.seq = r.seq;
-    o.global_batch = kGlobalBatch;
-    o.micro_batch = 1;
-    o.zero = 1;
+    o.global_batch = r.global_batch;
+    o.micro_batch = r.micro_batch;
+    o.zero = r.zero;
     o.recompute = r.recompute;
     o.eager_attention = r.eager_attention;
     o.sequence_parallel = r.sequence_parallel;
@@ -95,10 +106,11 @@ std::vector<Record> row_records(const std::string& target, std::span<const Row> 
     out.push_back({target, fmt::format("{} seq {} throughput", r.model, r.seq), "seq/s",
                    r.seq_per_s, t.sequences_per_s, 0.15,
                    fmt::format(fmt::runtime(r.source), r.framework),
-                   fmt::format("{} x trn1.32xlarge, TP={} PP={} DP={}, ZeRO-1, recompute {}, "
-                               "{} attention{}: step {:.2f} s (compute {:.2f}, bubble {:.2f}, DP "
-                               "{:.2f})",
-                               r.servers, r.tp, r.pp, r.dp, planner::name(r.recompute),
+                   fmt::format("{} x trn1.32xlarge, TP={} PP={} DP={}, micro-batch {}, global "
+                               "batch {}, ZeRO-{}, recompute {}, {} attention{}: step {:.2f} s "
+                               "(compute {:.2f}, bubble {:.2f}, DP {:.2f})",
+                               r.servers, r.tp, r.pp, r.dp, r.micro_batch, r.global_batch, r.zero,
+                               planner::name(r.recompute),
                                r.eager_attention ? "eager" : "flash",
                                r.sequence_parallel ? ", sequence parallel" : "", t.step_time_s,
                                t.compute_s, t.pp_bubble_s, t.dp_comm_s),

@@ -44,8 +44,8 @@ std::vector<Target> builtin() {
        "their TP / PP / DP plans (s8)",
        training_records},
       {"training-trn1-table",
-       "Neuron's Trn1 decoder training table (not in VALIDATION.md): Llama-3.1 8B (TP=32 DP=32) "
-       "and 70B (TP=32 PP=8 DP=4) at seq 8192 on 32 trn1.32xlarge (NxD, Neuron 2.24)",
+       "Neuron's Trn1 training tables (not in VALIDATION.md): Llama-3.1 8B (TP=32 DP=32) and "
+       "70B (TP=32 PP=8 DP=4) at seq 8192 on 32 trn1.32xlarge; BERT-Large pretraining, DP=32",
        training_table_records},
   };
 }

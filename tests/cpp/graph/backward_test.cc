@@ -206,6 +206,27 @@ TEST(Backward, TensorParallelInputGradientsAreAllReduced) {
   EXPECT_EQ(grad_reduces, 2 * 2 + 1);
 }
 
+// BERT pretrains through its masked-LM head (BertForPreTraining's cls.predictions: dense,
+// activation, LayerNorm, decoder to the vocabulary with bias), whose logits the loss reads.
+TEST(Backward, BertTrainsThroughItsMaskedLmHead) {
+  const ModelConfig bert = load_model_config("bert-large");
+  const Graph g = train_graph("bert-large", {.seq = 128, .tp = 1, .layers = 2, .mlm_head = true});
+  int head_linears = 0, losses = 0;
+  for (const Node& n : g.nodes) {
+    if (n.kind == OpKind::kLinear && has(n.name, "cls.predictions.")) {
+      ++head_linears;
+      EXPECT_FALSE(n.biases.empty()) << n.name;
+    }
+    if (n.kind == OpKind::kCrossEntropy) {
+      ++losses;
+      EXPECT_EQ(g.values[static_cast<size_t>(n.inputs[0])].shape,
+                (std::vector<int64_t>{128, bert.vocab}));
+    }
+  }
+  EXPECT_EQ(head_linears, 2);  // the transform's dense and the decoder
+  EXPECT_EQ(losses, 1);
+}
+
 // A linear's backward computes grad-input before grad-weight (Megatron's and NxD's order), so
 // the collective on grad-input runs beside the grad-weight matmul: in a TP=2 training step of
 // a few layers that collective time is under compute and the latency is less than the sum of
