@@ -16,6 +16,7 @@ std::vector<Record> collective_page_records();  // nccom-test page sweeps not in
 std::vector<Record> serving_records();          // VALIDATION.md s9, trn1 and trn2 (planner)
 std::vector<Record> serving_table_records();    // Neuron's trn1 decoder latency table, the rest
 std::vector<Record> training_records();         // VALIDATION.md s8, trn1 (planner, training)
-std::vector<Record> training_table_records();   // Neuron's trn1 decoder training table
+std::vector<Record> training_table_records();   // Neuron's trn1 training tables
+std::vector<Record> encoder_table_records();    // Neuron's trn1 encoder inference tables
 
 }  // namespace trnsim::validate

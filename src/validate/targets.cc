@@ -47,6 +47,10 @@ std::vector<Target> builtin() {
        "Neuron's Trn1 training tables (not in VALIDATION.md): Llama-3.1 8B (TP=32 DP=32) and "
        "70B (TP=32 PP=8 DP=4) at seq 8192 on 32 trn1.32xlarge; BERT-Large pretraining, DP=32",
        training_table_records},
+      {"encoder-trn1-table",
+       "BERT-Large inference latency at batch 1 and 4, seq 128, on one Trn1 core, from Neuron's "
+       "Trn1 encoder tables (not in VALIDATION.md)",
+       encoder_table_records},
   };
 }
 
