@@ -265,9 +265,10 @@ class Builder {
         a.kv_cache = true;
         a.kv_seq = o_.past + o_.seq;
         for (const char* c : {"k_cache", "v_cache"})
-          a.state.push_back(g_.add_value(
-              {p + attn + "." + c, {o_.batch * a.kv_seq, hkv * d},
-               o_.kv_cache_dtype.value_or(m_.dtype), ValueKind::kCache}));
+          a.state.push_back(g_.add_value({p + attn + "." + c,
+                                          {o_.batch * a.kv_seq, hkv * d},
+                                          o_.kv_cache_dtype.value_or(m_.dtype),
+                                          ValueKind::kCache}));
       }
       const int ao = act(a.name, hq * d);
       a.outputs = {ao};
@@ -435,8 +436,9 @@ Graph build_model_graph(const ModelConfig& m, const BuildOptions& o) {
   }
   divisible(m, "intermediate columns", m.moe() ? m.expert_intermediate * o.ep : m.intermediate,
             o.tp);
-  TRNSIM_ASSERT(padded ||
-                splits_into(m, o.tp, o.ep));  // the checks above are that rule, each with its message
+  TRNSIM_ASSERT(
+      padded ||
+      splits_into(m, o.tp, o.ep));  // the checks above are that rule, each with its message
   if (m.learned_positions && o.seq > m.max_positions)
     throw InputError(
         m.name, "seq",

@@ -143,7 +143,7 @@ struct ModelResult {
     double exposed_us = 0;
   };
   std::vector<Slice> timeline;
-  double overlapped_us = 0;  // collective time under independent compute (latency excludes it)
+  double overlapped_us = 0;   // collective time under independent compute (latency excludes it)
   std::string table() const;  // the per-op table and the totals, as `trnsim model` prints
   nlohmann::json to_json() const;
   // Chrome / Perfetto trace JSON: one track per kernel kind (compute kernels, collectives).

@@ -40,22 +40,22 @@ struct Row {
   int64_t compiled_seq, compiled_batch, ctx_batch;
   double ttft_ms, tpot_ms;
   const char* source;
-  const char* runtime;     // spec/runtime: the collective runtime of the row's Neuron release
-  const char* tpot_fitted;  // the runtime key the row's TPOT sets; "" = checked
+  const char* runtime;           // spec/runtime: the collective runtime of the row's Neuron release
+  const char* tpot_fitted;       // the runtime key the row's TPOT sets; "" = checked
   const char* weights = "bf16";  // weight storage (ServeOptions::weights)
 };
 
 constexpr const char* kTnx = "VALIDATION.md s9 (Trn1, TNx, Neuron 2.18, P50)";
 
 constexpr Row kRows[] = {
-    {"llama-2-70b", "trn1.32xlarge", "trn1", 32, 1, 1, 128, 128, 256, 1, 1, 53.91, 25.18,
-     kTnx, "neuron-2.18", "sync.peer_us (neuron-2.18)"},
-    {"llama-2-70b", "trn1.32xlarge", "trn1", 32, 1, 1, 1024, 1024, 2048, 1, 1, 232.48, 26.04,
-     kTnx, "neuron-2.18", ""},
-    {"llama-2-70b", "trn1.32xlarge", "trn1", 32, 1, 4, 128, 128, 256, 4, 4, 156.85, 26.72,
-     kTnx, "neuron-2.18", ""},
-    {"llama-2-7b", "trn1.32xlarge", "trn1", 32, 1, 1, 128, 8064, 8192, 1, 1, 13.32, 6.70,
-     kTnx, "neuron-2.18", ""},
+    {"llama-2-70b", "trn1.32xlarge", "trn1", 32, 1, 1, 128, 128, 256, 1, 1, 53.91, 25.18, kTnx,
+     "neuron-2.18", "sync.peer_us (neuron-2.18)"},
+    {"llama-2-70b", "trn1.32xlarge", "trn1", 32, 1, 1, 1024, 1024, 2048, 1, 1, 232.48, 26.04, kTnx,
+     "neuron-2.18", ""},
+    {"llama-2-70b", "trn1.32xlarge", "trn1", 32, 1, 4, 128, 128, 256, 4, 4, 156.85, 26.72, kTnx,
+     "neuron-2.18", ""},
+    {"llama-2-7b", "trn1.32xlarge", "trn1", 32, 1, 1, 128, 8064, 8192, 1, 1, 13.32, 6.70, kTnx,
+     "neuron-2.18", ""},
     {"llama-3.1-8b", "trn2.3xlarge", "trn2", 4, 2, 1, 1500, 250, 4096, 32, 1, 197.2, 22.14,
      "VALIDATION.md s9 (Trn2, vLLM optimum-neuron, Neuron 2.26; ITL as TPOT)", "neuron-2.28", ""},
 };
@@ -87,8 +87,8 @@ constexpr Row kTableRows[] = {
     {"mistral-7b-instruct-v0.2", "trn1.32xlarge", "trn1", 32, 1, 1, 8192, 8192, 16384, 1, 1,
      1322.87, 9.89, kTable, "neuron-2.18", ""},
     // 40 heads over 32 ranks: padded to 64 (graph::BuildOptions::pad_heads), two a rank.
-    {"llama-2-13b", "trn1.32xlarge", "trn1", 32, 1, 1, 4096, 4096, 8192, 1, 1, 864.14, 9.84,
-     kTable, "neuron-2.18", ""},
+    {"llama-2-13b", "trn1.32xlarge", "trn1", 32, 1, 1, 4096, 4096, 8192, 1, 1, 864.14, 9.84, kTable,
+     "neuron-2.18", ""},
     {"llama-2-13b", "trn1.32xlarge", "trn1", 32, 1, 1, 8192, 8192, 16384, 1, 1, 2367.93, 13.41,
      kTable, "neuron-2.18", ""},
     {"codellama-13b", "trn1.32xlarge", "trn1", 32, 1, 1, 4096, 4096, 8192, 1, 1, 868.64, 9.86,
@@ -123,8 +123,7 @@ std::vector<Record> row_records(const std::string& target, std::span<const Row> 
         "KV buckets pow2, weights {}, runtime {}",
         where, r.tp, r.lnc > 1 ? fmt::format(" LNC={}", r.lnc) : "", r.compiled_batch, r.ctx_batch,
         r.compiled_seq, s.bucket, r.weights, r.runtime);
-    out.push_back(
-        {target, name + " TTFT", "ms", r.ttft_ms, s.ttft_ms, 0.15, r.source, note, ""});
+    out.push_back({target, name + " TTFT", "ms", r.ttft_ms, s.ttft_ms, 0.15, r.source, note, ""});
     out.push_back(
         {target, name + " TPOT", "ms", r.tpot_ms, s.tpot_ms, 0.15, r.source, note, r.tpot_fitted});
   }
@@ -135,6 +134,8 @@ std::vector<Record> row_records(const std::string& target, std::span<const Row> 
 
 std::vector<Record> serving_records() { return row_records("serving-s9", kRows); }
 
-std::vector<Record> serving_table_records() { return row_records("serving-trn1-table", kTableRows); }
+std::vector<Record> serving_table_records() {
+  return row_records("serving-trn1-table", kTableRows);
+}
 
 }  // namespace trnsim::validate

@@ -71,8 +71,7 @@ constexpr Row kRows[] = {
      true, 80.33},
 };
 
-constexpr const char* kTable =
-    "Neuron trn1 training_data_decoder.csv ({}, not in VALIDATION.md)";
+constexpr const char* kTable = "Neuron trn1 training_data_decoder.csv ({}, not in VALIDATION.md)";
 
 constexpr Row kTableRows[] = {
     {"llama-3.1-8b", "NxD (Neuron 2.24)", 32, 32, 1, 32, 8192, planner::Recompute::kSelective,
@@ -87,8 +86,8 @@ constexpr Row kTableRows[] = {
     // Its LAMB row over 16 servers (DP=512, global batch 1,048,576: 128 micro-batches a step)
     // with AdamW's cost: LAMB's per-tensor trust ratios add two norms over the weights, a
     // millisecond against a step of ~19 s.
-    {"bert-large", "torch-neuronx HF BERT pretraining (Neuron 2.27), LAMB as AdamW", 16, 1, 1,
-     512, 128, planner::Recompute::kNone, false, false, 56923.65,
+    {"bert-large", "torch-neuronx HF BERT pretraining (Neuron 2.27), LAMB as AdamW", 16, 1, 1, 512,
+     128, planner::Recompute::kNone, false, false, 56923.65,
      "Neuron trn1 training_data_encoder.csv ({}, not in VALIDATION.md)", 16, 1048576, 0},
 };
 
@@ -109,23 +108,21 @@ std::vector<Record> row_records(const std::string& target, std::span<const Row> 
     o.eager_attention = r.eager_attention;
     o.sequence_parallel = r.sequence_parallel;
     const planner::TrainResult t = planner::train(graph::load_model_config(r.model), o);
-    out.push_back({target,
-                   fmt::format("{} seq {} throughput{}", r.model, r.seq,
-                               r.servers > 1 && r.tp == 1 && r.pp == 1
-                                   ? fmt::format(" x{} servers", r.servers)
-                                   : ""),
-                   "seq/s",
-                   r.seq_per_s, t.sequences_per_s, 0.15,
-                   fmt::format(fmt::runtime(r.source), r.framework),
-                   fmt::format("{} x trn1.32xlarge, TP={} PP={} DP={}, micro-batch {}, global "
-                               "batch {}, ZeRO-{}, recompute {}, {} attention{}: step {:.2f} s "
-                               "(compute {:.2f}, bubble {:.2f}, DP {:.2f})",
-                               r.servers, r.tp, r.pp, r.dp, r.micro_batch, r.global_batch, r.zero,
-                               planner::name(r.recompute),
-                               r.eager_attention ? "eager" : "flash",
-                               r.sequence_parallel ? ", sequence parallel" : "", t.step_time_s,
-                               t.compute_s, t.pp_bubble_s, t.dp_comm_s),
-                   ""});
+    out.push_back(
+        {target,
+         fmt::format(
+             "{} seq {} throughput{}", r.model, r.seq,
+             r.servers > 1 && r.tp == 1 && r.pp == 1 ? fmt::format(" x{} servers", r.servers) : ""),
+         "seq/s", r.seq_per_s, t.sequences_per_s, 0.15,
+         fmt::format(fmt::runtime(r.source), r.framework),
+         fmt::format("{} x trn1.32xlarge, TP={} PP={} DP={}, micro-batch {}, global "
+                     "batch {}, ZeRO-{}, recompute {}, {} attention{}: step {:.2f} s "
+                     "(compute {:.2f}, bubble {:.2f}, DP {:.2f})",
+                     r.servers, r.tp, r.pp, r.dp, r.micro_batch, r.global_batch, r.zero,
+                     planner::name(r.recompute), r.eager_attention ? "eager" : "flash",
+                     r.sequence_parallel ? ", sequence parallel" : "", t.step_time_s, t.compute_s,
+                     t.pp_bubble_s, t.dp_comm_s),
+         ""});
   }
   return out;
 }

@@ -72,7 +72,8 @@ TEST(BuildGraph, MultiHeadModelPaddedToAMultipleOfTp) {
   EXPECT_EQ(input_error([&] { build_model_graph(m, {.tp = 32, .layers = 1}); }).key(), "tp");
   // GQA (32 heads, 8 kv heads) over 12 ranks: refused even when asked, saying why.
   const InputError gqa = input_error([&] {
-    build_model_graph(load_model_config("llama-3.1-8b"), {.tp = 12, .layers = 1, .pad_heads = true});
+    build_model_graph(load_model_config("llama-3.1-8b"),
+                      {.tp = 12, .layers = 1, .pad_heads = true});
   });
   EXPECT_EQ(gqa.key(), "tp");
   EXPECT_TRUE(has(gqa.what(), "kv head")) << gqa.what();
