@@ -23,12 +23,7 @@ class AttentionDecodeSplitTest : public ::testing::TestWithParam<std::tuple<std:
 TEST_P(AttentionDecodeSplitTest, MatchesThePrefillsLastRow) {
   const arch::ChipSpec& spec = chip(std::get<0>(GetParam()));
   const int64_t B = 2, L = std::get<1>(GetParam()), Hq = 8, Hkv = 2, d = 64;
-  ops::AttentionSpec full;
-  full.batch = B;
-  full.seq = L;
-  full.q_heads = Hq;
-  full.kv_heads = Hkv;
-  full.head_dim = d;
+  const ops::AttentionSpec full = attention_shape(B, L, Hq, Hkv, d);
   Inputs in;
   in["q"] = values(B * L * Hq * d, 91, 2.0f);
   in["k"] = values(B * L * Hkv * d, 92, 2.0f);

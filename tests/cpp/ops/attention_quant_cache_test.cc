@@ -72,12 +72,7 @@ TEST_P(AttentionQuantCacheTest, AttendsAndStoresInTheScaledDomain) {
   const double ks = 16, vs = 256;
   for (const int64_t S : {int64_t{1}, int64_t{37}}) {
     SCOPED_TRACE(::testing::Message() << S << " new tokens");
-    ops::AttentionSpec s;
-    s.batch = B;
-    s.seq = S;
-    s.q_heads = Hq;
-    s.kv_heads = Hkv;
-    s.head_dim = d;
+    ops::AttentionSpec s = attention_shape(B, S, Hq, Hkv, d);
     s.kv_cache = true;
     s.kv_seq = L;
     ops::AttentionSpec q8 = s;
@@ -140,11 +135,7 @@ TEST_P(AttentionQuantCacheTest, DecodeReadsTheCacheAtOneByteAnElement) {
 
 TEST(AttentionQuantCache, RefusesWhatItCannotHold) {
   const arch::ChipSpec& spec = chip("trn2");
-  ops::AttentionSpec s;
-  s.seq = 1;
-  s.q_heads = 4;
-  s.kv_heads = 2;
-  s.head_dim = 64;
+  ops::AttentionSpec s = attention_shape(1, 1, 4, 2, 64);
   s.cache_dtype = num::parse_format("fp8_e4m3");
   try {  // a cache format without a cache
     ops::attention(spec, s);

@@ -70,15 +70,23 @@ inline double dma_write_gbps(const arch::ChipSpec& c, bool gathered = false) {
 
 // ---------------------------------------------------------------- helpers
 
+// An attention's shape: batch x seq tokens, q heads over kv heads of head_dim; the rest
+// (causal, no RoPE, no cache) as ops::AttentionSpec defaults it.
+inline ops::AttentionSpec attention_shape(int64_t batch, int64_t seq, int64_t q_heads,
+                                          int64_t kv_heads, int64_t head_dim) {
+  ops::AttentionSpec s;
+  s.batch = batch;
+  s.seq = seq;
+  s.q_heads = q_heads;
+  s.kv_heads = kv_heads;
+  s.head_dim = head_dim;
+  return s;
+}
+
 // A decode step's attention: one token per sequence, 8 q heads over 2 kv heads of 128 (four q
 // heads stacked per kv head) attending to `kv_seq` positions through a KV cache.
 inline ops::AttentionSpec decode_attention(int64_t batch, int64_t kv_seq, bool rope) {
-  ops::AttentionSpec s;
-  s.batch = batch;
-  s.seq = 1;
-  s.q_heads = 8;
-  s.kv_heads = 2;
-  s.head_dim = 128;
+  ops::AttentionSpec s = attention_shape(batch, 1, 8, 2, 128);
   s.rope = rope;
   s.kv_cache = true;
   s.kv_seq = kv_seq;
