@@ -47,6 +47,10 @@ DmaEngines::DmaEngines(TimingContext& ctx, HbmPool& pool, bool fold)
       round_robin_(static_cast<size_t>(engines_), 0),
       ready_queues_(static_cast<size_t>(engines_), 0),
       wake_at_(static_cast<size_t>(engines_), Picoseconds(INT64_MAX)) {
+  for (int gathered = 0; gathered < 2; ++gathered)
+    for (int writes = 0; writes < 2; ++writes)
+      shares_[static_cast<size_t>(gathered * 2 + writes)] =
+          compute_share(gathered != 0, writes != 0);
   // Queue sets are 64-bit masks (DMA-OV: 16 queues per engine).
   if (queues_ > 64) throw InputError("core.dma.queues_per_engine: at most 64 are modelled");
   ctx.result.dma.engine_busy.assign(static_cast<size_t>(engines_), Picoseconds(0));
@@ -190,17 +194,21 @@ void DmaEngines::start_next(int engine, Picoseconds now) {
   if (earliest.v != INT64_MAX) wake_engine(engine, earliest);
 }
 
-uint128 DmaEngines::share_of(const DmaPiece& piece) const {
-  uint64_t cap = piece.gathered ? core_rate_ : block_rate_;
-  if (piece.writes_hbm) cap = std::min(cap, write_rate_);
+uint128 DmaEngines::compute_share(bool gathered, bool writes_hbm) const {
+  uint64_t cap = gathered ? core_rate_ : block_rate_;
+  if (writes_hbm) cap = std::min(cap, write_rate_);
   return cap == UINT64_MAX ? 0 : kShareScale / cap;
 }
 
 uint64_t DmaEngines::capped_rate() const {
   // Every engine at rate r: r x sum over pieces of 1 / C_kind = 1 (the core's time, shared).
   if (busy_ == 0 || core_shares_ == 0) return UINT64_MAX;
-  const uint128 r = kShareScale / core_shares_;
-  return r > UINT64_MAX ? UINT64_MAX : static_cast<uint64_t>(r);
+  if (core_shares_ != capped_for_) {  // the same running mix as last time: no division
+    const uint128 r = kShareScale / core_shares_;
+    capped_for_ = core_shares_;
+    capped_rate_ = r > UINT64_MAX ? UINT64_MAX : static_cast<uint64_t>(r);
+  }
+  return capped_rate_;
 }
 
 void DmaEngines::settle(Picoseconds now) {

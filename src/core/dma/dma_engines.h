@@ -106,8 +106,12 @@ class DmaEngines : public sim::Component {
   // The rate of one busy engine under the core's caps (UINT64_MAX: none).
   uint64_t capped_rate() const;
   // kShareScale / (the cap of the piece's kind): the core's time one byte of it takes, in
-  // units that keep the sum over pieces exact (0: no cap applies).
-  uint128 share_of(const DmaPiece& piece) const;
+  // units that keep the sum over pieces exact (0: no cap applies). Four kinds (gathered or a
+  // block, writing HBM or not), divided out once in the constructor (shares_).
+  uint128 share_of(const DmaPiece& piece) const {
+    return shares_[(piece.gathered ? 2u : 0u) + (piece.writes_hbm ? 1u : 0u)];
+  }
+  uint128 compute_share(bool gathered, bool writes_hbm) const;
   uint32_t new_transfer();
 
   TimingContext& ctx_;
@@ -137,9 +141,13 @@ class DmaEngines : public sim::Component {
   std::array<DmaRateClass, 2> classes_;  // by RateKind
   uint64_t busy_ = 0, hbm_weight_ = 0;   // running pieces, their HBM endpoints
   uint128 core_shares_ = 0;              // the running pieces' share_of, summed
-  uint64_t pool_weight_ = 0;             // hbm_weight_ as the pool last heard it
-  Picoseconds done_at_{INT64_MAX};       // the scheduled completion event (INT64_MAX: none)
-  uint64_t done_gen_ = 0;                // completion events of older schedules are stale
+  std::array<uint128, 4> shares_{};      // share_of by kind
+  // capped_rate() for the core_shares_ it was last computed for (a 128-bit division).
+  mutable uint128 capped_for_ = 0;
+  mutable uint64_t capped_rate_ = UINT64_MAX;
+  uint64_t pool_weight_ = 0;        // hbm_weight_ as the pool last heard it
+  Picoseconds done_at_{INT64_MAX};  // the scheduled completion event (INT64_MAX: none)
+  uint64_t done_gen_ = 0;           // completion events of older schedules are stale
 };
 
 }  // namespace trnsim::core

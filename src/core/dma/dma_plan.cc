@@ -170,6 +170,7 @@ DmaPlan plan_dma(const DmaShape& s, const arch::CoreSpec& spec) {
   plan.engines = engines;
   if (plan.total_bytes % plan.rows == 0) plan.bytes_per_row = plan.total_bytes / plan.rows;
   plan.descriptors = s.descriptors;
+  if (plan.descriptors % plan.rows == 0) plan.descriptors_per_row = plan.descriptors / plan.rows;
   plan.first_engine = static_cast<int32_t>((first_group + rotate) % engines);
   return plan;
 }
@@ -186,8 +187,15 @@ DmaPiece DmaPlan::piece(int32_t k) const {
   p.gathered = gathered;
   // Split exactly by rows, like the bytes (in 128 bits: an element-strided walk over many HBM
   // rows can have more descriptors than int64 holds times its rows).
-  p.descriptors = static_cast<int64_t>(static_cast<int128>(descriptors) * r1 / rows -
-                                       static_cast<int128>(descriptors) * r0 / rows);
+  int64_t d1 = 0;
+  if (descriptors_per_row >= 0) {
+    p.descriptors = descriptors_per_row * (r1 - r0);
+  } else if (!__builtin_mul_overflow(descriptors, r1, &d1)) {
+    p.descriptors = d1 / rows - descriptors * r0 / rows;
+  } else {
+    p.descriptors = static_cast<int64_t>(static_cast<int128>(descriptors) * r1 / rows -
+                                         static_cast<int128>(descriptors) * r0 / rows);
+  }
   p.writes_hbm = writes_hbm;
   return p;
 }

@@ -41,8 +41,9 @@ struct DmaPlan {
   int64_t rows = 0;
   int64_t rows_per_piece = 1;
   int64_t total_bytes = 0;
-  int64_t bytes_per_row = -1;  // total_bytes / rows when that is exact (else -1)
-  int64_t descriptors = 0;     // DmaShape::descriptors, split over the pieces by rows
+  int64_t bytes_per_row = -1;        // total_bytes / rows when that is exact (else -1)
+  int64_t descriptors = 0;           // DmaShape::descriptors, split over the pieces by rows
+  int64_t descriptors_per_row = -1;  // descriptors / rows when that is exact (else -1)
 
   DmaPiece piece(int32_t k) const;
   // Every piece has the same rows and bytes and there is one per engine: the engines are

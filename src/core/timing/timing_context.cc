@@ -14,20 +14,6 @@ void wake(TimingContext& ctx, const SemWakes& w) {
 }
 }  // namespace
 
-std::vector<uint8_t> semaphore_producers(const TimingProgram& p) {
-  std::vector<uint8_t> out(static_cast<size_t>(std::max(0, p.num_semaphores())), 0);
-  for (isa::Engine e : isa::kAllEngines) {
-    const auto bit = static_cast<uint8_t>(1u << static_cast<int>(e));
-    for (const InstrInfo& info : p.info(e)) {
-      if (info.num_signals == 0) continue;
-      const bool by_dma = info.dma;
-      for (const isa::SemSignal& s : p.signals(info))
-        if (s.sem < out.size()) out[s.sem] |= by_dma ? kDmaProducer : bit;
-    }
-  }
-  return out;
-}
-
 void TimingContext::apply_signals(std::span<const isa::SemSignal> signals, Picoseconds now) {
   SemWakes w;
   for (const isa::SemSignal& s : signals) sems.signal(s, now, w);

@@ -39,26 +39,15 @@ inline int32_t issue_priority(int core, int engine) {
   return kPriorityIssue + core * isa::kNumEngines + engine;
 }
 
-// Who signals each semaphore, from the program (bit e: engine e's instructions; kDmaProducer:
-// DMA transfers' completions, sendrecv included): how a wait is classified (Stall).
-inline constexpr uint8_t kDmaProducer = 1u << isa::kNumEngines;
-std::vector<uint8_t> semaphore_producers(const TimingProgram& p);
-
 struct TimingContext {
   TimingContext(const arch::ChipSpec& c, const TimingProgram& p, sim::Simulator& s)
-      : chip(c),
-        spec(c.core),
-        prog(p),
-        sim(s),
-        sems(p.num_semaphores(), p.semaphores_monotone()),
-        sem_producers(semaphore_producers(p)) {}
+      : chip(c), spec(c.core), prog(p), sim(s), sems(p.num_semaphores(), p.semaphores_monotone()) {}
 
   const arch::ChipSpec& chip;
   const arch::CoreSpec& spec;
   const TimingProgram& prog;
   sim::Simulator& sim;
   Semaphores sems;
-  std::vector<uint8_t> sem_producers;  // per semaphore (semaphore_producers)
   SharedPorts ports;
   InstructionExecutor* executor = nullptr;  // functional + timing mode only
   TimingTrace* trace = nullptr;             // when profiling

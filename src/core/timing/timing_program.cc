@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 
 #include "base/error.h"
 #include "base/same_bytes.h"
@@ -31,17 +32,29 @@ uint8_t shared_ports(const isa::Instruction& ins, const arch::PortSpec& ports) {
 
 namespace {
 
-// The pass below is bound by memory latency: each instruction is read once. Prefetching the
-// instruction (its first lines: counts, waits and signals (inline), parameters, the first
-// operands) a few iterations ahead keeps several instructions in flight.
-constexpr size_t kAhead = 8, kBodyLines = 8;
-constexpr size_t kLine = 64;
+// The pass below is bound by memory latency: each instruction is read once, and its fields
+// span up to 17 cache lines (the operands last, 120 bytes each). Its loop body is long (a few
+// hundred host instructions), so the core never has more than one instruction's misses in
+// flight, and software prefetches ahead did not help on the hosts measured. So the lines are
+// loaded a block of instructions at a time by a loop of independent loads, which keeps many
+// misses in flight, and the pass then reads the block from the cache: from the header up to
+// the end of the last operand in use (the unused operand slots are never read).
+constexpr size_t kTouchBlock = 32;
+constexpr uintptr_t kLine = 64;
 
-void prefetch_ahead(const isa::Stream& stream, size_t i) {
-  if (i + kAhead < stream.size()) {
-    const auto* q = reinterpret_cast<const char*>(&stream[i + kAhead]);
-    for (size_t l = 0; l < kBodyLines; ++l) __builtin_prefetch(q + l * kLine);
+void touch_block(const isa::Stream& stream, size_t i) {
+  const size_t end = std::min(stream.size(), i + kTouchBlock);
+  uint64_t sink = 0;
+  for (size_t j = i; j < end; ++j) {
+    const isa::Instruction& ins = stream[j];
+    const int n = std::clamp<int>(ins.num_operands, 0, isa::kMaxOperands);
+    // One byte per line, all inside the instruction: from its first byte, then its last.
+    const auto* first = reinterpret_cast<const volatile unsigned char*>(&ins);
+    const auto* last = reinterpret_cast<const volatile unsigned char*>(ins.operands.data() + n) - 1;
+    for (const auto* q = first; q < last; q += kLine) sink += *q;
+    sink += *last;
   }
+  asm volatile("" : : "r"(sink));
 }
 
 // Bytes from an access pattern's offset to one past its highest byte within a partition.
@@ -194,7 +207,7 @@ TimingProgram::TimingProgram(const isa::Program& program, const arch::CoreSpec& 
     RawWindow raw;
     int max_reg = -1;
     for (size_t i = 0; i < stream.size(); ++i) {
-      prefetch_ahead(stream, i);
+      if (i % kTouchBlock == 0) touch_block(stream, i);
       const isa::Instruction& ins = stream[i];
       InstrInfo& x = info.emplace_back();
       // An opcode outside the table (a malformed program) is priced, and fails, every time.
@@ -271,15 +284,19 @@ TimingProgram::TimingProgram(const isa::Program& program, const arch::CoreSpec& 
         if (ap.space == isa::Space::kPsum) x.psum_end = std::max(x.psum_end, end);
       }
       for (const auto& w : ins.waits) max_sem = std::max<int>(max_sem, w.sem);
+      const auto producer = x.dma ? kDmaProducer : static_cast<uint8_t>(1u << static_cast<int>(e));
       for (const auto& s : ins.signals) {
         max_sem = std::max<int>(max_sem, s.sem);
         semaphores_monotone_ = semaphores_monotone_ && s.delta >= 0;
+        if (s.sem >= sem_producers_.size()) sem_producers_.resize(size_t{s.sem} + 1, 0);
+        sem_producers_[s.sem] |= producer;
       }
       max_reg = std::max({max_reg, int{ins.p.reg_dst}, int{ins.p.reg_a}, int{ins.p.reg_b}});
     }
     num_registers_[static_cast<size_t>(e)] = max_reg + 1;
   }
   num_semaphores_ = max_sem + 1;
+  sem_producers_.resize(static_cast<size_t>(std::max(0, num_semaphores_)), 0);
 }
 
 }  // namespace trnsim::core

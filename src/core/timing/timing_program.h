@@ -16,6 +16,11 @@
 
 namespace trnsim::core {
 
+// Who signals each semaphore (TimingProgram::sem_producers): bit e for engine e's instructions,
+// kDmaProducer for DMA transfers' completions (sendrecv included); how a wait is classified
+// (Stall).
+inline constexpr uint8_t kDmaProducer = 1u << isa::kNumEngines;
+
 // Shared SBUF/PSUM ports that generations without enough ports arbitrate (HARDWARE.md s3):
 // bits of InstrInfo::ports.
 enum PortBit : uint8_t {
@@ -80,6 +85,8 @@ class TimingProgram {
   // simulate one engine for all (dma_engines.h). Most kernels move whole 128-partition tiles.
   bool dma_engines_symmetric() const { return dma_symmetric_; }
   int num_semaphores() const { return num_semaphores_; }
+  // Per semaphore, who signals it (kDmaProducer and engine bits), found in the same pass.
+  const std::vector<uint8_t>& sem_producers() const { return sem_producers_; }
   // No signal lowers a semaphore (every delta >= 0): see timing_semaphores.h.
   bool semaphores_monotone() const { return semaphores_monotone_; }
   int num_registers(isa::Engine e) const { return num_registers_[static_cast<size_t>(e)]; }
@@ -92,6 +99,7 @@ class TimingProgram {
   LargeVector<isa::SemSignal> signals_;
   bool dma_symmetric_ = true;
   int num_semaphores_ = 0;
+  std::vector<uint8_t> sem_producers_;
   bool semaphores_monotone_ = true;
   std::array<int, isa::kNumEngines> num_registers_{};
 };

@@ -93,7 +93,8 @@ void Sequencer::try_issue() {
       return;
     }
     if (const isa::SemWait* w = ctx_.sems.first_unmet(ctx_.prog.waits(info), now)) {
-      const uint8_t by = w->sem < ctx_.sem_producers.size() ? ctx_.sem_producers[w->sem] : 0;
+      const std::vector<uint8_t>& producers = ctx_.prog.sem_producers();
+      const uint8_t by = w->sem < producers.size() ? producers[w->sem] : 0;
       const int engine_bits = by & (kDmaProducer - 1);
       if ((by & kDmaProducer) != 0 || engine_bits == 0)
         hold(Stall::kDma, -1, clock_.cycles_to_ps(unit_ready), now);
