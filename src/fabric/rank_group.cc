@@ -31,6 +31,10 @@ Op fabric_op(CollectiveKind k) {
       return Op::kAllToAll;
     case CollectiveKind::kPermute:
       return Op::kPermute;
+    case CollectiveKind::kAllToAllV:  // priced by price_v (rank_group_v.cc), not here
+      return Op::kAllToAllV;
+    case CollectiveKind::kAllGatherV:
+      return Op::kAllGather;
   }
   return Op::kAllReduce;
 }
@@ -110,7 +114,9 @@ void RankGroup::collective(int core, const isa::Instruction& ins, const core::Dm
                            std::span<const isa::SemSignal> signals, isa::Engine trigger,
                            uint64_t id, Picoseconds t) {
   const size_t ticket = tickets_.size();
-  tickets_.push_back(Ticket{Arrival{core, &ins, &plan, signals, trigger, id, t}});
+  Ticket arrived;
+  arrived.a = Arrival{core, &ins, &plan, signals, trigger, id, t};
+  tickets_.push_back(std::move(arrived));
   order_[static_cast<size_t>(core)].push_back(ticket);
   Arrival& a = tickets_.back().a;
   // The sequencer recorded the collective's node just before handing it over.

@@ -73,6 +73,11 @@ std::string RankGroup::mismatch(const std::vector<Arrival>& m) const {
             "does not split into {} chunks",
             isa::name_of(p.collective), n, s, outer, n);
       break;
+    case CollectiveKind::kAllToAllV:
+    case CollectiveKind::kAllGatherV:
+      // Validation refuses them on a collective; collective_v meets in rank_group_v.cc.
+      return fmt::format("{} reads its sizes at run time: it is a collective_v",
+                         isa::name_of(p.collective));
   }
   if (p.collective == CollectiveKind::kPermute) {
     const auto at = [&](int rank) -> const Arrival* {
@@ -209,6 +214,9 @@ std::vector<std::vector<uint8_t>> RankGroup::compute(const std::vector<Arrival>&
           if (rank_of(m[k].core) == from) out[j] = src[k];  // none: dst keeps its values
       }
       break;
+    case CollectiveKind::kAllToAllV:
+    case CollectiveKind::kAllGatherV:
+      break;  // refused by mismatch()
   }
   std::vector<std::vector<uint8_t>> bytes(n);
   for (size_t j = 0; j < n; ++j) bytes[j] = to_bytes(out[j], width);

@@ -59,9 +59,16 @@ ProfilePath named_path(const profile::CriticalPath& cp, const isa::Program& prog
     std::string name = instruction_name(ins);
     std::string source = ins.origin.file >= 0 ? isa::source_of(program, ins) : std::string();
     const auto [pos, added] = item_of.try_emplace({transfer, e, name, source}, p.top.size());
-    if (added)
-      p.top.push_back(
-          PathItem{std::move(name), e, transfer, index, ins.source_line, std::move(source)});
+    if (added) {
+      PathItem fresh;
+      fresh.name = std::move(name);
+      fresh.engine = e;
+      fresh.transfer = transfer;
+      fresh.index = index;
+      fresh.line = ins.source_line;
+      fresh.source = std::move(source);
+      p.top.push_back(std::move(fresh));
+    }
     PathItem& item = p.top[pos->second];
     if (index < item.index) {
       item.index = index;
