@@ -36,12 +36,7 @@ struct EagerCase {
 };
 
 ops::AttentionSpec spec_of(const EagerCase& c, bool save) {
-  ops::AttentionSpec s;
-  s.batch = c.batch;
-  s.seq = c.seq;
-  s.q_heads = c.q_heads;
-  s.kv_heads = c.kv_heads;
-  s.head_dim = c.head_dim;
+  ops::AttentionSpec s = attention_shape(c.batch, c.seq, c.q_heads, c.kv_heads, c.head_dim);
   s.causal = c.causal;
   s.rope = c.rope;
   s.qk_norm = c.qk_norm;

@@ -34,12 +34,7 @@ TEST_P(AttentionTest, Attention) {
         AttnCase{false, true, true}, AttnCase{true, true, false}, AttnCase{true, false, true}}) {
     SCOPED_TRACE(::testing::Message()
                  << "causal " << c.causal << " rope " << c.rope << " qk_norm " << c.qk_norm);
-    ops::AttentionSpec s;
-    s.batch = B;
-    s.seq = S;
-    s.q_heads = Hq;
-    s.kv_heads = Hkv;
-    s.head_dim = d;
+    ops::AttentionSpec s = attention_shape(B, S, Hq, Hkv, d);
     s.causal = c.causal;
     s.rope = c.rope;
     s.qk_norm = c.qk_norm;
@@ -129,12 +124,7 @@ class AttentionCacheTest : public ::testing::TestWithParam<std::tuple<std::strin
 TEST_P(AttentionCacheTest, AttentionWithKvCache) {
   const arch::ChipSpec& spec = chip(std::get<0>(GetParam()));
   const int64_t B = 2, L = std::get<1>(GetParam()), Hq = 4, Hkv = 2, d = 64;
-  ops::AttentionSpec full;
-  full.batch = B;
-  full.seq = L;
-  full.q_heads = Hq;
-  full.kv_heads = Hkv;
-  full.head_dim = d;
+  ops::AttentionSpec full = attention_shape(B, L, Hq, Hkv, d);
   full.rope = full.qk_norm = true;
   Inputs in;
   in["q"] = values(B * L * Hq * d, 71, 2.0f);
@@ -214,12 +204,7 @@ TEST_P(AttentionTest, AttentionSavesLse) {
   in["v"] = values(B * S * Hkv * d, 93, 1.0f);
   for (const bool causal : {true, false}) {
     SCOPED_TRACE(::testing::Message() << "causal " << causal);
-    ops::AttentionSpec s;
-    s.batch = B;
-    s.seq = S;
-    s.q_heads = Hq;
-    s.kv_heads = Hkv;
-    s.head_dim = d;
+    ops::AttentionSpec s = attention_shape(B, S, Hq, Hkv, d);
     s.causal = causal;
     const auto plain = run(spec, ops::attention(spec, s), in);
     s.save_lse = true;
