@@ -302,19 +302,20 @@ class Builder {
     }
     layer_ = -1;
     int out = x;
-    if (m_.model_type == "bert" && !o_.mlm_head) out = gather("encoder", x, H);  // whole
-    if (m_.model_type == "bert" && o_.mlm_head) {
+    // The vocabulary of the head split over the ranks and padded to a multiple of them, as
+    // Megatron pads it.
+    const int64_t vocab_per_rank = (m_.vocab + tp - 1) / tp;
+    if (m_.model_type != "bert") {
+      const int xf = gather("lm_head", norm("norm", x, H), H);
+      out = linear("lm_head", xf, H, vocab_per_rank, false, true);
+    } else if (o_.mlm_head) {
       const std::string c = "cls.predictions";
       int t = linear(c + ".transform.dense", gather(c, x, H), H, H, true);
       t = unary_act(c + ".transform.act_fn", t, m_.mlp_act, H);
       t = norm(c + ".transform.LayerNorm", t, H);
-      // The vocabulary split over the ranks and padded to a multiple of them, as the lm head.
-      out = linear(c + ".decoder", t, H, (m_.vocab + tp - 1) / tp, true, true);
-    }
-    if (m_.model_type != "bert") {
-      const int xf = gather("lm_head", norm("norm", x, H), H);
-      // The vocabulary padded to a multiple of the ranks, as Megatron pads it.
-      out = linear("lm_head", xf, H, (m_.vocab + tp - 1) / tp, false, true);
+      out = linear(c + ".decoder", t, H, vocab_per_rank, true, true);
+    } else {
+      out = gather("encoder", x, H);  // the encoder's output, whole
     }
     g_.values[static_cast<size_t>(out)].kind = ValueKind::kOutput;
     return std::move(g_);
