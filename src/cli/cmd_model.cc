@@ -27,7 +27,7 @@ struct ModelOptions {
   int tp = 0, ep = 1;
   int64_t batch = 1, seq = 128, layers = -1;
   bool json = false, list = false, no_fuse = false, no_search = false, graph = false;
-  bool train = false, prefetch = false;
+  bool train = false, prefetch = false, apart = false;
   int64_t micro_batches = 1;
   double lr = 1e-4, weight_decay = 0.0;
   std::string trace;
@@ -70,6 +70,7 @@ void run_model_cmd(const ModelOptions& o, Io& io) {
   ro.search_tilings = !o.no_search;
   ro.train = o.train;
   ro.prefetch = o.prefetch;
+  ro.overlap_kernels = !o.apart;
   ro.micro_batches = o.micro_batches;
   ro.optimizer.lr = o.lr;
   ro.optimizer.weight_decay = o.weight_decay;
@@ -183,6 +184,9 @@ void setup_model_command(CLI::App& app, Io& io) {
   sub->add_flag("--prefetch", o->prefetch,
                 "what-if: each linear's first weight blocks load under the collectives and "
                 "latency-bound kernels before it (docs/models.md)");
+  sub->add_flag("--kernels-apart", o->apart,
+                "time each kernel alone, back to back, instead of each beside the kernel before "
+                "it (docs/models.md: kernels timed together)");
   sub->add_flag("--train", o->train,
                 "a training step instead of a forward: forward, cross-entropy loss, backward and "
                 "one AdamW step (bf16 weights, fp32 master weights and moments)");

@@ -50,20 +50,45 @@ KernelTiming KernelCache::simulate(const Kernel& k, const ops::LinearTiling* til
   }
   Kernel kk = k;
   if (tiling != nullptr) kk.linear.tiling = *tiling;
-  const isa::Program p = build_program(chip_, kk);
+  t = run_program(build_program(chip_, kk), std::string(k.kind_name()), k.describe());
+  t.tiling = kk.linear.tiling;
+  return t;
+}
+
+KernelTiming KernelCache::run_program(const isa::Program& p, const std::string& what,
+                                      const std::string& detail) {
   std::vector<const isa::Program*> progs(static_cast<size_t>(copies_), &p);
   chip::ChipRunner runner(chip_, progs, 1, core::RunMode::kTimingOnly);
   const chip::ChipResult r = runner.run();
   if (!r.ok())
-    throw InputError(std::string(k.kind_name()), k.describe(),
+    throw InputError(what, detail,
                      fmt::format("the kernel faulted on the simulated core:\n{}", r.faults_text()));
   const core::TimingResult& c = r.cores.front();
+  KernelTiming t;
   t.time = r.total;
   t.hbm_bytes = c.dma.hbm_read_bytes + c.dma.hbm_write_bytes;
   t.instructions = c.instructions;
   t.bound = c.bound().verdict;
-  t.tiling = kk.linear.tiling;
   return t;
+}
+
+const KernelTiming* KernelCache::time_segment(const std::vector<SegmentItem>& items) {
+  const std::string key = segment_key(items);
+  if (auto it = segments_.find(key); it != segments_.end()) {
+    return it->second ? &*it->second : nullptr;
+  }
+  std::optional<isa::Program> p;
+  try {
+    p = build_segment(chip_, items);
+  } catch (const InputError&) {
+    segments_.emplace(key, std::nullopt);  // not buildable as one program: timed apart
+    return nullptr;
+  }
+  ++simulated_;
+  std::string detail;
+  for (const SegmentItem& it : items)
+    detail += (detail.empty() ? "" : " + ") + it.kernel.describe();
+  return &*segments_.emplace(key, run_program(*p, "segment", detail)).first->second;
 }
 
 ops::LinearTiling KernelCache::search(const Kernel& k) {

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -18,6 +19,7 @@
 #include "base/units.h"
 #include "fabric/collective.h"
 #include "graph/lower.h"
+#include "graph/segment.h"
 
 namespace trnsim::graph {
 
@@ -56,11 +58,22 @@ class KernelCache {
   int simulated() const { return simulated_; }  // simulations run, tiling probes included
   int hits() const { return hits_; }
 
+  // Consecutive kernels emitted into one program (graph/segment.h), simulated once per
+  // segment_key like a kernel: the segment's time on the chip, launch excluded. The items'
+  // kernels carry their tilings. Null when the kernels cannot be built into one program (an
+  // output that does not fit the input it feeds); InputError when the program faults.
+  const KernelTiming* time_segment(const std::vector<SegmentItem>& items);
+  // Segments built (those that could not be built included); their runs count in simulated().
+  int segments() const { return static_cast<int>(segments_.size()); }
+
   // Also time each linear warm (KernelTiming::warm_time), for cross-kernel prefetch.
   void set_warm_timing(bool on) { warm_ = on; }
 
  private:
   KernelTiming simulate(const Kernel& k, const ops::LinearTiling* tiling);
+  // One program on the ranks of one HBM stack; `what` and `detail` name it in errors.
+  KernelTiming run_program(const isa::Program& p, const std::string& what,
+                           const std::string& detail);
   ops::LinearTiling search(const Kernel& k);
 
   const arch::ChipSpec& chip_;
@@ -69,6 +82,7 @@ class KernelCache {
   bool warm_ = false;  // also time linears with their first weight blocks prefetched
   std::unique_ptr<fabric::Fabric> fabric_;
   std::map<std::string, KernelTiming> cache_;
+  std::map<std::string, std::optional<KernelTiming>> segments_;
   std::map<std::string, ops::LinearTiling> tilings_;
   int simulated_ = 0, hits_ = 0;
 };

@@ -32,6 +32,7 @@ nlohmann::json ModelResult::to_json() const {
                       {"overlapped_us", overlapped_us},
                       {"launch_us", launch_us},
                       {"prefetch_us", prefetch_us},
+                      {"overlap_us", overlap_us},
                       {"flops", flops},
                       {"mfu", mfu},
                       {"hbm_bytes", hbm_bytes},

@@ -75,6 +75,12 @@ struct ModelRunOptions {
   // compiler schedules such loads across a collective is not public; on VALIDATION.md s8 and
   // s9 it helps some figures and hurts others (docs/models.md), so it is not the default.
   bool prefetch = false;
+  // Adjacent compute kernels timed as one program (graph/segment.h): each kernel costs what it
+  // adds after the kernel before it, T(before, it) - T(before), so its weight loads run under
+  // that kernel and the boundary's fill and drain overlap, as in one compiled graph. Not across
+  // a collective (what a compiler schedules around one is the prefetch what-if's question).
+  // false: kernels back to back, each timed alone.
+  bool overlap_kernels = true;
   // Caches of kernel timings shared with other runs (a plan search's): each distinct kernel
   // is simulated once for all of them. Null: this run's own. With a pool, the result's
   // kernels_simulated / simulations / cache_hits count the shared cache's whole life.
@@ -86,7 +92,7 @@ struct ModelRunOptions {
 struct OpRow {
   std::string name, kind, detail, bound, tiling, fused;
   int64_t count = 0;
-  double time_us = 0;     // one instance
+  double time_us = 0;     // one instance (the mean over them: what it adds after the kernel before it)
   double flops = 0;       // one instance, one rank
   int64_t hbm_bytes = 0;  // one instance, one rank
   double total_us() const { return time_us * static_cast<double>(count); }
@@ -102,6 +108,7 @@ struct ModelResult {
   double latency_us = 0;  // forward, launch included
   double launch_us = 0;
   double prefetch_us = 0;          // kernel time hidden by cross-kernel weight prefetch (one rank)
+  double overlap_us = 0;           // kernel time hidden by timing adjacent kernels together
   double flops = 0;                // the model's useful FLOPs (all ranks)
   double mfu = 0;                  // flops / (latency x chip bf16 peak of the ranks used)
   int64_t hbm_bytes = 0;           // all ranks

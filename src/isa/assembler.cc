@@ -269,8 +269,8 @@ Program assemble_file(const std::filesystem::path& path) {
   p.symbols.push_back(path.string());
   const auto file = static_cast<int32_t>(p.symbols.size() - 1);
   for (Stream& s : p.streams)
-    for (Instruction& in : s)
-      if (in.source_line > 0) in.origin.file = file;
+    for (Instruction& ins : s)
+      if (ins.source_line > 0) ins.origin.file = file;
   return p;
 }
 

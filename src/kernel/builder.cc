@@ -3,6 +3,7 @@
 #include "kernel/builder.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <atomic>
 
@@ -54,6 +55,20 @@ KernelBuilder::~KernelBuilder() = default;
 
 Tensor KernelBuilder::tensor(std::string name, num::Format dtype, std::vector<int64_t> shape,
                              isa::TensorKind kind) {
+  std::string local;
+  if (multi_kernel_) {
+    if (auto it = kernel_bound_.find(name); it != kernel_bound_.end()) {
+      if (kind != isa::TensorKind::kInput)
+        call_error(fmt::format("output('{}')", name), "a bound tensor is an input of the kernel");
+      if (it->second.shape() != shape || it->second.dtype() != dtype)
+        call_error(fmt::format("input('{}')", name),
+                   fmt::format("the kernel asks for {} [{}] but {} is bound to it", dtype.name(),
+                               fmt::join(shape, ", "), it->second.describe()));
+      return kernel_tensors_[name] = it->second;
+    }
+    local = name;
+    name = kernel_prefix_ + name;
+  }
   const isa::HbmTensor& t = prog_.add_tensor(name, dtype, shape, kind);
   if (hbm_bytes_ > 0 && t.address + t.bytes() > hbm_bytes_) {
     const std::string msg =
@@ -74,7 +89,30 @@ Tensor KernelBuilder::tensor(std::string name, num::Format dtype, std::vector<in
   region->builder = id_;
   region->row_elements = t.row_elements();
   region->shape = t.shape;
-  return View(std::move(region), 0, 0, row_major(t.shape, 0));
+  View whole(std::move(region), 0, 0, row_major(t.shape, 0));
+  if (multi_kernel_) kernel_tensors_[local] = whole;
+  return whole;
+}
+
+void KernelBuilder::begin_kernel(std::string prefix, std::map<std::string, View> bound) {
+  for (const auto& [name, v] : bound)
+    if (!v.valid() || v.space() != isa::Space::kHbm || v.region().builder != id_)
+      call_error("begin_kernel", fmt::format("'{}' is not bound to an HBM tensor of this program",
+                                             name));
+  multi_kernel_ = true;
+  kernel_prefix_ = std::move(prefix);
+  kernel_bound_ = std::move(bound);
+  kernel_tensors_.clear();
+  dma_policy_ = DmaPolicy{};
+  next_load_trigger_ = 0;
+  rounding_ = num::Rounding::kNearestEven;
+}
+
+const View& KernelBuilder::kernel_tensor(const std::string& name) const {
+  auto it = kernel_tensors_.find(name);
+  if (it == kernel_tensors_.end())
+    throw InternalError(fmt::format("the kernel '{}' declared no tensor '{}'", kernel_prefix_, name));
+  return it->second;
 }
 
 Tensor KernelBuilder::input(std::string name, num::Format dtype, std::vector<int64_t> shape) {

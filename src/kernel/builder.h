@@ -51,6 +51,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -102,6 +103,20 @@ class KernelBuilder {
   Tensor output(std::string name, num::Format dtype, std::vector<int64_t> shape);
   Tensor inout(std::string name, num::Format dtype, std::vector<int64_t> shape);
   Tensor scratch(std::string name, num::Format dtype, std::vector<int64_t> shape);
+
+  // --- Several kernels in one program (graph/segment.h: a compiled graph's kernels timed as
+  // the one instruction stream the compiler makes of them) ---
+  // Starts the next kernel. The HBM tensors it declares are named `prefix` + name (two
+  // kernels' "x" do not collide), except an input whose name is in `bound`: that returns the
+  // bound view (an earlier kernel's output, or columns of one), which must have the shape
+  // and dtype asked, so its loads wait for the stores that wrote it (read after write in
+  // HBM), while loads of its other tensors (weights) may start under the kernels before it.
+  // The DMA policy and the rounding return to their defaults. InputError when a bound view's
+  // shape or dtype is not the one asked.
+  void begin_kernel(std::string prefix, std::map<std::string, View> bound);
+  // A tensor the current kernel declared (or was bound), by its unprefixed name. InternalError
+  // when it declared none of that name.
+  const View& kernel_tensor(const std::string& name) const;
 
   // --- On-chip tiles: shape[0] is the partition dim (<= 128), the rest free dims ---
   // Placed at build() (above). Throws InputError naming the tile and the bytes when it is
@@ -456,6 +471,10 @@ class KernelBuilder {
   DepTracker deps_;
   SyncResolver sync_;
   DmaPolicy dma_policy_;
+  // begin_kernel: the current kernel's prefix, bindings and tensors by unprefixed name.
+  bool multi_kernel_ = false;
+  std::string kernel_prefix_;
+  std::map<std::string, View> kernel_bound_, kernel_tensors_;
   num::Rounding rounding_ = num::Rounding::kNearestEven;  // set_rounding
   std::array<int32_t, isa::kNumEngines> dma_rotation_{};
   size_t next_load_trigger_ = 0;

@@ -67,8 +67,8 @@ struct Lane {
 };
 }  // namespace
 
-isa::Program attention(const arch::ChipSpec& chip, const AttentionSpec& s) {
-  if (s.eager) return attention_eager(chip, s);
+void emit_attention(kernel::KernelBuilder& kb, const arch::ChipSpec& chip, const AttentionSpec& s) {
+  if (s.eager) return emit_attention_eager(kb, chip, s);
   using isa::ActFunc;
   using isa::AluOp;
   using kernel::all;
@@ -116,7 +116,6 @@ isa::Program attention(const arch::ChipSpec& chip, const AttentionSpec& s) {
       static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)) / (quant ? s.k_scale : 1.0));
   const float cmax = quant ? static_cast<float>(cdt.max_finite()) : 0.0f;
 
-  kernel::KernelBuilder kb(chip);
   const kernel::Tensor q = kb.input("q", dt, {s.batch * S, s.q_heads * d});
   const kernel::Tensor k = kb.input("k", dt, {s.batch * S, s.kv_heads * d});
   const kernel::Tensor v = kb.input("v", dt, {s.batch * S, s.kv_heads * d});
@@ -606,6 +605,11 @@ isa::Program attention(const arch::ChipSpec& chip, const AttentionSpec& s) {
       }
     }
   }
+}
+
+isa::Program attention(const arch::ChipSpec& chip, const AttentionSpec& s) {
+  kernel::KernelBuilder kb(chip);
+  emit_attention(kb, chip, s);
   return kb.build();
 }
 

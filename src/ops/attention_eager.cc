@@ -81,7 +81,7 @@ EagerDims eager_dims(const arch::ChipSpec& chip, const AttentionSpec& s) {
   return e;
 }
 
-isa::Program attention_eager(const arch::ChipSpec& chip, const AttentionSpec& s) {
+void emit_attention_eager(kernel::KernelBuilder& kb, const arch::ChipSpec& chip, const AttentionSpec& s) {
   using isa::ActFunc;
   using isa::AluOp;
   using isa::Engine;
@@ -95,7 +95,6 @@ isa::Program attention_eager(const arch::ChipSpec& chip, const AttentionSpec& s)
   const float scale = er.scale;
   const bool dma_t = er.dma_t;
 
-  kernel::KernelBuilder kb(chip);
   const kernel::Tensor q = kb.input("q", dt, {s.batch * S, s.q_heads * d});
   const kernel::Tensor k = kb.input("k", dt, {s.batch * S, s.kv_heads * d});
   const kernel::Tensor v = kb.input("v", dt, {s.batch * S, s.kv_heads * d});
@@ -329,6 +328,11 @@ isa::Program attention_eager(const arch::ChipSpec& chip, const AttentionSpec& s)
           kb.dma_copy(out({b * S + q0, b * S + q0 + p}, {hq * d, hq * d + d}), ob);
         }
     }
+}
+
+isa::Program attention_eager(const arch::ChipSpec& chip, const AttentionSpec& s) {
+  kernel::KernelBuilder kb(chip);
+  emit_attention_eager(kb, chip, s);
   return kb.build();
 }
 

@@ -39,6 +39,8 @@ EagerDims eager_dims(const arch::ChipSpec& chip, const AttentionSpec& s);
 void check_eager_attention(std::string_view op, const arch::ChipSpec& chip, const AttentionSpec& s);
 
 isa::Program attention_eager(const arch::ChipSpec& chip, const AttentionSpec& s);
+void emit_attention_eager(kernel::KernelBuilder& kb, const arch::ChipSpec& chip,
+                          const AttentionSpec& s);
 isa::Program attention_eager_backward(const arch::ChipSpec& chip, const AttentionSpec& s);
 
 }  // namespace trnsim::ops

@@ -8,7 +8,7 @@
 
 namespace trnsim::ops {
 
-isa::Program elementwise(const arch::ChipSpec& chip, const ElementwiseSpec& s) {
+void emit_elementwise(kernel::KernelBuilder& kb, const arch::ChipSpec& chip, const ElementwiseSpec& s) {
   require_range("elementwise", "tokens", s.tokens, 1, int64_t{1} << 24);
   require_range("elementwise", "features", s.features, 1, 65536);
   if (s.op == Elementwise::kAct && (s.act == Act::kNone || is_glu(s.act)))
@@ -16,7 +16,6 @@ isa::Program elementwise(const arch::ChipSpec& chip, const ElementwiseSpec& s) {
                      "an activation kernel needs a single activation, not none or a GLU");
   const int64_t parts = chip.core.sbuf.partitions;
   const bool binary = s.op != Elementwise::kAct;
-  kernel::KernelBuilder kb(chip);
   const kernel::Tensor a = kb.input("a", s.dtype, {s.tokens, s.features});
   const kernel::Tensor b =
       binary ? kb.input("b", s.dtype, {s.tokens, s.features}) : kernel::Tensor{};
@@ -39,6 +38,11 @@ isa::Program elementwise(const arch::ChipSpec& chip, const ElementwiseSpec& s) {
     }
     kb.dma_copy(y({r0, r0 + p}), at);
   }
+}
+
+isa::Program elementwise(const arch::ChipSpec& chip, const ElementwiseSpec& s) {
+  kernel::KernelBuilder kb(chip);
+  emit_elementwise(kb, chip, s);
   return kb.build();
 }
 

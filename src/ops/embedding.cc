@@ -9,14 +9,13 @@
 
 namespace trnsim::ops {
 
-isa::Program embedding(const arch::ChipSpec& chip, const EmbeddingSpec& s) {
+void emit_embedding(kernel::KernelBuilder& kb, const arch::ChipSpec& chip, const EmbeddingSpec& s) {
   require_range("embedding", "tokens", s.tokens, 1, int64_t{1} << 24);
   require_range("embedding", "vocab", s.vocab, 1, int64_t{1} << 24);
   require_range("embedding", "hidden", s.hidden, 1, 65536);
   require_range("embedding", "positions", s.positions, 0, int64_t{1} << 24);
   const int64_t parts = chip.core.sbuf.partitions;
   const int64_t T = s.tokens, H = s.hidden;
-  kernel::KernelBuilder kb(chip);
   const kernel::Tensor ids = kb.input("ids", num::int_format(num::Dtype::kInt32), {T});
   const kernel::Tensor table = kb.input("table", s.dtype, {s.vocab, H});
   kernel::Tensor pos_ids, pos_table;
@@ -45,6 +44,11 @@ isa::Program embedding(const arch::ChipSpec& chip, const EmbeddingSpec& s) {
     }
     kb.dma_copy(y({r0, r0 + p}), rows);
   }
+}
+
+isa::Program embedding(const arch::ChipSpec& chip, const EmbeddingSpec& s) {
+  kernel::KernelBuilder kb(chip);
+  emit_embedding(kb, chip, s);
   return kb.build();
 }
 

@@ -290,7 +290,7 @@ std::vector<LinearTiling> linear_tilings(const arch::ChipSpec& chip, const Linea
   return fit;
 }
 
-isa::Program linear(const arch::ChipSpec& chip, const LinearSpec& s) {
+void emit_linear(kernel::KernelBuilder& kb, const arch::ChipSpec& chip, const LinearSpec& s) {
   check(chip, s);
   const Plan plan = plan_of(chip, s);
   const int64_t parts = chip.core.sbuf.partitions;
@@ -301,7 +301,6 @@ isa::Program linear(const arch::ChipSpec& chip, const LinearSpec& s) {
   const num::Format wdt = s.weight_dtype.value_or(dt);          // in HBM
   const num::Format swdt = linear_sbuf_weight_format(chip, s);  // in SBUF, into TensorE
 
-  kernel::KernelBuilder kb(chip);
   const kernel::Tensor x = kb.input("x", dt, {T, K});
   kernel::Tensor delta, h;
   if (s.residual_in) {
@@ -508,7 +507,7 @@ isa::Program linear(const arch::ChipSpec& chip, const LinearSpec& s) {
       };
       for (int64_t k0 = 0; k0 < kt; k0 += kc) {
         const int64_t k1 = std::min(kt, k0 + kc);
-        const bool pre = s.weights_prefetched && wblock_no < kWeightBuffers;
+        const bool pre = (s.weights_prefetched || s.weights_first) && wblock_no < kWeightBuffers;
         const size_t wb = static_cast<size_t>(wblock_no++ % kWeightBuffers);
         if (!pre) load_w(w_bufs[wb], w, k0, k1, n0, groups * parts);
         if (glu && !pre) load_w(wu_bufs[wb], w_up, k0, k1, n0, groups * parts);
@@ -552,6 +551,20 @@ isa::Program linear(const arch::ChipSpec& chip, const LinearSpec& s) {
       kb.dma_copy(transposed(y, n0, groups), yt);
     }
   };
+  if (s.weights_first && !s.weights_prefetched) {
+    // The first blocks in the order the loops below take them (the first token block's).
+    int64_t issued = 0;
+    for (int64_t n0 = 0; n0 < N && issued < kWeightBuffers; n0 += nb) {
+      const int64_t nbn = wst ? std::min(nb, N - n0) / parts * parts : std::min(nb, N - n0);
+      const int64_t step = wst || plan.chunks != 1 ? kc : kt;
+      for (int64_t k0 = 0; k0 < kt && issued < kWeightBuffers; k0 += step, ++issued) {
+        const int64_t k1 = std::min(kt, k0 + step);
+        const size_t wb = static_cast<size_t>(issued % kWeightBuffers);
+        load_w(w_bufs[wb], w, k0, k1, n0, nbn);
+        if (glu) load_w(wu_bufs[wb], w_up, k0, k1, n0, nbn);
+      }
+    }
+  }
   for (int64_t t0 = 0, blk = 0; t0 < T; t0 += tb, ++blk) {
     const int64_t tbn = std::min(tb, T - t0);
     Tile xT = cols ? xc : xT_bufs[static_cast<size_t>(blk % 2)];
@@ -623,7 +636,8 @@ isa::Program linear(const arch::ChipSpec& chip, const LinearSpec& s) {
         if (glu) load_row(su_t, "w_up_scale", ws_up);
       }
       // The first kWeightBuffers blocks' loads are the graph's when they were prefetched.
-      const bool preloaded = s.weights_prefetched && wblock_no < kWeightBuffers;
+      const bool preloaded =
+          (s.weights_prefetched || s.weights_first) && wblock_no < kWeightBuffers;
       if (plan.chunks == 1) {
         const size_t wb = static_cast<size_t>(wblock_no++ % kWeightBuffers);
         if (!preloaded) load_w(w_bufs[wb], w, 0, kt, n0, nbn);
@@ -638,7 +652,7 @@ isa::Program linear(const arch::ChipSpec& chip, const LinearSpec& s) {
       }
       for (int64_t k0 = 0; k0 < kt; k0 += kc) {
         const int64_t k1 = std::min(kt, k0 + kc);
-        const bool pre = s.weights_prefetched && wblock_no < kWeightBuffers;
+        const bool pre = (s.weights_prefetched || s.weights_first) && wblock_no < kWeightBuffers;
         const size_t wb = static_cast<size_t>(wblock_no++ % kWeightBuffers);
         if (!pre) load_w(w_bufs[wb], w, k0, k1, n0, nbn);
         if (glu && !pre) load_w(wu_bufs[wb], w_up, k0, k1, n0, nbn);
@@ -650,6 +664,11 @@ isa::Program linear(const arch::ChipSpec& chip, const LinearSpec& s) {
                  std::min(parts, tbn - m0), n0, nbn);
     }
   }
+}
+
+isa::Program linear(const arch::ChipSpec& chip, const LinearSpec& s) {
+  kernel::KernelBuilder kb(chip);
+  emit_linear(kb, chip, s);
   return kb.build();
 }
 

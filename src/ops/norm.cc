@@ -9,14 +9,13 @@
 
 namespace trnsim::ops {
 
-isa::Program norm(const arch::ChipSpec& chip, const NormSpec& s) {
+void emit_norm(kernel::KernelBuilder& kb, const arch::ChipSpec& chip, const NormSpec& s) {
   require_range("norm", "tokens", s.tokens, 1, int64_t{1} << 24);
   require_range("norm", "features", s.features, 1, 65536);
   if (s.norm == Norm::kNone)
     throw InputError("norm", "norm", "a norm kernel needs rmsnorm or layernorm");
   const int64_t parts = chip.core.sbuf.partitions;
   const int64_t T = s.tokens, F = s.features;
-  kernel::KernelBuilder kb(chip);
   const kernel::Tensor x = kb.input("x", s.dtype, {T, F});
   kernel::Tensor delta, h;
   if (s.residual_in) {
@@ -46,6 +45,11 @@ isa::Program norm(const arch::ChipSpec& chip, const NormSpec& s) {
     normalize_rows(kb, s.norm, s.eps, yt, xt, np, scratch[b], p);
     kb.dma_copy(y({r0, r0 + p}), yt);
   }
+}
+
+isa::Program norm(const arch::ChipSpec& chip, const NormSpec& s) {
+  kernel::KernelBuilder kb(chip);
+  emit_norm(kb, chip, s);
   return kb.build();
 }
 

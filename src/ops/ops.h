@@ -27,6 +27,10 @@
 #include "isa/program.h"
 #include "numerics/format.h"
 
+namespace trnsim::kernel {
+class KernelBuilder;
+}  // namespace trnsim::kernel
+
 namespace trnsim::ops {
 
 enum class Norm : uint8_t { kNone, kRms, kLayer };
@@ -82,6 +86,11 @@ struct LinearSpec {
   // already in SBUF, loaded by the graph while earlier kernels ran, so the kernel does not load
   // them (their buffers' contents are whatever SBUF held: not for values).
   bool weights_prefetched = false;
+  // The first weight blocks' loads (as many as the weight buffers hold) are issued before x's,
+  // as one compiled graph's schedule issues them (graph/segment.h: there x is an earlier
+  // kernel's output, and its load waits for that kernel's stores, which would hold the weight
+  // stream behind it); false: in the loop, as the kernel alone is written.
+  bool weights_first = false;
   // Weight-only quantization (NxD Inference's quantized linears, neuronx-distributed
   // QuantizedColumnParallel / QuantizedRowParallel): w (w_gate, w_up) is held in HBM in this
   // 1-byte format (int8 or an FP8), unset: in dtype. A format TensorE takes (the generation's
@@ -197,5 +206,15 @@ struct ElementwiseSpec {
   Act act = Act::kNone;  // kAct: not a GLU
 };
 isa::Program elementwise(const arch::ChipSpec& chip, const ElementwiseSpec& s);
+
+// The kernels above emitted into a builder that may already hold other kernels (a compiled
+// graph's kernels timed as one program, graph/segment.h; KernelBuilder::begin_kernel names
+// and binds their tensors); the functions above build each alone.
+void emit_linear(kernel::KernelBuilder& kb, const arch::ChipSpec& chip, const LinearSpec& s);
+void emit_attention(kernel::KernelBuilder& kb, const arch::ChipSpec& chip, const AttentionSpec& s);
+void emit_norm(kernel::KernelBuilder& kb, const arch::ChipSpec& chip, const NormSpec& s);
+void emit_embedding(kernel::KernelBuilder& kb, const arch::ChipSpec& chip, const EmbeddingSpec& s);
+void emit_elementwise(kernel::KernelBuilder& kb, const arch::ChipSpec& chip,
+                      const ElementwiseSpec& s);
 
 }  // namespace trnsim::ops
