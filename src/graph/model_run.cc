@@ -183,8 +183,10 @@ ModelResult run_graph(Graph g, const std::string& name, const ModelRunOptions& o
   StreamSchedule sched(g.values.size());
   int64_t layers_seen = -1;
   Picoseconds hbm_idle{0};  // time since the last HBM-bound kernel (prefetch)
-  // The compute kernel placed last, which the next is timed beside (overlap_kernels).
+  // The compute kernel placed last, which the next is timed beside (overlap_kernels), and its
+  // time alone.
   std::optional<SegmentItem> before;
+  Picoseconds before_alone{0};
   std::vector<double> row_us;  // per row: the time of all its instances
   // A training step with gradient accumulation runs the forward and backward once per
   // micro-batch, then the optimizer once.
@@ -209,17 +211,18 @@ ModelResult run_graph(Graph g, const std::string& name, const ModelRunOptions& o
       if (o.overlap_kernels && st.repeat == 1 && segmentable(k.kind)) {
         SegmentItem item{&n, k};
         item.kernel.linear.tiling = t.tiling;
-        const Picoseconds alone = before ? cache.time(before->kernel).time : Picoseconds(0);
-        if (before && alone + t.time <= kSegmentMaxTime) {
+        if (before && before_alone + t.time <= kSegmentMaxTime) {
           // What this kernel adds after the one before it, at most its time alone.
           if (const KernelTiming* pair = cache.time_segment({*before, item})) {
-            const int64_t added = std::clamp<int64_t>(pair->time.v - alone.v, 0, t.time.v);
+            const int64_t added =
+                std::clamp<int64_t>(pair->time.v - before_alone.v, 0, t.time.v);
             res.overlap_us += static_cast<double>(t.time.v - added) / 1e6;
             dur = Picoseconds(added);
             overlapped = true;
           }
         }
         before = std::move(item);
+        before_alone = t.time;
       } else {
         before.reset();
       }

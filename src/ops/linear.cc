@@ -473,6 +473,9 @@ void emit_linear(kernel::KernelBuilder& kb, const arch::ChipSpec& chip, const Li
   };
 
   int64_t tile_no = 0, wblock_no = 0, acc_no = 0, tp_no = 0, y_no = 0;
+  // Blocks whose loads were issued before the loops (weights_first), or that the graph
+  // prefetched (weights_prefetched): the loops skip loading the first `ahead` blocks.
+  int64_t ahead = s.weights_prefetched ? kWeightBuffers : 0;
   // The column layout with w stationary (LinearTiling::weight_stationary): per block of nb
   // output channels, groups of 128; group i's y^T [128, p] accumulates w[:, group]^T x^T over
   // K in PSUM (groups packed p columns apart in the banks), and ScalarE evacuates it with the
@@ -507,7 +510,7 @@ void emit_linear(kernel::KernelBuilder& kb, const arch::ChipSpec& chip, const Li
       };
       for (int64_t k0 = 0; k0 < kt; k0 += kc) {
         const int64_t k1 = std::min(kt, k0 + kc);
-        const bool pre = (s.weights_prefetched || s.weights_first) && wblock_no < kWeightBuffers;
+        const bool pre = wblock_no < ahead;
         const size_t wb = static_cast<size_t>(wblock_no++ % kWeightBuffers);
         if (!pre) load_w(w_bufs[wb], w, k0, k1, n0, groups * parts);
         if (glu && !pre) load_w(wu_bufs[wb], w_up, k0, k1, n0, groups * parts);
@@ -552,18 +555,19 @@ void emit_linear(kernel::KernelBuilder& kb, const arch::ChipSpec& chip, const Li
     }
   };
   if (s.weights_first && !s.weights_prefetched) {
-    // The first blocks in the order the loops below take them (the first token block's).
-    int64_t issued = 0;
-    for (int64_t n0 = 0; n0 < N && issued < kWeightBuffers; n0 += nb) {
-      const int64_t nbn = wst ? std::min(nb, N - n0) / parts * parts : std::min(nb, N - n0);
-      const int64_t step = wst || plan.chunks != 1 ? kc : kt;
-      for (int64_t k0 = 0; k0 < kt && issued < kWeightBuffers; k0 += step, ++issued) {
-        const int64_t k1 = std::min(kt, k0 + step);
-        const size_t wb = static_cast<size_t>(issued % kWeightBuffers);
-        load_w(w_bufs[wb], w, k0, k1, n0, nbn);
-        if (glu) load_w(wu_bufs[wb], w_up, k0, k1, n0, nbn);
+    // The first blocks in the order the loops below take them: token blocks, then column
+    // blocks, then K chunks.
+    const int64_t step = wst || plan.chunks != 1 ? kc : kt;
+    for (int64_t t0 = 0; t0 < T && ahead < kWeightBuffers; t0 += tb)
+      for (int64_t n0 = 0; n0 < N && ahead < kWeightBuffers; n0 += nb) {
+        const int64_t nbn = wst ? std::min(nb, N - n0) / parts * parts : std::min(nb, N - n0);
+        for (int64_t k0 = 0; k0 < kt && ahead < kWeightBuffers; k0 += step, ++ahead) {
+          const int64_t k1 = std::min(kt, k0 + step);
+          const size_t wb = static_cast<size_t>(ahead % kWeightBuffers);
+          load_w(w_bufs[wb], w, k0, k1, n0, nbn);
+          if (glu) load_w(wu_bufs[wb], w_up, k0, k1, n0, nbn);
+        }
       }
-    }
   }
   for (int64_t t0 = 0, blk = 0; t0 < T; t0 += tb, ++blk) {
     const int64_t tbn = std::min(tb, T - t0);
@@ -636,8 +640,7 @@ void emit_linear(kernel::KernelBuilder& kb, const arch::ChipSpec& chip, const Li
         if (glu) load_row(su_t, "w_up_scale", ws_up);
       }
       // The first kWeightBuffers blocks' loads are the graph's when they were prefetched.
-      const bool preloaded =
-          (s.weights_prefetched || s.weights_first) && wblock_no < kWeightBuffers;
+      const bool preloaded = wblock_no < ahead;
       if (plan.chunks == 1) {
         const size_t wb = static_cast<size_t>(wblock_no++ % kWeightBuffers);
         if (!preloaded) load_w(w_bufs[wb], w, 0, kt, n0, nbn);
@@ -652,7 +655,7 @@ void emit_linear(kernel::KernelBuilder& kb, const arch::ChipSpec& chip, const Li
       }
       for (int64_t k0 = 0; k0 < kt; k0 += kc) {
         const int64_t k1 = std::min(kt, k0 + kc);
-        const bool pre = (s.weights_prefetched || s.weights_first) && wblock_no < kWeightBuffers;
+        const bool pre = wblock_no < ahead;
         const size_t wb = static_cast<size_t>(wblock_no++ % kWeightBuffers);
         if (!pre) load_w(w_bufs[wb], w, k0, k1, n0, nbn);
         if (glu && !pre) load_w(wu_bufs[wb], w_up, k0, k1, n0, nbn);

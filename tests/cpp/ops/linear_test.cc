@@ -256,6 +256,57 @@ TEST_P(LinearTest, LinearWeightsInKChunks) {
   check_linear(spec, s, 11);
 }
 
+// Weights first (LinearSpec::weights_first, as a segment of a compiled graph emits a linear
+// after another kernel): the first weight blocks load before x, into the buffers the loops
+// then use, for every layout: rows, K in chunks, columns, weight-stationary columns (with a
+// GLU), packed and as given. The values are the kernel's.
+TEST_P(LinearTest, LinearWeightsFirst) {
+  const arch::ChipSpec& spec = chip(GetParam());
+  struct Case {
+    const char* label;
+    std::function<void(ops::LinearSpec&)> set;
+  };
+  const std::vector<Case> cases{
+      {"rows", [](ops::LinearSpec& s) { s.bias = true; }},
+      {"rows glu packed",
+       [](ops::LinearSpec& s) {
+         s.act = Act::kGluSilu;
+         s.packed_weights = true;
+       }},
+      {"K in chunks",
+       [](ops::LinearSpec& s) {
+         s.tokens = 300;
+         s.in = 3000;
+         s.act = Act::kGluSilu;
+         s.tiling = {256, 512};
+       }},
+      {"columns",
+       [](ops::LinearSpec& s) {
+         s.tokens = 5;
+         s.in = 384;
+         s.norm = Norm::kRms;
+         s.tiling = {128, 512, true};
+       }},
+      {"weight-stationary columns glu",
+       [](ops::LinearSpec& s) {
+         s.tokens = 5;
+         s.in = 384;
+         s.out = 768;
+         s.act = Act::kGluSilu;
+         s.bias = true;
+         s.tiling = {128, 512, true, true};
+       }},
+  };
+  uint64_t seed = 900;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.label);
+    ops::LinearSpec s = linear_base();
+    c.set(s);
+    s.weights_first = true;
+    check_linear(spec, s, seed += 10);
+  }
+}
+
 // Packed weights (the model compiler's layout): plain, GLU with a bias, and K in chunks.
 TEST_P(LinearTest, LinearPackedWeights) {
   const arch::ChipSpec& spec = chip(GetParam());
