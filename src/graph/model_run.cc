@@ -214,8 +214,7 @@ ModelResult run_graph(Graph g, const std::string& name, const ModelRunOptions& o
         if (before && before_alone + t.time <= kSegmentMaxTime) {
           // What this kernel adds after the one before it, at most its time alone.
           if (const KernelTiming* pair = cache.time_segment({*before, item})) {
-            const int64_t added =
-                std::clamp<int64_t>(pair->time.v - before_alone.v, 0, t.time.v);
+            const int64_t added = std::clamp<int64_t>(pair->time.v - before_alone.v, 0, t.time.v);
             res.overlap_us += static_cast<double>(t.time.v - added) / 1e6;
             dur = Picoseconds(added);
             overlapped = true;

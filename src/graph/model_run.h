@@ -92,7 +92,9 @@ struct ModelRunOptions {
 struct OpRow {
   std::string name, kind, detail, bound, tiling, fused;
   int64_t count = 0;
-  double time_us = 0;     // one instance (the mean over them: what it adds after the kernel before it)
+  // One instance: the mean over them of what each adds after the kernel before it (kernels
+  // timed together, ModelRunOptions::overlap_kernels), else of its time alone.
+  double time_us = 0;
   double flops = 0;       // one instance, one rank
   int64_t hbm_bytes = 0;  // one instance, one rank
   double total_us() const { return time_us * static_cast<double>(count); }

@@ -136,8 +136,8 @@ std::string segment_key(const std::vector<SegmentItem>& items) {
     key += " ;; ";
   }
   for (const Feed& f : feeds(items))
-    key += fmt::format("{}.{}<-{}.{}[{}:{}] ", f.to, f.name, f.from, f.out.tensor, f.out.c0,
-                       f.out.c1);
+    key +=
+        fmt::format("{}.{}<-{}.{}[{}:{}] ", f.to, f.name, f.from, f.out.tensor, f.out.c0, f.out.c1);
   return key;
 }
 
@@ -154,8 +154,8 @@ isa::Program build_segment(const arch::ChipSpec& chip, const std::vector<Segment
       const auto& from = tensors[f.from];
       auto it = from.find(f.out.tensor);
       if (it == from.end())
-        throw InternalError(fmt::format("segment: kernel {} wrote no tensor '{}'", f.from,
-                                        f.out.tensor));
+        throw InternalError(
+            fmt::format("segment: kernel {} wrote no tensor '{}'", f.from, f.out.tensor));
       kernel::View v = it->second;
       if (f.out.c1 >= 0) v = v(kernel::all, {f.out.c0, f.out.c1});
       bound.emplace(f.name, std::move(v));

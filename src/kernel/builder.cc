@@ -97,8 +97,8 @@ Tensor KernelBuilder::tensor(std::string name, num::Format dtype, std::vector<in
 void KernelBuilder::begin_kernel(std::string prefix, std::map<std::string, View> bound) {
   for (const auto& [name, v] : bound)
     if (!v.valid() || v.space() != isa::Space::kHbm || v.region().builder != id_)
-      call_error("begin_kernel", fmt::format("'{}' is not bound to an HBM tensor of this program",
-                                             name));
+      call_error("begin_kernel",
+                 fmt::format("'{}' is not bound to an HBM tensor of this program", name));
   multi_kernel_ = true;
   kernel_prefix_ = std::move(prefix);
   kernel_bound_ = std::move(bound);
@@ -111,7 +111,8 @@ void KernelBuilder::begin_kernel(std::string prefix, std::map<std::string, View>
 const View& KernelBuilder::kernel_tensor(const std::string& name) const {
   auto it = kernel_tensors_.find(name);
   if (it == kernel_tensors_.end())
-    throw InternalError(fmt::format("the kernel '{}' declared no tensor '{}'", kernel_prefix_, name));
+    throw InternalError(
+        fmt::format("the kernel '{}' declared no tensor '{}'", kernel_prefix_, name));
   return it->second;
 }
 

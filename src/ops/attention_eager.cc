@@ -81,7 +81,8 @@ EagerDims eager_dims(const arch::ChipSpec& chip, const AttentionSpec& s) {
   return e;
 }
 
-void emit_attention_eager(kernel::KernelBuilder& kb, const arch::ChipSpec& chip, const AttentionSpec& s) {
+void emit_attention_eager(kernel::KernelBuilder& kb, const arch::ChipSpec& chip,
+                          const AttentionSpec& s) {
   using isa::ActFunc;
   using isa::AluOp;
   using isa::Engine;

@@ -8,7 +8,8 @@
 
 namespace trnsim::ops {
 
-void emit_elementwise(kernel::KernelBuilder& kb, const arch::ChipSpec& chip, const ElementwiseSpec& s) {
+void emit_elementwise(kernel::KernelBuilder& kb, const arch::ChipSpec& chip,
+                      const ElementwiseSpec& s) {
   require_range("elementwise", "tokens", s.tokens, 1, int64_t{1} << 24);
   require_range("elementwise", "features", s.features, 1, 65536);
   if (s.op == Elementwise::kAct && (s.act == Act::kNone || is_glu(s.act)))

@@ -40,6 +40,23 @@ TEST(ModelCli, PrintsTheTable) {
     EXPECT_TRUE(has(r.out, part)) << part << "\n" << r.out;
 }
 
+// Kernels are timed beside the kernel before them by default (docs/models.md "Kernels timed
+// together"); --kernels-apart times each alone, which is slower and hides nothing.
+TEST(ModelCli, KernelsApart) {
+  const std::vector<std::string> args{"bert-large", "--chip",   "trn1", "--tp",
+                                      "1",          "--layers", "1",    "--json"};
+  const CliResult together = run_model(args);
+  ASSERT_EQ(together.code, 0) << together.err;
+  std::vector<std::string> apart_args = args;
+  apart_args.push_back("--kernels-apart");
+  const CliResult apart = run_model(apart_args);
+  ASSERT_EQ(apart.code, 0) << apart.err;
+  const auto t = nlohmann::json::parse(together.out), a = nlohmann::json::parse(apart.out);
+  EXPECT_GT(t.at("overlap_us").get<double>(), 0);
+  EXPECT_EQ(a.at("overlap_us").get<double>(), 0);
+  EXPECT_LT(t.at("latency_us").get<double>(), a.at("latency_us").get<double>());
+}
+
 TEST(ModelCli, Json) {
   const CliResult r = run_model({"tiny-llama", "--tp", "1", "--seq", "64", "--json"});
   ASSERT_EQ(r.code, 0) << r.err;

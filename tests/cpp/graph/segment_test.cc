@@ -99,8 +99,8 @@ TEST(Segment, ComputesWhatTheKernelsComputeApart) {
     EXPECT_EQ(seg.find_tensor("k1_x"), nullptr);  // bound to k0_y, not a tensor of its own
     ASSERT_NE(seg.find_tensor("k0_y"), nullptr);
     const std::vector<float> together = run_values(
-        chip, seg,
-        {{"k0_x", x}, {"k0_gamma", gamma}, {"k0_beta", beta}, {"k1_w", w}, {"k1_b", b}}, "k1_y");
+        chip, seg, {{"k0_x", x}, {"k0_gamma", gamma}, {"k0_beta", beta}, {"k1_w", w}, {"k1_b", b}},
+        "k1_y");
     const core::RaceReport races = core::check_races(seg, chip, {200000});
     EXPECT_TRUE(races.clean()) << core::format_race_report(races);
     ASSERT_EQ(together.size(), apart.size());
@@ -142,13 +142,14 @@ TEST(Segment, FusedQkvFeedsAttentionByColumns) {
   EXPECT_TRUE(has(segment_key(items), "1.q<-0.y[0:128]"));
   EXPECT_TRUE(has(segment_key(items), "1.v<-0.y[256:384]"));
   const std::vector<float> x = exact(S * 128, 6, 1.0f), w = exact(128 * 3 * H * D, 7, 1.0f / 8);
-  const std::vector<float> y = run_values(chip, ops::linear(chip, lk.linear), {{"x", x}, {"w", w}}, "y");
+  const std::vector<float> y =
+      run_values(chip, ops::linear(chip, lk.linear), {{"x", x}, {"w", w}}, "y");
   std::vector<float> q, k, v;
   for (int64_t t = 0; t < S; ++t)
     for (int64_t c = 0; c < 3 * H * D; ++c)
       (c < H * D ? q : c < 2 * H * D ? k : v).push_back(y[static_cast<size_t>(t * 3 * H * D + c)]);
-  const std::vector<float> apart = run_values(chip, ops::attention(chip, ak.attention),
-                                              {{"q", q}, {"k", k}, {"v", v}}, "out");
+  const std::vector<float> apart =
+      run_values(chip, ops::attention(chip, ak.attention), {{"q", q}, {"k", k}, {"v", v}}, "out");
   const std::vector<float> together =
       run_values(chip, build_segment(chip, items), {{"k0_x", x}, {"k0_w", w}}, "k1_out");
   ASSERT_EQ(together.size(), apart.size());
@@ -182,12 +183,18 @@ TEST(Segment, BuilderBindsAndPrefixes) {
   EXPECT_EQ(kb.input("w", num::bf16(), {64, 64}).name(), "b_w");
   EXPECT_THROW((void)kb.kernel_tensor("y"), InternalError);  // a's, not b's
   kb.begin_kernel("c_", {{"x", y}});
-  EXPECT_TRUE(has(input_error([&] { (void)kb.input("x", num::bf16(), {64, 128}); }).what(),
+  EXPECT_TRUE(has(input_error([&] {
+                    (void)kb.input("x", num::bf16(), {64, 128});
+                  }).what(),
                   "is bound to it"));
-  EXPECT_TRUE(has(input_error([&] { (void)kb.input("x", num::fp32(), {128, 64}); }).what(),
+  EXPECT_TRUE(has(input_error([&] {
+                    (void)kb.input("x", num::fp32(), {128, 64});
+                  }).what(),
                   "is bound to it"));
   kernel::KernelBuilder other(chip);
-  EXPECT_TRUE(has(input_error([&] { other.begin_kernel("d_", {{"x", y}}); }).what(),
+  EXPECT_TRUE(has(input_error([&] {
+                    other.begin_kernel("d_", {{"x", y}});
+                  }).what(),
                   "not bound to an HBM tensor of this program"));
 }
 
