@@ -225,17 +225,19 @@ ModelResult run_graph(Graph g, const std::string& name, const ModelRunOptions& o
       } else {
         before.reset();
       }
-      if (o.prefetch && st.repeat == 1 && !overlapped) {
+      if (o.prefetch && st.repeat == 1) {
         if (k.kind == KernelKind::kLinear) {
           // Its first weight blocks loaded while the kernels since the last HBM-bound one ran:
           // at most what the kernel saves with them in SBUF (its warm time), at most that idle
-          // time.
+          // time. Timed beside the kernel before it, it already loaded them under that kernel.
           const int64_t hidden =
-              std::clamp<int64_t>(std::min(t.time.v - t.warm_time.v, hbm_idle.v), 0, dur.v);
+              overlapped
+                  ? 0
+                  : std::clamp<int64_t>(std::min(t.time.v - t.warm_time.v, hbm_idle.v), 0, dur.v);
           dur = Picoseconds(dur.v - hidden);
           res.prefetch_us += static_cast<double>(hidden) / 1e6;
           hbm_idle = Picoseconds(0);
-        } else if (t.bound == "dma" || k.kind == KernelKind::kLinear) {
+        } else if (t.bound == "dma") {
           hbm_idle = Picoseconds(0);  // HBM busy: nothing streams ahead under it
         } else {
           hbm_idle += dur;

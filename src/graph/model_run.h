@@ -74,6 +74,7 @@ struct ModelRunOptions {
   // minus warm time (KernelTiming::warm_time) and at most that idle time. Whether the Neuron
   // compiler schedules such loads across a collective is not public; on VALIDATION.md s8 and
   // s9 it helps some figures and hurts others (docs/models.md), so it is not the default.
+  // With overlap_kernels it applies to the kernels not timed beside a kernel before them.
   bool prefetch = false;
   // Adjacent compute kernels timed as one program (graph/segment.h): each kernel costs what it
   // adds after the kernel before it, T(before, it) - T(before), so its weight loads run under
