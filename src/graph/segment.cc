@@ -155,7 +155,7 @@ isa::Program build_segment(const arch::ChipSpec& chip, const std::vector<Segment
       auto it = from.find(f.out.tensor);
       if (it == from.end())
         throw InternalError(
-            fmt::format("segment: kernel {} wrote no tensor '{}'", f.from, f.out.tensor));
+            fmt::format("segment: kernel {} kept no tensor '{}'", f.from, f.out.tensor));
       kernel::View v = it->second;
       if (f.out.c1 >= 0) v = v(kernel::all, {f.out.c0, f.out.c1});
       bound.emplace(f.name, std::move(v));
@@ -166,8 +166,15 @@ isa::Program build_segment(const arch::ChipSpec& chip, const std::vector<Segment
     // weight blocks are issued ahead of that load, under the kernels before it.
     k.linear.weights_first = i > 0;
     emit(kb, chip, k);
-    for (const OutRef& r : output_refs(*items[i].node, items[i].kernel))
-      if (!tensors[i].contains(r.tensor)) tensors[i].emplace(r.tensor, kb.kernel_tensor(r.tensor));
+    for (const OutRef& r : output_refs(*items[i].node, items[i].kernel)) {
+      const kernel::View* t = kb.kernel_tensor(r.tensor);
+      // A node whose outputs are not this kernel's alone (a MoE block's router): timed apart.
+      if (t == nullptr)
+        throw InputError("segment", r.tensor,
+                         fmt::format("kernel {} ({}) writes no tensor '{}'", i,
+                                     items[i].kernel.describe(), r.tensor));
+      tensors[i].emplace(r.tensor, *t);
+    }
   }
   return kb.build();
 }

@@ -108,12 +108,9 @@ void KernelBuilder::begin_kernel(std::string prefix, std::map<std::string, View>
   rounding_ = num::Rounding::kNearestEven;
 }
 
-const View& KernelBuilder::kernel_tensor(const std::string& name) const {
+const View* KernelBuilder::kernel_tensor(const std::string& name) const {
   auto it = kernel_tensors_.find(name);
-  if (it == kernel_tensors_.end())
-    throw InternalError(
-        fmt::format("the kernel '{}' declared no tensor '{}'", kernel_prefix_, name));
-  return it->second;
+  return it == kernel_tensors_.end() ? nullptr : &it->second;
 }
 
 Tensor KernelBuilder::input(std::string name, num::Format dtype, std::vector<int64_t> shape) {

@@ -114,9 +114,9 @@ class KernelBuilder {
   // The DMA policy and the rounding return to their defaults. InputError when a bound view's
   // shape or dtype is not the one asked.
   void begin_kernel(std::string prefix, std::map<std::string, View> bound);
-  // A tensor the current kernel declared (or was bound), by its unprefixed name. InternalError
-  // when it declared none of that name.
-  const View& kernel_tensor(const std::string& name) const;
+  // A tensor the current kernel declared (or was bound), by its unprefixed name; null when it
+  // declared none of that name.
+  const View* kernel_tensor(const std::string& name) const;
 
   // --- On-chip tiles: shape[0] is the partition dim (<= 128), the rest free dims ---
   // Placed at build() (above). Throws InputError naming the tile and the bytes when it is
